@@ -1,0 +1,230 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// StepError says what is wrong with one step, in terms a model can act on:
+// which step, what is wrong, and a valid step to copy. Parse returns it for
+// every bad step, and Run for every failure that is the steps' fault (such as
+// a step that would hold too many items).
+type StepError struct {
+	// Index is the step's 0-based position, or -1 when the steps argument as
+	// a whole is wrong (not an array, too many steps).
+	Index int
+	// Step is the step's name, or its keys as written when it has none we
+	// know; empty when the step is not an object.
+	Step string
+	// Problem says what is wrong, in one sentence.
+	Problem string
+	// Example is a valid step in JSON, close to what was meant; with Index
+	// -1, a valid steps array.
+	Example string
+}
+
+func (e *StepError) Error() string {
+	var b strings.Builder
+	if e.Index < 0 {
+		b.WriteString("steps: ")
+	} else {
+		fmt.Fprintf(&b, "step %d", e.Index)
+		if e.Step != "" {
+			fmt.Fprintf(&b, " (%s)", e.Step)
+		}
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Problem)
+	if e.Example != "" {
+		b.WriteString("; example: ")
+		b.WriteString(e.Example)
+	}
+	return b.String()
+}
+
+// problem is a StepError before it knows its step.
+type problem struct {
+	msg     string
+	example string // empty: the step's canonical example
+}
+
+func (p *problem) Error() string { return p.msg }
+
+func problemf(format string, args ...any) *problem {
+	return &problem{msg: fmt.Sprintf(format, args...)}
+}
+
+// stepNames lists the steps in the order the description gives them.
+var stepNames = []string{
+	"filter", "search", "sort", "select", "exclude", "limit", "skip", "slice",
+	"sample", "unique", "flatten", "group_by", "count",
+}
+
+// examples holds one valid, typical step per name. The description shows
+// the same ones, and a test checks that each parses.
+var examples = map[string]string{
+	"filter":   `{"filter": {"year": {"$gte": 2023}, "author.name": "Ada"}}`,
+	"search":   `{"search": {"query": "machine learning", "fields": ["title", "abstract"]}}`,
+	"sort":     `{"sort": [{"field": "score", "order": "desc"}, {"field": "title"}]}`,
+	"select":   `{"select": ["title", "year", "author.name"]}`,
+	"exclude":  `{"exclude": ["body", "raw"]}`,
+	"limit":    `{"limit": 10}`,
+	"skip":     `{"skip": 5}`,
+	"slice":    `{"slice": [5, 15]}`,
+	"sample":   `{"sample": {"n": 10, "seed": 42}}`,
+	"unique":   `{"unique": "author.name"}`,
+	"flatten":  `{"flatten": "tags"}`,
+	"group_by": `{"group_by": {"field": "category", "metrics": {"n": "count", "avg_score": "mean:score"}}}`,
+	"count":    `{"count": true}`,
+}
+
+const examplePipeline = `[{"filter": {"year": {"$gte": 2023}}}, {"sort": {"field": "score", "order": "desc"}}, {"limit": 10}]`
+
+// validOps lists the field operators in the order the description gives them.
+var validOps = []Op{OpEq, OpNe, OpGt, OpGte, OpLt, OpLte, OpIn, OpNin, OpContains, OpStartsWith, OpRegex, OpExists}
+
+var metricFuncs = []MetricFunc{MetricCount, MetricSum, MetricMean, MetricMin, MetricMax, MetricMedian, MetricStddev, MetricValues}
+
+// Names models reach for that mean something we spell differently.
+var (
+	stepAliases = map[string]string{
+		"where": "filter", "match": "filter", "find": "filter", "query": "filter", "$match": "filter",
+		"grep": "search", "text": "search", "contains": "search",
+		"order": "sort", "order_by": "sort", "orderby": "sort", "sort_by": "sort", "sortby": "sort", "$sort": "sort",
+		"project": "select", "projection": "select", "fields": "select", "pick": "select", "columns": "select", "keep": "select", "$project": "select",
+		"omit": "exclude", "drop": "exclude", "remove": "exclude", "without": "exclude",
+		"head": "limit", "take": "limit", "top": "limit", "first": "limit", "$limit": "limit",
+		"offset": "skip", "$skip": "skip", "range": "slice",
+		"random": "sample", "$sample": "sample",
+		"distinct": "unique", "dedupe": "unique", "dedup": "unique", "uniq": "unique",
+		"unwind": "flatten", "explode": "flatten", "expand": "flatten", "$unwind": "flatten",
+		"group": "group_by", "groupby": "group_by", "aggregate": "group_by", "agg": "group_by", "$group": "group_by",
+		"len": "count", "length": "count", "size": "count", "total": "count", "$count": "count",
+	}
+	opAliases = map[string]string{
+		"$neq": "$ne", "$not_eq": "$ne", "$noteq": "$ne", "$ge": "$gte", "$le": "$lte",
+		"$equals": "$eq", "$eql": "$eq", "$is": "$eq",
+		"$includes": "$contains", "$has": "$contains", "$elemmatch": "$contains", "$like": "$regex", "$ilike": "$regex",
+		"$starts_with": "$startswith", "$prefix": "$startswith", "$begins_with": "$startswith",
+		"$notin": "$nin", "$not_in": "$nin", "$exist": "$exists", "$has_field": "$exists",
+		"$re": "$regex", "$regexp": "$regex", "$match": "$regex", "$matches": "$regex",
+	}
+	metricAliases = map[string]string{
+		"avg": "mean", "average": "mean", "total": "sum", "std": "stddev", "stdev": "stddev", "sd": "stddev",
+		"distinct": "values", "unique": "values", "list": "values", "set": "values", "med": "median",
+		"minimum": "min", "maximum": "max", "cnt": "count", "n": "count",
+	}
+)
+
+// suggest returns the candidate name meant by name, or "" when none is close.
+func suggest(name string, candidates []string, aliases map[string]string) string {
+	low := strings.ToLower(strings.TrimSpace(name))
+	low = strings.ReplaceAll(strings.ReplaceAll(low, "-", "_"), " ", "_")
+	if a, ok := aliases[low]; ok {
+		return a
+	}
+	if slices.Contains(candidates, low) {
+		return low
+	}
+	best, bestDist := "", 3
+	for _, c := range candidates {
+		if d := editDistance(low, c); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance, capped for long inputs since
+// only near misses matter.
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 64
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// kind names a decoded JSON value's type for messages.
+func kind(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return fmt.Sprintf("the boolean %v", t)
+	case string:
+		return fmt.Sprintf("the string %s", short(v))
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	if _, ok := number(v, false); ok {
+		return fmt.Sprintf("the number %s", short(v))
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+// short renders a value as JSON, cut to a length that fits in a message.
+func short(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	const max = 60
+	if r := []rune(string(b)); len(r) > max {
+		return string(r[:max]) + "…"
+	}
+	return string(b)
+}
+
+// quoteList renders names as "a", "b" and "c" for messages.
+func quoteList[S ~string](names []S) string {
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(string(n))
+	}
+	return b.String()
+}
+
+// exampleFor returns the JSON of a tailored example step when it parses,
+// else the canonical example for the step name.
+func exampleFor(name string, step any) string {
+	if step != nil {
+		if b, err := json.Marshal(step); err == nil {
+			if _, err := parseStepJSON(b); err == nil {
+				return string(b)
+			}
+		}
+	}
+	return examples[name]
+}
+
+// parseStepJSON parses one step written as JSON; it checks examples.
+func parseStepJSON(b []byte) (Step, error) {
+	v, err := Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	return parseStep(0, v)
+}

@@ -1,0 +1,178 @@
+package pipeline
+
+import (
+	"math"
+	"slices"
+)
+
+func checkGroupBy(g GroupBy) error {
+	if err := checkPath(g.Path); err != nil {
+		return err
+	}
+	if len(g.Metrics) > maxMetrics {
+		return problemf("group_by has %d metrics, more than the %d allowed", len(g.Metrics), maxMetrics)
+	}
+	for _, m := range g.Metrics {
+		if m.Name == "" {
+			return problemf("a metric name is empty")
+		}
+		if !slices.Contains(metricFuncs, m.Func) {
+			return problemf("metric %q has unknown function %q", m.Name, m.Func)
+		}
+		if m.Func != MetricCount {
+			if err := checkPath(m.Path); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// accumulator gathers one metric for one group.
+type accumulator struct {
+	n        int     // numbers seen
+	sum      float64 // their sum
+	min, max float64
+	nums     []float64 // kept for median and stddev
+	seen     map[any]struct{}
+	values   []any // distinct values, for values
+}
+
+type group struct {
+	key  any
+	n    int
+	accs []accumulator
+}
+
+// add feeds the value v of metric m to the accumulator; it returns how many
+// values it now holds more than before.
+func (a *accumulator) add(m Metric, v any) int {
+	if m.Func == MetricValues {
+		if v == nil {
+			return 0
+		}
+		k := hashKey(v)
+		if _, dup := a.seen[k]; dup {
+			return 0
+		}
+		if a.seen == nil {
+			a.seen = make(map[any]struct{})
+		}
+		a.seen[k] = struct{}{}
+		a.values = append(a.values, v)
+		return 1
+	}
+	f, ok := number(v, true)
+	if !ok || math.IsNaN(f) {
+		return 0
+	}
+	if a.n == 0 || f < a.min {
+		a.min = f
+	}
+	if a.n == 0 || f > a.max {
+		a.max = f
+	}
+	a.n++
+	a.sum += f
+	if m.Func == MetricMedian || m.Func == MetricStddev {
+		a.nums = append(a.nums, f)
+		return 1
+	}
+	return 0
+}
+
+func (a *accumulator) result(m Metric, groupSize int) any {
+	switch m.Func {
+	case MetricCount:
+		return float64(groupSize)
+	case MetricSum:
+		return finite(a.sum)
+	case MetricMean:
+		if a.n == 0 {
+			return float64(0)
+		}
+		return finite(a.sum / float64(a.n))
+	case MetricMin:
+		if a.n == 0 {
+			return nil
+		}
+		return a.min
+	case MetricMax:
+		if a.n == 0 {
+			return nil
+		}
+		return a.max
+	case MetricMedian:
+		if a.n == 0 {
+			return nil
+		}
+		s := slices.Clone(a.nums)
+		slices.Sort(s)
+		mid := len(s) / 2
+		if len(s)%2 == 1 {
+			return s[mid]
+		}
+		return finite((s[mid-1] + s[mid]) / 2)
+	case MetricStddev:
+		if a.n < 2 {
+			return float64(0)
+		}
+		mean := a.sum / float64(a.n)
+		var ss float64
+		for _, x := range a.nums {
+			ss += (x - mean) * (x - mean)
+		}
+		return finite(math.Sqrt(ss / float64(a.n-1)))
+	case MetricValues:
+		if a.values == nil {
+			return []any{}
+		}
+		return a.values
+	}
+	return nil
+}
+
+func groupStage(i int, g GroupBy) stage {
+	return func(in seq) seq {
+		return func(yield func(any, error) bool) {
+			groups := make(map[any]*group)
+			var order []*group
+			held := 0
+			for v, err := range in {
+				if err != nil {
+					yield(nil, err)
+					return
+				}
+				key := get(v, g.Path)
+				hk := hashKey(key)
+				gr := groups[hk]
+				if gr == nil {
+					gr = &group{key: key, accs: make([]accumulator, len(g.Metrics))}
+					groups[hk] = gr
+					order = append(order, gr)
+					held++
+				}
+				gr.n++
+				for j, m := range g.Metrics {
+					if m.Func != MetricCount {
+						held += gr.accs[j].add(m, get(v, m.Path))
+					}
+				}
+				if held > MaxHeldItems {
+					yield(nil, holdError(i, "group_by"))
+					return
+				}
+			}
+			for _, gr := range order {
+				row := make(map[string]any, len(g.Metrics)+1)
+				row[g.Path] = gr.key
+				for j, m := range g.Metrics {
+					row[m.Name] = gr.accs[j].result(m, gr.n)
+				}
+				if !yield(row, nil) {
+					return
+				}
+			}
+		}
+	}
+}
