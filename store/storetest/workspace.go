@@ -206,7 +206,6 @@ func testPutConflict(t *testing.T, s store.Store) {
 
 func isWrongShape(err error) bool { return errors.Is(err, store.ErrWrongShape) }
 func isNotFound(err error) bool   { return errors.Is(err, store.ErrNotFound) }
-func isOutOfRange(err error) bool { return errors.Is(err, store.ErrOutOfRange) }
 
 // testNotFound checks that every method taking an id reports ErrNotFound for
 // an id that was never stored.
