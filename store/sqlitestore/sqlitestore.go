@@ -1,0 +1,288 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/ctxkit/ctxkit/store"
+)
+
+// Options tunes a Store. The zero value is ready to use.
+type Options struct {
+	// BusyTimeout is how long one statement waits for a lock held by another
+	// process before SQLite gives up with SQLITE_BUSY (which the store then
+	// retries a few times). Zero means 10 seconds.
+	BusyTimeout time.Duration
+	// ReadConns bounds the pool of read-only connections. Zero means 4.
+	ReadConns int
+
+	// chunkRunes overrides the text chunk size, for tests.
+	chunkRunes int
+}
+
+// Defaults and bounds.
+const (
+	defaultBusyTimeout = 10 * time.Second
+	defaultReadConns   = 4
+	// busyRetries bounds how often a transaction is retried after
+	// SQLITE_BUSY got past busy_timeout.
+	busyRetries = 8
+	// writerCacheKiB is the page cache of the writer connection; a large
+	// ingest touches many pages of the items table and the FTS index.
+	writerCacheKiB = 32 << 10
+)
+
+// Store is a [store.Store] kept in one SQLite file. It is safe for concurrent
+// use by many goroutines, and several processes may open the same file.
+type Store struct {
+	path       string
+	w          *sql.DB // the one writer connection; every write transaction is immediate
+	r          *sql.DB // read-only connections
+	chunkRunes int
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens the store in the SQLite file at path, creating the file (mode
+// 0600) and its directory (mode 0700) when they are missing, and brings its
+// schema up to date. It refuses a file whose schema is newer than this code
+// knows, or that is not a ctxkit store.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlitestore: empty database path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: resolve %q: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("sqlitestore: create directory of %q: %w", abs, err)
+	}
+	// Create the file ourselves so that it gets mode 0600; SQLite gives its
+	// WAL and shared-memory files the same mode.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: open %q: %w", abs, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("sqlitestore: close %q: %w", abs, err)
+	}
+
+	busy := opts.BusyTimeout
+	if busy <= 0 {
+		busy = defaultBusyTimeout
+	}
+	readConns := opts.ReadConns
+	if readConns <= 0 {
+		readConns = defaultReadConns
+	}
+	s := &Store{path: abs, chunkRunes: opts.chunkRunes}
+	if s.chunkRunes <= 0 {
+		s.chunkRunes = defaultChunkRunes
+	}
+
+	// Each Store has its own driver so that the SQL function it registers
+	// reaches only its own connections.
+	d := &sqlite.Driver{}
+	if err := d.RegisterDeterministicScalarFunction("ctxkit_text", 1, searchableTextFunc); err != nil {
+		return nil, fmt.Errorf("sqlitestore: register ctxkit_text: %w", err)
+	}
+	base := "file:" + escapeURIPath(abs) + "?" + fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", busy.Milliseconds())
+	s.w = sql.OpenDB(connector{d: d, dsn: base +
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
+		fmt.Sprintf("&_pragma=cache_size(-%d)", writerCacheKiB) +
+		"&_txlock=immediate"})
+	s.w.SetMaxOpenConns(1)
+	s.w.SetMaxIdleConns(1)
+	s.w.SetConnMaxLifetime(0)
+	s.r = sql.OpenDB(connector{d: d, dsn: base + "&_query_only=1"})
+	s.r.SetMaxOpenConns(readConns)
+	s.r.SetMaxIdleConns(readConns)
+
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlitestore: %s: %w", abs, err)
+	}
+	return s, nil
+}
+
+// Close releases the store's connections.
+func (s *Store) Close() error {
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// connector opens connections of one DSN through a Store's own driver.
+type connector struct {
+	d   *sqlite.Driver
+	dsn string
+}
+
+func (c connector) Connect(context.Context) (driver.Conn, error) { return c.d.Open(c.dsn) }
+func (c connector) Driver() driver.Driver                        { return c.d }
+
+// escapeURIPath escapes the characters that would end or corrupt the path of
+// a file: URI; SQLite decodes %XX escapes in it.
+func escapeURIPath(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case '%', '?', '#':
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// errNewerSchema is returned by Open for a database a newer ctxkit wrote.
+var errNewerSchema = errors.New("database schema is newer than this version of ctxkit")
+
+// migrate brings the schema up to date, one immediate transaction per
+// migration. Two processes opening a fresh file at once serialise on the
+// write lock; the second finds each migration applied and skips it.
+func (s *Store) migrate(ctx context.Context) error {
+	for i, m := range migrations {
+		target := i + 1
+		err := s.write(ctx, func(tx *sql.Tx) error {
+			var version, appID int
+			if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+				return err
+			}
+			if err := tx.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&appID); err != nil {
+				return err
+			}
+			if version > len(migrations) {
+				return fmt.Errorf("%w: version %d, this code knows up to %d", errNewerSchema, version, len(migrations))
+			}
+			if version >= target {
+				if appID != applicationID {
+					return fmt.Errorf("not a ctxkit database (application_id %#x)", appID)
+				}
+				return nil
+			}
+			if version == 0 {
+				var tables int
+				if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&tables); err != nil {
+					return err
+				}
+				if tables > 0 || appID != 0 {
+					return fmt.Errorf("not a ctxkit database (application_id %#x, %d schema objects)", appID, tables)
+				}
+			}
+			if _, err := tx.ExecContext(ctx, m); err != nil {
+				return fmt.Errorf("migration %d: %w", target, err)
+			}
+			// PRAGMA takes no parameters; both values are integers we own.
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d; PRAGMA application_id = %d`, target, applicationID)); err != nil {
+				return fmt.Errorf("migration %d: %w", target, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// write runs fn in an immediate transaction on the writer connection and
+// commits it, retrying the whole transaction when SQLite reports the
+// database busy past busy_timeout. fn must have no effects outside tx.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return retry(ctx, func() error {
+		tx, err := s.w.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	})
+}
+
+// read runs fn in a read transaction, which sees one snapshot of the
+// database, retrying when SQLite reports the database busy (as it can while
+// another process recovers the WAL).
+func (s *Store) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return retry(ctx, func() error {
+		tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		return fn(tx)
+	})
+}
+
+// retry calls attempt until it succeeds, fails with something other than
+// SQLITE_BUSY, or busyRetries is exhausted, backing off with jitter.
+func retry(ctx context.Context, attempt func() error) error {
+	delay := 5 * time.Millisecond
+	for i := 0; ; i++ {
+		err := attempt()
+		if err == nil {
+			return nil
+		}
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			err = fmt.Errorf("%w (%v)", cerr, err)
+		}
+		if !isBusy(err) || i >= busyRetries || ctx.Err() != nil {
+			return err
+		}
+		t := time.NewTimer(delay/2 + rand.N(delay))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (%v)", ctx.Err(), err)
+		case <-t.C:
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED, in any
+// of their extended forms.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return true
+	}
+	return false
+}
+
+// searchableTextFunc is the SQL function ctxkit_text(json): the text of an
+// item that the full-text index holds.
+func searchableTextFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	var src []byte
+	switch v := args[0].(type) {
+	case string:
+		src = []byte(v)
+	case []byte:
+		src = v
+	default:
+		return "", nil
+	}
+	text, err := appendScalars(make([]byte, 0, len(src)), src, true)
+	if err != nil {
+		return "", nil // stored items are valid; never fail an ingest over one
+	}
+	return string(text), nil
+}

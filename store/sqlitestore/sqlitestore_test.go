@@ -1,0 +1,33 @@
+package sqlitestore
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/ctxkit/ctxkit/store"
+	"github.com/ctxkit/ctxkit/store/storetest"
+)
+
+// openTemp opens a store in a fresh temporary directory.
+func openTemp(tb testing.TB, opts Options) *Store {
+	tb.Helper()
+	s, err := Open(tb.Context(), filepath.Join(tb.TempDir(), "ctxkit.db"), opts)
+	if err != nil {
+		tb.Fatalf("Open: %v", err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t, Options{}) })
+}
+
+// TestConformanceSmallChunks runs the suite with tiny text chunks, so that
+// every text test crosses many chunk boundaries.
+func TestConformanceSmallChunks(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t, Options{chunkRunes: 97}) })
+}
+
+func BenchmarkStore(b *testing.B) {
+	storetest.Bench(b, func(b *testing.B) store.Store { return openTemp(b, Options{}) })
+}

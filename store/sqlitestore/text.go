@@ -1,0 +1,366 @@
+package sqlitestore
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/ctxkit/ctxkit/store"
+)
+
+// Text layout and search parameters.
+const (
+	// defaultChunkRunes is the size a text chunk aims for. A chunk is the
+	// unit the text index matches and TextSlice reads: small enough that a
+	// slice reads little more than it returns, large enough that a 50 MB
+	// text is a few thousand rows.
+	defaultChunkRunes = 16 << 10
+	// chunkBatch is how many chunks one INSERT statement carries.
+	chunkBatch = 16
+	// passageRunes is the span of a passage: matches closer than this to
+	// the passage's first match belong to it.
+	passageRunes = 200
+)
+
+// chunk is a piece of a text workspace.
+type chunk struct {
+	start int64 // character offset in the text
+	runes int
+	text  string
+}
+
+// splitText cuts text into chunks of at most size characters, each ending
+// after white space when there is some in its last quarter. Search terms
+// never contain white space, so no match and no token spans two chunks,
+// except inside an unbroken run of more than size/4 characters.
+func splitText(text string, size int) []chunk {
+	var chunks []chunk
+	var start int64
+	for i := 0; i < len(text); {
+		j, n := i, 0
+		cut, cutRunes := -1, 0
+		for j < len(text) && n < size {
+			r, w := utf8.DecodeRuneInString(text[j:])
+			j += w
+			n++
+			if n >= size-size/4 && unicode.IsSpace(r) {
+				cut, cutRunes = j, n
+			}
+		}
+		if j < len(text) && cut > 0 {
+			j, n = cut, cutRunes
+		}
+		chunks = append(chunks, chunk{start: start, runes: n, text: text[i:j]})
+		start += int64(n)
+		i = j
+	}
+	return chunks
+}
+
+// insertChunks stores a text's chunks and indexes them in one statement.
+func insertChunks(ctx context.Context, tx *sql.Tx, key int64, chunks []chunk) error {
+	if len(chunks) == 0 {
+		return nil
+	}
+	if len(chunks) > maxSeq {
+		return fmt.Errorf("text of %d chunks is too long", len(chunks))
+	}
+	args := make([]any, 0, 5*chunkBatch)
+	for start := 0; start < len(chunks); start += chunkBatch {
+		end := min(start+chunkBatch, len(chunks))
+		args = args[:0]
+		for i := start; i < end; i++ {
+			c := chunks[i]
+			args = append(args, idBase(key)+int64(i), key, c.start, c.runes, c.text)
+		}
+		q := `INSERT INTO chunks (id, ws, start, runes, text) VALUES ` +
+			strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?),`, end-start), ",")
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("insert text chunks: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE workspaces SET next_seq = ? WHERE key = ?`, len(chunks), key); err != nil {
+		return err
+	}
+	lo := idBase(key)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts (rowid, text)
+		SELECT id, text FROM chunks WHERE id >= ? AND id < ?`, lo, lo+int64(len(chunks))); err != nil {
+		return fmt.Errorf("index text: %w", err)
+	}
+	return nil
+}
+
+// readText returns a text workspace's whole text.
+func readText(ctx context.Context, tx *sql.Tx, ref *wsRef) ([]byte, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT text FROM chunks WHERE id >= ? AND id < ? ORDER BY id`,
+		idBase(ref.key), idBase(ref.key+1))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []byte{}
+	for rows.Next() {
+		var text sql.RawBytes
+		if err := rows.Scan(&text); err != nil {
+			return nil, err
+		}
+		out = append(out, text...)
+	}
+	return out, rows.Err()
+}
+
+// TextSlice returns up to n characters of a text workspace from offset,
+// reading only the chunks that hold them.
+func (s *Store) TextSlice(ctx context.Context, id string, offset, n int64) (string, error) {
+	var b strings.Builder
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		b.Reset()
+		ref, err := lookup(ctx, tx, id, store.ShapeText)
+		if err != nil {
+			return err
+		}
+		if offset < 0 {
+			return fmt.Errorf("offset %d: %w", offset, store.ErrOutOfRange)
+		}
+		if n <= 0 {
+			return nil
+		}
+		end := offset + min(n, math.MaxInt64-offset)
+		rows, err := tx.QueryContext(ctx, `SELECT start, text FROM chunks
+			WHERE ws = ?1 AND start < ?3 AND start >= (SELECT coalesce(max(start), 0) FROM chunks WHERE ws = ?1 AND start <= ?2)
+			ORDER BY start`, ref.key, offset, end)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var start int64
+			var text string
+			if err := rows.Scan(&start, &text); err != nil {
+				return err
+			}
+			from := max(offset-start, 0) // characters to skip in this chunk
+			want := end - max(start, offset)
+			i := 0
+			for ; from > 0 && i < len(text); from-- {
+				_, w := utf8.DecodeRuneInString(text[i:])
+				i += w
+			}
+			j := i
+			for ; want > 0 && j < len(text); want-- {
+				_, w := utf8.DecodeRuneInString(text[j:])
+				j += w
+			}
+			b.WriteString(text[i:j])
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return "", fmt.Errorf("text slice of %q: %w", id, err)
+	}
+	return b.String(), nil
+}
+
+// textMatch is one place a term matches inside a chunk.
+type textMatch struct {
+	offset int // characters into the chunk
+	length int
+	term   int
+}
+
+// SearchText finds passages of a text workspace, best first: those holding
+// more distinct terms, then those with rarer terms and more matches. The
+// index says which chunks hold which plain words; chunks are then read in
+// order of how many terms they may hold, and matches located in Go, until
+// no unread chunk can hold a passage with more terms than the ones found.
+// A passage lies within one chunk.
+func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([]store.TextHit, error) {
+	parsed, err := parseQuery(q.Text)
+	if err != nil {
+		return nil, fmt.Errorf("search text %q: %w", id, err)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = defaultLimit
+	}
+	limit = min(limit, maxLimit)
+	var hits []store.TextHit
+	err = s.read(ctx, func(tx *sql.Tx) error {
+		hits = nil
+		ref, err := lookup(ctx, tx, id, store.ShapeText)
+		if err != nil {
+			return err
+		}
+		if len(parsed.terms) == 0 || ref.nextSeq == 0 {
+			return nil
+		}
+		hits, err = searchChunks(ctx, tx, ref, parsed, limit)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("search text %q: %w", id, err)
+	}
+	return hits, nil
+}
+
+func searchChunks(ctx context.Context, tx *sql.Tx, ref *wsRef, q *query, limit int) ([]store.TextHit, error) {
+	lo := idBase(ref.key)
+	hi := lo + ref.nextSeq
+	nchunks := int(ref.nextSeq)
+	// present[c] holds the terms chunk c may contain.
+	present := make([]termSet, nchunks)
+	df := make([]int, len(q.terms))
+	for i, term := range q.terms {
+		expr := ftsPrefix(term)
+		if !q.plain[i] {
+			expr = substringFilter(term)
+		}
+		var ids []int64
+		var err error
+		if expr != "" {
+			ids, err = ftsRowids(ctx, tx, "chunks_fts", expr, lo, hi)
+			if err != nil && (ctx.Err() != nil || isBusy(err)) {
+				return nil, err
+			}
+		}
+		if expr == "" || err != nil {
+			// Unknown: any chunk may hold it.
+			q.plain[i] = false
+			for c := range present {
+				present[c].add(i)
+			}
+			df[i] = nchunks
+			continue
+		}
+		for _, id := range ids {
+			present[id-lo].add(i)
+		}
+		df[i] = len(ids)
+	}
+	idf := make([]float64, len(q.terms))
+	for i := range idf {
+		idf[i] = math.Log(1 + float64(nchunks)/float64(max(df[i], 1)))
+	}
+
+	order := make([]int, 0, nchunks)
+	for c := range present {
+		if present[c].count() > 0 {
+			order = append(order, c)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(present[b].count(), present[a].count()) })
+
+	m := &matcher{q: q}
+	var hits []store.TextHit
+	for _, c := range order {
+		bound := present[c].count()
+		if len(hits) >= limit {
+			slices.SortFunc(hits, compareTextHits)
+			hits = hits[:limit]
+			if hits[limit-1].Terms >= bound {
+				break
+			}
+		}
+		var start int64
+		var text string
+		if err := tx.QueryRowContext(ctx, `SELECT start, text FROM chunks WHERE id = ?`, lo+int64(c)).Scan(&start, &text); err != nil {
+			return nil, fmt.Errorf("read chunk %d: %w", c, err)
+		}
+		matches := m.locate(text, &present[c])
+		hits = appendPassages(hits, matches, start, idf)
+	}
+	slices.SortFunc(hits, compareTextHits)
+	return hits[:min(limit, len(hits))], nil
+}
+
+func compareTextHits(a, b store.TextHit) int {
+	if c := cmp.Compare(b.Terms, a.Terms); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.Score, a.Score); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Offset, b.Offset)
+}
+
+// locate returns every match of the terms in want inside text, in order.
+func (m *matcher) locate(text string, want *termSet) []textMatch {
+	var out []textMatch
+	q := m.q
+	anyPlain := false
+	for i := range q.terms {
+		if q.plain[i] && want.has(i) {
+			anyPlain = true
+		}
+	}
+	if anyPlain {
+		tokenize(text, func(t *token) bool {
+			for i, stem := range q.stems {
+				if q.plain[i] && want.has(i) && stemMatches(t.folded, stem, m.scratch) {
+					out = append(out, textMatch{offset: t.runeStart, length: t.runes, term: i})
+				}
+			}
+			return true
+		})
+	}
+	var lower string
+	for i, term := range q.terms {
+		if q.plain[i] || !want.has(i) {
+			continue
+		}
+		if lower == "" {
+			// strings.ToLower maps rune to rune, so rune offsets in lower
+			// are those of text.
+			lower = strings.ToLower(text)
+		}
+		n := runeLen(term)
+		pos, runes := 0, 0
+		for {
+			k := strings.Index(lower[pos:], term)
+			if k < 0 {
+				break
+			}
+			runes += utf8.RuneCountInString(lower[pos : pos+k])
+			out = append(out, textMatch{offset: runes, length: n, term: i})
+			// Step one character on, so that overlapping matches count.
+			_, w := utf8.DecodeRuneInString(lower[pos+k:])
+			pos += k + w
+			runes++
+		}
+	}
+	slices.SortStableFunc(out, func(a, b textMatch) int { return cmp.Compare(a.offset, b.offset) })
+	return out
+}
+
+// appendPassages groups matches into passages, each starting at a match and
+// holding the matches within passageRunes of it, and appends a hit for each.
+func appendPassages(hits []store.TextHit, matches []textMatch, chunkStart int64, idf []float64) []store.TextHit {
+	for i := 0; i < len(matches); {
+		first := matches[i]
+		var terms termSet
+		j := i
+		for ; j < len(matches) && matches[j].offset < first.offset+passageRunes; j++ {
+			terms.add(matches[j].term)
+		}
+		score := 0.1 * math.Log(float64(1+j-i))
+		for t := range idf {
+			if terms.has(t) {
+				score += idf[t]
+			}
+		}
+		hits = append(hits, store.TextHit{
+			Offset: chunkStart + int64(first.offset),
+			Length: first.length,
+			Score:  score,
+			Terms:  terms.count(),
+		})
+		i = j
+	}
+	return hits
+}

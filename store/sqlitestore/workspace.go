@@ -1,0 +1,544 @@
+package sqlitestore
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ctxkit/ctxkit/store"
+)
+
+// wsColumns are the workspace columns scanWorkspace reads, in its order.
+const wsColumns = `id, type, shape, format, items, chars, tokens, schema, producer, args, meta, session,
+	created_at, accessed_at, ttl, expires_at`
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func scanWorkspace(row rowScanner) (*store.Workspace, error) {
+	var (
+		ws                              store.Workspace
+		shape                           string
+		schema, args, meta              []byte
+		created, accessed, expires, ttl sql.NullInt64
+	)
+	if err := row.Scan(&ws.ID, &ws.Type, &shape, &ws.Format, &ws.Items, &ws.Chars, &ws.Tokens,
+		&schema, &ws.Producer, &args, &meta, &ws.Session, &created, &accessed, &ttl, &expires); err != nil {
+		return nil, err
+	}
+	ws.Shape = store.Shape(shape)
+	ws.Schema = json.RawMessage(schema)
+	ws.Args = json.RawMessage(args)
+	if meta != nil {
+		if err := json.Unmarshal(meta, &ws.Meta); err != nil {
+			return nil, fmt.Errorf("decode meta of %q: %w", ws.ID, err)
+		}
+	}
+	ws.CreatedAt = fromMicros(created)
+	ws.AccessedAt = fromMicros(accessed)
+	ws.ExpiresAt = fromMicros(expires)
+	ws.TTL = time.Duration(ttl.Int64)
+	return &ws, nil
+}
+
+// Times are stored as Unix microseconds, a precision every backend keeps,
+// with a range far beyond any real expiry; the zero time is NULL.
+func toMicros(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMicro(), Valid: true}
+}
+
+func fromMicros(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.UnixMicro(n.Int64).UTC()
+}
+
+// wsRef is what content operations need to know about a workspace.
+type wsRef struct {
+	key       int64
+	shape     store.Shape
+	items     int
+	chars     int64
+	tokens    int
+	nextSeq   int64
+	itemChars int64
+}
+
+// idBase is the first item or chunk id of the workspace with key key.
+func idBase(key int64) int64 { return key << 32 }
+
+// lookup finds workspace id and checks that it has one of shapes (any when
+// none are given).
+func lookup(ctx context.Context, tx *sql.Tx, id string, shapes ...store.Shape) (*wsRef, error) {
+	var ref wsRef
+	var shape string
+	err := tx.QueryRowContext(ctx, `SELECT key, shape, items, chars, tokens, next_seq, item_chars
+		FROM workspaces WHERE id = ?`, id).Scan(&ref.key, &shape, &ref.items, &ref.chars, &ref.tokens, &ref.nextSeq, &ref.itemChars)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("workspace %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up workspace %q: %w", id, err)
+	}
+	ref.shape = store.Shape(shape)
+	if len(shapes) > 0 && !contains(shapes, ref.shape) {
+		return nil, fmt.Errorf("workspace %q is a %s: %w", id, ref.shape, store.ErrWrongShape)
+	}
+	return &ref, nil
+}
+
+func contains[T comparable](xs []T, x T) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// prepared is a Put's content, validated and measured before the write
+// transaction starts so that the write lock is held as briefly as possible.
+type prepared struct {
+	items     [][]byte // list
+	itemChars int64    // list: runes of all items
+	count     int      // list items or dict keys
+	value     []byte   // dict
+	chunks    []chunk  // text
+	meta      []byte
+}
+
+func prepare(ws *store.Workspace, c *store.Content, chunkRunes int) (*prepared, error) {
+	if ws == nil || c == nil {
+		return nil, errors.New("nil workspace or content")
+	}
+	if ws.ID == "" {
+		return nil, errors.New("empty workspace id")
+	}
+	p := &prepared{}
+	if ws.Meta != nil {
+		b, err := json.Marshal(ws.Meta)
+		if err != nil {
+			return nil, fmt.Errorf("encode meta: %w", err)
+		}
+		p.meta = b
+	}
+	switch ws.Shape {
+	case store.ShapeList:
+		items, chars, err := validateItems(c.Items)
+		if err != nil {
+			return nil, err
+		}
+		p.items, p.itemChars, p.count = items, chars, len(items)
+	case store.ShapeDict:
+		if !isJSONObject(c.Value) {
+			return nil, fmt.Errorf("dict value: %w", errNotObject)
+		}
+		p.value = c.Value
+		p.count = topLevelMembers(c.Value)
+	case store.ShapeText:
+		p.chunks = splitText(c.Text, chunkRunes)
+	default:
+		return nil, fmt.Errorf("unknown shape %q", ws.Shape)
+	}
+	return p, nil
+}
+
+// validateItems checks every item is valid JSON, in parallel since a large
+// list is tens of megabytes, and counts their characters.
+func validateItems(items []json.RawMessage) ([][]byte, int64, error) {
+	out := make([][]byte, len(items))
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(items)/512))
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first = -1
+		ferr  error
+		chars = make([]int64, workers)
+	)
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(items); i += workers {
+				if err := validJSON(items[i]); err != nil {
+					mu.Lock()
+					if first < 0 || i < first {
+						first, ferr = i, err
+					}
+					mu.Unlock()
+					return
+				}
+				out[i] = items[i]
+				chars[w] += int64(utf8.RuneCount(items[i]))
+			}
+		})
+	}
+	wg.Wait()
+	if ferr != nil {
+		return nil, 0, fmt.Errorf("item %d: %w", first, ferr)
+	}
+	var total int64
+	for _, c := range chars {
+		total += c
+	}
+	return out, total, nil
+}
+
+// Put creates the workspace or replaces the one with the same id, in one
+// transaction: readers see either the old workspace or the new one whole.
+func (s *Store) Put(ctx context.Context, ws *store.Workspace, c *store.Content) error {
+	p, err := prepare(ws, c, s.chunkRunes)
+	if err != nil {
+		return fmt.Errorf("put %q: %w", idOf(ws), err)
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		var (
+			oldKey                    int64
+			oldShape, typ, prod, sess string
+		)
+		err := tx.QueryRowContext(ctx, `SELECT key, shape, type, producer, session FROM workspaces WHERE id = ?`, ws.ID).
+			Scan(&oldKey, &oldShape, &typ, &prod, &sess)
+		switch {
+		case err == nil:
+			if typ != ws.Type || prod != ws.Producer || sess != ws.Session {
+				return fmt.Errorf("existing workspace has type %q, producer %q, session %q: %w", typ, prod, sess, store.ErrConflict)
+			}
+			if err := deleteWorkspace(ctx, tx, oldKey, store.Shape(oldShape)); err != nil {
+				return err
+			}
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+
+		var key int64
+		err = tx.QueryRowContext(ctx, `INSERT INTO workspaces (id, type, shape, format, items, chars, tokens, schema,
+			producer, args, meta, session, created_at, accessed_at, ttl, expires_at, next_seq, item_chars)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING key`,
+			ws.ID, ws.Type, string(ws.Shape), ws.Format, p.count, ws.Chars, ws.Tokens, nullBytes(ws.Schema),
+			ws.Producer, nullBytes(ws.Args), nullBytes(p.meta), ws.Session,
+			toMicros(ws.CreatedAt), toMicros(ws.AccessedAt), int64(ws.TTL), toMicros(ws.ExpiresAt),
+			len(p.items), p.itemChars).Scan(&key)
+		if err != nil {
+			return err
+		}
+		if c.Raw != nil || p.value != nil {
+			var value any
+			if p.value != nil {
+				value = string(p.value)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO blobs (ws, raw, value) VALUES (?, ?, ?)`,
+				key, nullBytes(c.Raw), value); err != nil {
+				return err
+			}
+		}
+		switch ws.Shape {
+		case store.ShapeList:
+			return insertItems(ctx, tx, key, 0, 0, p.items)
+		case store.ShapeText:
+			return insertChunks(ctx, tx, key, p.chunks)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("put %q: %w", ws.ID, err)
+	}
+	return nil
+}
+
+func idOf(ws *store.Workspace) string {
+	if ws == nil {
+		return ""
+	}
+	return ws.ID
+}
+
+// nullBytes stores nil as NULL and anything else, even empty, as a blob.
+func nullBytes(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return b
+}
+
+// deleteWorkspace removes a workspace's row, content and index entries.
+func deleteWorkspace(ctx context.Context, tx *sql.Tx, key int64, shape store.Shape) error {
+	lo, hi := idBase(key), idBase(key+1)
+	type stmt struct {
+		q    string
+		args []any
+	}
+	var stmts []stmt
+	switch shape {
+	case store.ShapeList:
+		stmts = []stmt{
+			{`DELETE FROM items_fts WHERE rowid >= ? AND rowid < ?`, []any{lo, hi}},
+			{`DELETE FROM items WHERE id >= ? AND id < ?`, []any{lo, hi}},
+		}
+	case store.ShapeText:
+		stmts = []stmt{
+			{`DELETE FROM chunks_fts WHERE rowid >= ? AND rowid < ?`, []any{lo, hi}},
+			{`DELETE FROM chunks WHERE id >= ? AND id < ?`, []any{lo, hi}},
+		}
+	}
+	stmts = append(stmts,
+		stmt{`DELETE FROM blobs WHERE ws = ?`, []any{key}},
+		stmt{`DELETE FROM workspaces WHERE key = ?`, []any{key}})
+	for _, st := range stmts {
+		if _, err := tx.ExecContext(ctx, st.q, st.args...); err != nil {
+			return fmt.Errorf("delete workspace content: %w", err)
+		}
+	}
+	return nil
+}
+
+// Stat returns the workspace's metadata.
+func (s *Store) Stat(ctx context.Context, id string) (*store.Workspace, error) {
+	var ws *store.Workspace
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		var err error
+		ws, err = scanWorkspace(tx.QueryRowContext(ctx, `SELECT `+wsColumns+` FROM workspaces WHERE id = ?`, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("stat %q: %w", id, err)
+	}
+	return ws, nil
+}
+
+// Touch records an access at the given time.
+func (s *Store) Touch(ctx context.Context, id string, at time.Time) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE workspaces SET accessed_at = ? WHERE id = ?`, toMicros(at), id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return store.ErrNotFound
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("touch %q: %w", id, err)
+	}
+	return nil
+}
+
+// List returns the workspaces matching opts, most recently created first.
+func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]*store.Workspace, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("list: %w", err)
+	}
+	if opts.Sessions != nil && len(opts.Sessions) == 0 {
+		return nil, nil
+	}
+	q := `SELECT ` + wsColumns + ` FROM workspaces WHERE 1`
+	var args []any
+	if opts.Type != "" {
+		q += ` AND type = ?`
+		args = append(args, opts.Type)
+	}
+	if opts.Sessions != nil {
+		sessions, err := json.Marshal(opts.Sessions)
+		if err != nil {
+			return nil, fmt.Errorf("list: %w", err)
+		}
+		q += ` AND session IN (SELECT value FROM json_each(?))`
+		args = append(args, string(sessions))
+	}
+	q += ` ORDER BY created_at DESC, key DESC`
+	var out []*store.Workspace
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			ws, err := scanWorkspace(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, ws)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list: %w", err)
+	}
+	return out, nil
+}
+
+// Delete removes a workspace and its content.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		ref, err := lookup(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		return deleteWorkspace(ctx, tx, ref.key, ref.shape)
+	})
+	if err != nil {
+		return fmt.Errorf("delete %q: %w", id, err)
+	}
+	return nil
+}
+
+// DeleteExpired removes every workspace expired at now and returns the ids
+// removed. Each workspace goes in its own transaction so that a sweep of
+// many large workspaces never holds the write lock for long; one replaced
+// with a fresh expiry since it was found expired is kept.
+func (s *Store) DeleteExpired(ctx context.Context, now time.Time) ([]string, error) {
+	type expired struct {
+		key   int64
+		id    string
+		shape store.Shape
+	}
+	var found []expired
+	cutoff := now.UnixMicro()
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		found = found[:0]
+		rows, err := tx.QueryContext(ctx, `SELECT key, id, shape FROM workspaces
+			WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at`, cutoff)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e expired
+			var shape string
+			if err := rows.Scan(&e.key, &e.id, &shape); err != nil {
+				return err
+			}
+			e.shape = store.Shape(shape)
+			found = append(found, e)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("delete expired: %w", err)
+	}
+	var gone []string
+	for _, e := range found {
+		deleted := false
+		err := s.write(ctx, func(tx *sql.Tx) error {
+			deleted = false
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM workspaces WHERE key = ? AND expires_at <= ?`,
+				e.key, cutoff).Scan(&n); err != nil || n == 0 {
+				return err
+			}
+			deleted = true
+			return deleteWorkspace(ctx, tx, e.key, e.shape)
+		})
+		if err != nil {
+			return gone, fmt.Errorf("delete expired %q: %w", e.id, err)
+		}
+		if deleted {
+			gone = append(gone, e.id)
+		}
+	}
+	return gone, nil
+}
+
+// Raw returns the original bytes; for a list without them or mutated since,
+// the list serialised as a JSON array; for a dict without them, its object;
+// for a text without them, the text.
+func (s *Store) Raw(ctx context.Context, id string) ([]byte, error) {
+	var out []byte
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		ref, err := lookup(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		var raw []byte
+		var value sql.NullString
+		err = tx.QueryRowContext(ctx, `SELECT raw, value FROM blobs WHERE ws = ?`, ref.key).Scan(&raw, &value)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if raw != nil {
+			out = raw
+			return nil
+		}
+		switch ref.shape {
+		case store.ShapeDict:
+			out = []byte(value.String)
+			return nil
+		case store.ShapeText:
+			out, err = readText(ctx, tx, ref)
+			return err
+		default:
+			out, err = serialiseList(ctx, tx, ref)
+			return err
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("raw %q: %w", id, err)
+	}
+	return out, nil
+}
+
+// serialiseList writes a list's items as a JSON array.
+func serialiseList(ctx context.Context, tx *sql.Tx, ref *wsRef) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(int(ref.itemChars) + ref.items + 2)
+	buf.WriteByte('[')
+	rows, err := tx.QueryContext(ctx, `SELECT data FROM items WHERE id >= ? AND id < ? ORDER BY id`,
+		idBase(ref.key), idBase(ref.key+1))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var data sql.RawBytes
+		if err := rows.Scan(&data); err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(data)
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	buf.WriteByte(']')
+	return buf.Bytes(), nil
+}
+
+// Value returns a dict workspace's object.
+func (s *Store) Value(ctx context.Context, id string) (json.RawMessage, error) {
+	var out json.RawMessage
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		ref, err := lookup(ctx, tx, id, store.ShapeDict)
+		if err != nil {
+			return err
+		}
+		var value string
+		if err := tx.QueryRowContext(ctx, `SELECT value FROM blobs WHERE ws = ?`, ref.key).Scan(&value); err != nil {
+			return err
+		}
+		out = json.RawMessage(value)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("value %q: %w", id, err)
+	}
+	return out, nil
+}
