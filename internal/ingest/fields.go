@@ -71,7 +71,7 @@ func Fields(schema json.RawMessage, max int) (fields []Field, omitted int) {
 		}
 		return nil, 0
 	}
-	if t := root.typ(); t != "object" {
+	if t := root.typ(); t != "" && t != "object" {
 		// Items that are not always objects: say what else they are.
 		all = append(all, entry{Field{"", t}, 0, 0})
 	}

@@ -25,10 +25,11 @@ import (
 // The costs were fitted by least squares to the mean of OpenAI's cl100k_base
 // and o200k_base counts over 17 samples: English prose, Go code, Markdown,
 // JSON (compact, indented, Python-spaced), NDJSON, CSV, TSV, and Chinese,
-// Japanese and Russian text. The estimate was within 9 % on every sample
-// and 3 % on average; chars/4 was off by up to 61 % (a table of the numbers
-// is in tokens_test.go). Claude's tokenizer is not public and counts somewhat
-// more; treat the estimate as ±15 %.
+// Japanese and Russian text. The estimate was within 8 % on every sample
+// and 3 % on average, and within 6 % on six samples held out of the fit;
+// chars/4 was off by up to 61 % (the numbers are in tokens_test.go). Short
+// inputs of one kind stray further (a CSV of dates and decimals: +21 %), and
+// Claude's tokenizer is not public, so treat the estimate as ±20 %.
 //
 // Inputs over a megabyte are estimated from 64 evenly spaced windows of
 // 16 KiB, scaled to the whole, so a 40 MB result costs as much as a 1 MB one.
