@@ -52,6 +52,20 @@ func (p *Pipeline) RunFrom(ctx context.Context, start int, src iter.Seq2[any, er
 			counting = true
 			break
 		}
+		// A sort followed by limit or slice keeps only the top items.
+		if sk, ok := step.(Sort); ok && i+1 < len(p.Steps) {
+			if skip, take, ok := window(deref(p.Steps[i+1])); ok {
+				if _, err := compileStep(i+1, p.Steps[i+1]); err != nil {
+					return nil, err
+				}
+				if err := checkSort(sk); err != nil {
+					return nil, stepError(i, step, err)
+				}
+				s = topStage(i, sk.Keys, skip, take)(s)
+				i++
+				continue
+			}
+		}
 		st, err := compileStep(i, step)
 		if err != nil {
 			return nil, err
@@ -193,21 +207,38 @@ func deref(s Step) Step {
 func compileStep(i int, step Step) (stage, error) {
 	st, err := compileStage(i, step)
 	if err != nil {
-		var p *problem
-		if errors.As(err, &p) {
-			name := ""
-			if step != nil {
-				name = step.Name()
-			}
-			ex := p.example
-			if ex == "" {
-				ex = examples[name]
-			}
-			return nil, &StepError{Index: i, Step: name, Problem: p.msg, Example: ex}
-		}
-		return nil, err
+		return nil, stepError(i, step, err)
 	}
 	return st, nil
+}
+
+// stepError makes a problem with step i a StepError.
+func stepError(i int, step Step, err error) error {
+	var p *problem
+	if !errors.As(err, &p) {
+		return err
+	}
+	name := ""
+	if step != nil {
+		name = step.Name()
+	}
+	ex := p.example
+	if ex == "" {
+		ex = examples[name]
+	}
+	return &StepError{Index: i, Step: name, Problem: p.msg, Example: ex}
+}
+
+// window reports the items a limit or slice step keeps: it skips skip
+// items and then keeps take.
+func window(step Step) (skip, take int, ok bool) {
+	switch s := step.(type) {
+	case Limit:
+		return 0, s.N, s.N >= 0
+	case Slice:
+		return s.Start, s.End - s.Start, s.Start >= 0 && s.End >= s.Start
+	}
+	return 0, 0, false
 }
 
 func compileStage(i int, step Step) (stage, error) {
@@ -225,13 +256,8 @@ func compileStage(i int, step Step) (stage, error) {
 		}
 		return filterStage(m), nil
 	case Sort:
-		if len(s.Keys) == 0 {
-			return nil, problemf("sort needs at least one field")
-		}
-		for _, k := range s.Keys {
-			if err := checkPath(k.Path); err != nil {
-				return nil, err
-			}
+		if err := checkSort(s); err != nil {
+			return nil, err
 		}
 		return sortStage(i, s.Keys), nil
 	case Select:
@@ -481,99 +507,6 @@ func uniqueStage(i int, path string) stage {
 			seen[k] = struct{}{}
 			return yield(v, nil)
 		})
-	}
-}
-
-// sortVal is one item's value for one sort key, ranked the way Sort
-// documents.
-type sortVal struct {
-	rank int8 // 0 null or missing, 1 number or boolean, 2 string, 3 other
-	num  float64
-	str  string // the string, or the JSON text of an array or object
-	raw  any    // the number as it was, for exact ties
-}
-
-func makeSortVal(v any) sortVal {
-	switch t := v.(type) {
-	case nil:
-		return sortVal{}
-	case string:
-		return sortVal{rank: 2, str: t}
-	case bool:
-		f, _ := number(t, true)
-		return sortVal{rank: 1, num: f}
-	case []any, map[string]any:
-		b, _ := json.Marshal(t)
-		return sortVal{rank: 3, str: string(b)}
-	}
-	if f, ok := number(v, false); ok {
-		return sortVal{rank: 1, num: f, raw: v}
-	}
-	b, _ := json.Marshal(v)
-	return sortVal{rank: 3, str: string(b)}
-}
-
-func compareSortVals(a, b sortVal) int {
-	if c := cmp.Compare(a.rank, b.rank); c != 0 {
-		return c
-	}
-	switch a.rank {
-	case 1:
-		if c := cmp.Compare(a.num, b.num); c != 0 || a.raw == nil || b.raw == nil {
-			return c
-		}
-		return cmpNumbers(a.raw, b.raw, a.num, b.num)
-	case 2, 3:
-		return strings.Compare(a.str, b.str)
-	}
-	return 0
-}
-
-func sortStage(i int, keys []SortKey) stage {
-	return func(in seq) seq {
-		return func(yield func(any, error) bool) {
-			type row struct {
-				item any
-				idx  int
-				vals []sortVal
-			}
-			var rows []row
-			for v, err := range in {
-				if err != nil {
-					yield(nil, err)
-					return
-				}
-				if len(rows) == MaxHeldItems {
-					yield(nil, holdError(i, "sort"))
-					return
-				}
-				rows = append(rows, row{item: v, idx: len(rows)})
-			}
-			vals := make([]sortVal, len(rows)*len(keys))
-			for r := range rows {
-				rows[r].vals = vals[r*len(keys) : (r+1)*len(keys) : (r+1)*len(keys)]
-				for k, key := range keys {
-					rows[r].vals[k] = makeSortVal(get(rows[r].item, key.Path))
-				}
-			}
-			slices.SortFunc(rows, func(a, b row) int {
-				for k, key := range keys {
-					c := compareSortVals(a.vals[k], b.vals[k])
-					if key.Desc {
-						c = -c
-					}
-					if c != 0 {
-						return c
-					}
-				}
-				return cmp.Compare(a.idx, b.idx)
-			})
-			for _, r := range rows {
-				if !yield(r.item, nil) {
-					return
-				}
-			}
-		}
 	}
 }
 

@@ -448,6 +448,19 @@ func TestHoldLimit(t *testing.T) {
 	if !strings.Contains(se.Problem, "sort would hold more than") {
 		t.Errorf("problem %q does not say sort holds too much", se.Problem)
 	}
+	// Followed by a limit, sort keeps only the top items.
+	p, err = Parse(json.RawMessage(`[{"sort": {"field": "i", "order": "desc"}}, {"limit": 2}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := 0
+	got, err := p.Run(context.Background(), countingSource(MaxHeldItems+1, &read))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := diff(roundTrip(t, got), mustDecode(t, fmt.Sprintf(`[{"i": %d}, {"i": %d}]`, MaxHeldItems, MaxHeldItems-1)), "top"); d != "" {
+		t.Error(d)
+	}
 }
 
 func TestOutput(t *testing.T) {
@@ -476,5 +489,41 @@ func TestOutput(t *testing.T) {
 	b, _ := json.Marshal(Output([]any{map[string]any{"year": 2024.0, "big": json.Number("12345678901234567890")}}, 1))
 	if !strings.Contains(string(b), `"year":2024`) || !strings.Contains(string(b), `"big":12345678901234567890`) {
 		t.Errorf("numbers printed as %s", b)
+	}
+}
+
+// TestTopMatchesSort checks that a sort followed by limit or slice, which
+// runs as one top-k step, gives what a full sort and then the slice give.
+func TestTopMatchesSort(t *testing.T) {
+	values := []string{`null`, `1`, `1.0`, `-2`, `"a"`, `"B"`, `true`, `false`, `[1]`, `{"x": 1}`, `12345678901234567890`, `12345678901234567891`}
+	var data []any
+	for i := range 300 {
+		item := fmt.Sprintf(`{"id": %d, "a": %s, "b": %s}`, i, values[(i*7)%len(values)], values[(i*5+i/len(values))%len(values)])
+		if i%11 == 0 {
+			item = fmt.Sprintf(`{"id": %d}`, i)
+		}
+		data = append(data, mustDecode(t, item))
+	}
+	sorts := []Sort{
+		{Keys: []SortKey{{Path: "a"}}},
+		{Keys: []SortKey{{Path: "a", Desc: true}, {Path: "b"}}},
+		{Keys: []SortKey{{Path: "b", Desc: true}, {Path: "a", Desc: true}}},
+	}
+	windows := []Step{Limit{N: 0}, Limit{N: 1}, Limit{N: 17}, Limit{N: 1000}, Slice{Start: 3, End: 40}, Slice{Start: 299, End: 500}}
+	for _, s := range sorts {
+		for _, w := range windows {
+			top, err := (&Pipeline{Steps: []Step{s, w}}).Run(context.Background(), items(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The filter in between keeps the sort whole.
+			full, err := (&Pipeline{Steps: []Step{s, Filter{Cond: And{}}, w}}).Run(context.Background(), items(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, w2 := ids(t, top), ids(t, full); fmt.Sprint(g) != fmt.Sprint(w2) {
+				t.Errorf("%+v then %+v:\n top  %v\n full %v", s, w, g, w2)
+			}
+		}
 	}
 }

@@ -138,6 +138,23 @@ func groupStage(i int, g GroupBy) stage {
 			groups := make(map[any]*group)
 			var order []*group
 			held := 0
+			// Metrics often share a field (mean, max and median of score):
+			// look each field up once per item.
+			var paths []string
+			slot := make([]int, len(g.Metrics))
+			for j, m := range g.Metrics {
+				slot[j] = -1
+				if m.Func == MetricCount {
+					continue
+				}
+				if k := slices.Index(paths, m.Path); k >= 0 {
+					slot[j] = k
+				} else {
+					slot[j] = len(paths)
+					paths = append(paths, m.Path)
+				}
+			}
+			vals := make([]any, len(paths))
 			for v, err := range in {
 				if err != nil {
 					yield(nil, err)
@@ -153,9 +170,12 @@ func groupStage(i int, g GroupBy) stage {
 					held++
 				}
 				gr.n++
+				for k, p := range paths {
+					vals[k] = get(v, p)
+				}
 				for j, m := range g.Metrics {
-					if m.Func != MetricCount {
-						held += gr.accs[j].add(m, get(v, m.Path))
+					if slot[j] >= 0 {
+						held += gr.accs[j].add(m, vals[slot[j]])
 					}
 				}
 				if held > MaxHeldItems {
