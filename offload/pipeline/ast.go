@@ -12,7 +12,8 @@ type Pipeline struct {
 // Step is one step of a pipeline. The concrete types are [Filter], [Search],
 // [Sort], [Select], [Exclude], [Limit], [Skip], [Slice], [Sample], [Unique],
 // [Flatten], [GroupBy] and [Count]; the set is closed so that a compiler can
-// switch on it exhaustively.
+// switch on it exhaustively. Parse produces these value types; Run accepts
+// pointers to them too.
 type Step interface {
 	// Name is the step's key in the JSON form, such as "filter".
 	Name() string
@@ -146,7 +147,9 @@ const (
 // Count replaces the items by {"count": n}. It must be the last step.
 type Count struct{}
 
-// Cond is a filter condition: [And], [Or], [Not] or [FieldCond].
+// Cond is a filter condition: [And], [Or], [Not] or [FieldCond]. Parse
+// produces value types, with the fields of one object, and the operators on
+// one field, in sorted order.
 type Cond interface {
 	isCond()
 }

@@ -15,7 +15,7 @@ const Description = "Run a pipeline of steps over a stored list in one call, so 
 	"\n" +
 	"Steps:\n" +
 	"- filter: keep items matching conditions (below). `{\"filter\": {\"year\": {\"$gte\": 2023}, \"author.name\": \"Ada\"}}`\n" +
-	"- search: keep items containing the text, ignoring case, in any value or only in the given fields. " +
+	"- search: keep items where the query occurs as a substring, ignoring case, in any value or only in the given fields. " +
 	"`{\"search\": {\"query\": \"machine learning\", \"fields\": [\"title\", \"abstract\"]}}` or `{\"search\": \"timeout\"}`\n" +
 	"- sort: by one or more fields, order \"asc\" (default) or \"desc\"; null and missing sort first in asc. " +
 	"`{\"sort\": [{\"field\": \"score\", \"order\": \"desc\"}, {\"field\": \"title\"}]}`\n" +

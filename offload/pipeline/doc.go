@@ -39,6 +39,13 @@
 // Steps are evaluated as a chain of iterators. filter, search, select,
 // exclude, flatten, unique, limit, skip and slice stream: they pass items on
 // one at a time, and limit and slice stop reading the source once they have
-// enough. sort and group_by materialise their input, and sample keeps n
-// items; each step that holds items holds at most [MaxHeldItems].
+// enough. sort and group_by materialise their input (a sort directly
+// followed by limit or slice keeps only the top items, in a heap), sample
+// keeps n items, and unique remembers the values it has seen; each step that
+// holds items holds at most [MaxHeldItems].
+//
+// Items are decoded JSON: map[string]any, []any, string, bool, nil, and
+// float64 for numbers, except integers that a float64 would round, which
+// stay json.Number (see [Decode]). Steps never change the items they read;
+// they copy what they change.
 package pipeline
