@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -184,7 +185,7 @@ func kind(v any) string {
 
 // short renders a value as JSON, cut to a length that fits in a message.
 func short(v any) string {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		return fmt.Sprintf("%v", v)
 	}
@@ -211,7 +212,7 @@ func quoteList[S ~string](names []S) string {
 // else the canonical example for the step name.
 func exampleFor(name string, step any) string {
 	if step != nil {
-		if b, err := json.Marshal(step); err == nil {
+		if b, err := marshal(step); err == nil {
 			if _, err := parseStepJSON(b); err == nil {
 				return string(b)
 			}
@@ -227,4 +228,16 @@ func parseStepJSON(b []byte) (Step, error) {
 		return nil, err
 	}
 	return parseStep(0, v)
+}
+
+// marshal encodes v as compact JSON without escaping <, > and &, which
+// would only obscure a pattern or value quoted back to the model.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

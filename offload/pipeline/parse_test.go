@@ -82,6 +82,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown operator typo", `[{"filter": {"year": {"$gtee": 5}}}]`, 0, "filter", `did you mean "$gte"`, `{"filter":{"year":{"$gte":5}}}`},
 		{"unknown operator", `[{"filter": {"year": {"$foo": 5}}}]`, 0, "filter", "the operators are $eq, $ne", ""},
 		{"endswith", `[{"filter": {"name": {"$endswith": "a.b"}}}]`, 0, "filter", "$regex", `{"$regex":"a\\.b$"}`},
+		{"no HTML escapes in examples", `[{"filter": {"name": {"$endswith": "<a&b>"}}}]`, 0, "filter", "$regex", `{"$regex":"<a&b>$"}`},
 		{"icontains", `[{"filter": {"name": {"$icontains": "ada"}}}]`, 0, "filter", "(?i)", `"(?i)ada"`},
 		{"$in not an array", `[{"filter": {"cat": {"$in": "ml"}}}]`, 0, "filter", "takes an array", `{"filter":{"cat":{"$in":["ml"]}}}`},
 		{"$gt object", `[{"filter": {"a": {"$gt": {}}}}]`, 0, "filter", "number or a string", ""},
