@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is set at build time with -ldflags "-X github.com/ctxkit/ctxkit/internal/cli.Version=v1.2.3";
+// without it, the module version from the build info is used.
+var Version = ""
+
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+func newVersionCmd(streams IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of ctxkit",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintf(streams.Out, "ctxkit %s %s/%s %s\n", version(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+			return err
+		},
+	}
+}
