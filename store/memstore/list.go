@@ -129,31 +129,18 @@ func (s *Store) SearchItems(ctx context.Context, id string, q store.Query) ([]st
 		limit = 10
 	}
 
-	var texts []string
+	var counts []match
 	if len(q.Fields) == 0 {
-		texts = e.searchTexts()
+		counts, err = e.countAll(ctx, terms)
+	} else {
+		counts, err = countFields(ctx, e.items, terms, q.Fields)
+	}
+	if err != nil {
+		return nil, 0, err
 	}
 	top := newTopK(limit, match.worse)
 	total := 0
-	for i, it := range e.items {
-		if i%checkEvery == checkEvery-1 {
-			if err := ctx.Err(); err != nil {
-				return nil, 0, err
-			}
-		}
-		var text string
-		if texts != nil {
-			text = texts[i]
-		} else {
-			text = strings.ToLower(store.SearchableText(it, q.Fields))
-		}
-		m := match{index: i}
-		for _, t := range terms {
-			if n := strings.Count(text, t); n > 0 {
-				m.distinct++
-				m.count += n
-			}
-		}
+	for _, m := range counts {
 		if m.distinct > 0 {
 			total++
 			top.push(m)
@@ -173,24 +160,102 @@ func (s *Store) SearchItems(ctx context.Context, id string, q store.Query) ([]st
 	return hits, total, nil
 }
 
-// searchTexts returns the lower-cased searchable text of every item,
-// building it on first use. The caller holds s.mu for reading; writers keep
-// the cache in step with the items.
-func (e *entry) searchTexts() []string {
+// countAll counts the occurrences of each term in each item's searchable
+// text. It searches the concatenation of all items' texts, so the cost is a
+// few fast substring scans of the whole list rather than one call per item
+// and term. The caller holds s.mu for reading.
+func (e *entry) countAll(ctx context.Context, terms []string) ([]match, error) {
+	all, starts := e.searchIndex()
+	counts := make([]match, len(e.items))
+	for i := range counts {
+		counts[i].index = i
+	}
+	found := 0
+	for _, term := range terms {
+		item, last := 0, -1
+		for from := 0; ; {
+			i := strings.Index(all[from:], term)
+			if i < 0 {
+				break
+			}
+			p := from + i
+			// Matches come in order, so the item holding p only moves forward.
+			// Item texts end with a newline, which no term holds, so a match
+			// never spans two items.
+			for starts[item+1] <= p {
+				item++
+			}
+			if item != last {
+				counts[item].distinct++
+				last = item
+			}
+			counts[item].count++
+			from = p + len(term)
+			if found++; found%checkEvery == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return counts, nil
+}
+
+// countFields counts the occurrences of each term in the values under
+// fields of each item, decoding every item.
+func countFields(ctx context.Context, items []json.RawMessage, terms, fields []string) ([]match, error) {
+	counts := make([]match, len(items))
+	for i, it := range items {
+		if i%checkEvery == checkEvery-1 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		text := strings.ToLower(store.SearchableText(it, fields))
+		m := match{index: i}
+		for _, t := range terms {
+			if n := strings.Count(text, t); n > 0 {
+				m.distinct++
+				m.count += n
+			}
+		}
+		counts[i] = m
+	}
+	return counts, nil
+}
+
+// searchIndex returns the lower-cased searchable text of every item,
+// concatenated, and where each item's text starts (with the total length
+// last). It builds what is missing: the per-item texts on first use, the
+// concatenation after each mutation. The caller holds s.mu for reading;
+// writers keep the per-item texts in step with the items.
+func (e *entry) searchIndex() (string, []int) {
 	e.cacheMu.Lock()
 	defer e.cacheMu.Unlock()
 	if !e.haveLower {
 		e.lowerItems = make([]string, len(e.items))
+		var sc scanner
 		for i, it := range e.items {
-			e.lowerItems[i] = searchText(it)
+			e.lowerItems[i] = sc.searchText(it)
 		}
 		e.haveLower = true
 	}
-	return e.lowerItems
-}
-
-func searchText(item json.RawMessage) string {
-	return strings.ToLower(store.SearchableText(item, nil))
+	if e.lowerStarts == nil {
+		n := 0
+		for _, t := range e.lowerItems {
+			n += len(t)
+		}
+		var b strings.Builder
+		b.Grow(n)
+		starts := make([]int, 0, len(e.lowerItems)+1)
+		for _, t := range e.lowerItems {
+			starts = append(starts, b.Len())
+			b.WriteString(t)
+		}
+		e.lowerAll = b.String()
+		e.lowerStarts = append(starts, b.Len())
+	}
+	return e.lowerAll, e.lowerStarts
 }
 
 // changed records that the list was mutated: the original bytes no longer
@@ -199,6 +264,7 @@ func searchText(item json.RawMessage) string {
 // characters. The caller holds s.mu for writing.
 func (e *entry) changed() {
 	e.raw = nil
+	e.lowerAll, e.lowerStarts = "", nil
 	n := len(e.items)
 	chars := e.itemRunes + 2 + int64(max(n-1, 0))
 	e.ws.Items = n

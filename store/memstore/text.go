@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -72,6 +73,18 @@ func (t *textIndex) byteOffset(r int64) int {
 		i += size
 	}
 	return i
+}
+
+// runeOffset returns the rune offset of byte offset p, given that byte
+// offset known is rune knownRune and known <= p. It counts from whichever is
+// nearer, known or the index mark before p, so a search with a few matches
+// in a large text does not count every rune between them.
+func (t *textIndex) runeOffset(p, known int, knownRune int64) int64 {
+	k := sort.SearchInts(t.marks, p+1) - 1
+	if mark := t.marks[k]; mark > known {
+		return int64(k)*runeStride + int64(utf8.RuneCountInString(t.s[mark:p]))
+	}
+	return knownRune + int64(utf8.RuneCountInString(t.s[known:p]))
 }
 
 // TextSlice implements [store.Store.TextSlice] in time proportional to the
@@ -183,9 +196,7 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 			break
 		}
 		c := &cursors[next]
-		// Matches come in text order, so counting runes from the previous
-		// match costs one pass over the text in all.
-		lastRune += int64(utf8.RuneCountInString(lower[lastByte:c.pos]))
+		lastRune = e.text.runeOffset(c.pos, lastByte, lastRune)
 		lastByte = c.pos
 		if number == 0 || lastRune-cur.offset > passageWindow {
 			if number > 0 {
