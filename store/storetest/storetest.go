@@ -5,7 +5,8 @@
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) store.Store {
-//			s, err := sqlitestore.Open(filepath.Join(t.TempDir(), "ctxkit.db"))
+//			path := filepath.Join(t.TempDir(), "ctxkit.db")
+//			s, err := sqlitestore.Open(t.Context(), path, sqlitestore.Options{})
 //			if err != nil {
 //				t.Fatal(err)
 //			}
