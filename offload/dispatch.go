@@ -37,7 +37,7 @@ func (e *Engine) Dispatch(ctx context.Context, name string, args any) *Result {
 	if err != nil {
 		return errorResult(err)
 	}
-	b, err := json.Marshal(out)
+	b, err := marshal(out)
 	if err != nil {
 		return errorResult(fmt.Errorf("encode %s result: %w", name, err))
 	}

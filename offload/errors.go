@@ -1,6 +1,7 @@
 package offload
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,7 +64,7 @@ func (e *ToolError) Unwrap() error { return e.err }
 
 // JSON renders the error as the model sees it.
 func (e *ToolError) JSON() json.RawMessage {
-	b, err := json.Marshal(e)
+	b, err := marshal(e)
 	if err != nil { // only plain fields: cannot happen
 		return json.RawMessage(`{"error":"internal error","suggested_action":"retry"}`)
 	}
@@ -83,4 +84,16 @@ func badArgs(tool *tool, format string, a ...any) *ToolError {
 		SuggestedAction:    fmt.Sprintf("call %s again with arguments that match expected_parameters", tool.name),
 		ExpectedParameters: tool.schemaJSON,
 	}
+}
+
+// marshal encodes v as compact JSON without HTML escaping: what the model
+// reads should say array<string>, not array\u003cstring\u003e.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

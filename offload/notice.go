@@ -55,8 +55,8 @@ func (f Fields) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, _ := json.Marshal(fd.Path)
-		v, _ := json.Marshal(fd.Type)
+		k, _ := marshal(fd.Path)
+		v, _ := marshal(fd.Type)
 		b.Write(k)
 		b.WriteByte(':')
 		b.Write(v)
@@ -75,7 +75,7 @@ func (n *Notice) setFields(schema json.RawMessage) {
 
 // String returns the notice as compact JSON.
 func (n *Notice) String() string {
-	b, _ := json.Marshal(n)
+	b, _ := marshal(n)
 	return string(b)
 }
 
@@ -154,15 +154,17 @@ func (e *Engine) notice(ctx context.Context, ws *store.Workspace) (*Notice, erro
 }
 
 // previewValues decodes items and cuts their long strings and collections so
-// that a few of them fit a notice.
+// that a few of them fit a notice. Objects keep their keys' order.
 func previewValues(items []json.RawMessage, cut int, single bool) any {
 	out := make([]any, 0, len(items))
 	for _, raw := range items {
-		var v any
-		if err := json.Unmarshal(raw, &v); err != nil {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		v, err := decodeShrunk(dec, cut, 0)
+		if err != nil {
 			continue
 		}
-		out = append(out, shrink(v, cut, 0))
+		out = append(out, v)
 	}
 	if single {
 		if len(out) == 0 {
@@ -173,34 +175,95 @@ func previewValues(items []json.RawMessage, cut int, single bool) any {
 	return out
 }
 
-func shrink(v any, cut, depth int) any {
-	switch t := v.(type) {
-	case string:
-		return cutString(t, cut)
-	case []any:
-		if depth >= 2 {
-			return fmt.Sprintf("[%d items]", len(t))
-		}
-		n := min(len(t), 3)
-		out := make([]any, 0, n+1)
-		for _, x := range t[:n] {
-			out = append(out, shrink(x, cut, depth+1))
-		}
-		if len(t) > n {
-			out = append(out, fmt.Sprintf("… %d more", len(t)-n))
-		}
-		return out
-	case map[string]any:
-		if depth >= 2 {
-			return fmt.Sprintf("{%d keys}", len(t))
-		}
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = shrink(x, cut, depth+1)
-		}
-		return out
+// decodeShrunk reads one JSON value from dec, cutting strings to cut runes,
+// collections to three members and nesting to two levels.
+func decodeShrunk(dec *json.Decoder, cut, depth int) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
 	}
-	return v
+	delim, ok := tok.(json.Delim)
+	if !ok {
+		if s, isStr := tok.(string); isStr {
+			return cutString(s, cut), nil
+		}
+		return tok, nil
+	}
+	var obj orderedObject
+	var arr []any
+	n := 0
+	for dec.More() {
+		var key string
+		if delim == '{' {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			key, _ = kt.(string)
+		}
+		v, err := decodeShrunk(dec, cut, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		n++
+		if depth >= 2 || (delim == '[' && n > 3) {
+			continue // counted, not shown
+		}
+		if delim == '{' {
+			obj = append(obj, member{key, v})
+		} else {
+			arr = append(arr, v)
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing delimiter
+		return nil, err
+	}
+	switch {
+	case delim == '{' && depth >= 2:
+		return fmt.Sprintf("{%d keys}", n), nil
+	case delim == '{':
+		return obj, nil
+	case depth >= 2:
+		return fmt.Sprintf("[%d items]", n), nil
+	case n > 3:
+		return append(arr, fmt.Sprintf("… %d more", n-3)), nil
+	}
+	if arr == nil {
+		arr = []any{}
+	}
+	return arr, nil
+}
+
+type member struct {
+	key   string
+	value any
+}
+
+// orderedObject is a JSON object that keeps its keys' order.
+type orderedObject []member
+
+// MarshalJSON writes the members in order.
+func (o orderedObject) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := marshal(m.key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := marshal(m.value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // cutString shortens s to at most n runes, marking the cut.
@@ -230,12 +293,12 @@ func howToExplore(ws *store.Workspace) string {
 	id := strconv.Quote(ws.ID)
 	switch ws.Shape {
 	case store.ShapeList:
-		fmt.Fprintf(&b, "result_search(%s, query) finds items; result_pipe(%s, steps) filters, sorts, groups and counts; result_paginate(%s, page) pages through its %s items.", id, id, id, thousands(int64(ws.Items)))
+		fmt.Fprintf(&b, "result_search(%s, query) finds items; result_pipe(%s, steps) filters, sorts, groups and counts; result_paginate(%s, page) pages through its %s.", id, id, id, plural(int64(ws.Items), "item"))
 	case store.ShapeDict:
 		fmt.Fprintf(&b, "result_get_keys(%s) lists its keys; result_get_value(%s, key) reads one value (dot paths work).", id, id)
 	default:
 		pages := (ws.Chars + defaultCharsPerPage - 1) / defaultCharsPerPage
-		fmt.Fprintf(&b, "result_search_in_text(%s, query) finds passages; result_read_page(%s, page) reads it page by page (%s pages).", id, id, thousands(max(pages, 1)))
+		fmt.Fprintf(&b, "result_search_in_text(%s, query) finds passages; result_read_page(%s, page) reads it page by page (%s).", id, id, plural(max(pages, 1), "page"))
 	}
 	b.WriteString(" ")
 	b.WriteString(keptFor(ws.TTL))
@@ -275,6 +338,14 @@ func humanDuration(d time.Duration) string {
 		parts = append(parts, unit(max(int64(d/time.Second), 1), "second"))
 	}
 	return strings.Join(parts, " ")
+}
+
+// plural writes "1 page", "12 pages", "1,024 items".
+func plural(n int64, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return thousands(n) + " " + unit + "s"
 }
 
 // thousands formats n with comma separators: 519810 → "519,810".

@@ -263,17 +263,17 @@ func newSweepCmd(open engineFunc, streams IO) *cobra.Command {
 
 // writeJSON prints v indented; raw JSON is re-indented as it is.
 func writeJSON(w io.Writer, v any) error {
-	var b []byte
-	var err error
 	if raw, ok := v.(json.RawMessage); ok {
 		var buf bytes.Buffer
-		if err = json.Indent(&buf, raw, "", "  "); err != nil {
+		if err := json.Indent(&buf, raw, "", "  "); err != nil {
 			return fmt.Errorf("format output: %w", err)
 		}
-		b = buf.Bytes()
-	} else if b, err = json.MarshalIndent(v, "", "  "); err != nil {
-		return fmt.Errorf("format output: %w", err)
+		buf.WriteByte('\n')
+		_, err := buf.WriteTo(w)
+		return err
 	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
-	return err
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
