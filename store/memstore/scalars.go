@@ -66,7 +66,10 @@ func (sc *scanner) scanScalars(item []byte) (string, bool) {
 			}
 			i++
 		case c == '}':
-			objects = objects[:len(objects)-1]
+			// Stored items are valid JSON, but a stray brace must not panic.
+			if len(objects) > 0 {
+				objects = objects[:len(objects)-1]
+			}
 			i++
 		case c == '"':
 			end := stringEnd(item, i)
