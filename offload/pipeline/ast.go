@@ -204,8 +204,9 @@ const (
 	OpContains Op = "$contains"
 	// OpStartsWith: a string value begins with Value (case-sensitive).
 	OpStartsWith Op = "$startswith"
-	// OpRegex: a string value matches the RE2 pattern Value somewhere in its
-	// first MaxRegexInput characters.
+	// OpRegex: a string value (or a number's JSON text) matches the RE2
+	// pattern Value somewhere in its first MaxRegexInput characters. See
+	// MaxRegexLength, MaxRegexProgram and MaxRegexTime for its bounds.
 	OpRegex Op = "$regex"
 	// OpExists: the field is present and not null (Value true) or missing or
 	// null (Value false).

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -63,47 +64,47 @@ func get(item any, path string) any {
 
 // compileCond turns a condition into a matcher, checking what Parse checks
 // so that hand-built conditions fail cleanly too.
-func compileCond(c Cond, depth int) (matcher, error) {
+func compileCond(c Cond, depth int, env *runEnv) (matcher, error) {
 	if depth > MaxConditionDepth {
 		return nil, problemf("conditions nest more than %d levels deep", MaxConditionDepth)
 	}
 	switch t := c.(type) {
 	case And:
-		return compileAll(t.Conds, depth, true)
+		return compileAll(t.Conds, depth, true, env)
 	case *And:
 		if t != nil {
-			return compileAll(t.Conds, depth, true)
+			return compileAll(t.Conds, depth, true, env)
 		}
 	case Or:
-		return compileAll(t.Conds, depth, false)
+		return compileAll(t.Conds, depth, false, env)
 	case *Or:
 		if t != nil {
-			return compileAll(t.Conds, depth, false)
+			return compileAll(t.Conds, depth, false, env)
 		}
 	case Not:
-		m, err := compileCond(t.Cond, depth+1)
+		m, err := compileCond(t.Cond, depth+1, env)
 		if err != nil {
 			return nil, err
 		}
 		return func(item any) bool { return !m(item) }, nil
 	case *Not:
 		if t != nil {
-			return compileCond(Not{Cond: t.Cond}, depth)
+			return compileCond(Not{Cond: t.Cond}, depth, env)
 		}
 	case FieldCond:
-		return compileField(t)
+		return compileField(t, env)
 	case *FieldCond:
 		if t != nil {
-			return compileField(*t)
+			return compileField(*t, env)
 		}
 	}
 	return nil, problemf("a condition is missing or of unknown type %T", c)
 }
 
-func compileAll(conds []Cond, depth int, all bool) (matcher, error) {
+func compileAll(conds []Cond, depth int, all bool, env *runEnv) (matcher, error) {
 	ms := make([]matcher, len(conds))
 	for i, c := range conds {
-		m, err := compileCond(c, depth+1)
+		m, err := compileCond(c, depth+1, env)
 		if err != nil {
 			return nil, err
 		}
@@ -132,7 +133,7 @@ func compileAll(conds []Cond, depth int, all bool) (matcher, error) {
 	}, nil
 }
 
-func compileField(fc FieldCond) (matcher, error) {
+func compileField(fc FieldCond, env *runEnv) (matcher, error) {
 	path := fc.Path
 	if err := checkPath(path); err != nil {
 		return nil, err
@@ -227,7 +228,7 @@ func compileField(fc FieldCond) (matcher, error) {
 				return false
 			default:
 				s, ok := scalarText(v)
-				return ok && re.MatchString(firstChars(s, MaxRegexInput))
+				return ok && env.match(re, firstChars(s, MaxRegexInput))
 			}
 		}, nil
 	case OpExists:
@@ -238,6 +239,32 @@ func compileField(fc FieldCond) (matcher, error) {
 		}, nil
 	}
 	return nil, problemf("unknown operator %q", op)
+}
+
+// runEnv is what the steps of one run share.
+type runEnv struct {
+	// regexLeft is the time $regex may still spend matching. RE2 runs in
+	// time linear in the input, but the factor is the size of the pattern's
+	// program, and a pattern such as (?:\w+\s*){200} keeps hundreds of
+	// threads alive per character: over many items that is minutes.
+	regexLeft time.Duration
+	// err is set when a matcher ran out of budget; the filter stops with it.
+	err error
+}
+
+func newRunEnv() *runEnv { return &runEnv{regexLeft: MaxRegexTime} }
+
+// match runs re on s and charges the time it took.
+func (e *runEnv) match(re *regexp.Regexp, s string) bool {
+	if e.err != nil {
+		return false
+	}
+	start := time.Now()
+	ok := re.MatchString(s)
+	if e.regexLeft -= time.Since(start); e.regexLeft < 0 {
+		e.err = problemf("$regex spent more than %v matching; use a simpler pattern (fewer repeats and alternatives) or filter the items first", MaxRegexTime)
+	}
+	return ok
 }
 
 // firstChars returns the first n characters (runes) of s.

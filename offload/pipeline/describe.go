@@ -37,7 +37,8 @@ const Description = "Run a pipeline of steps over a stored list in one call, so 
 	"Combine with {\"$or\": [...]}, {\"$and\": [...]}, {\"$not\": {...}}. A missing field counts as null: $ne and $nin match it, comparisons do not. " +
 	"`{\"filter\": {\"$or\": [{\"tags\": {\"$contains\": \"gpu\"}}, {\"score\": {\"$gt\": 90}}], \"status\": {\"$nin\": [\"draft\", \"retracted\"]}}}`\n" +
 	"$regex is on and uses RE2 (Go regexp): linear time, so any pattern is safe, but no backreferences or lookaround; " +
-	"case-sensitive unless it starts with (?i); patterns up to 1000 characters; a value is matched on its first 10000 characters. " +
+	"case-sensitive unless it starts with (?i); patterns up to 1000 characters (and 1000 compiled instructions, so no huge counted repeats); " +
+	"a value is matched on its first 10000 characters; matching may take 10 s per call in all. " +
 	"`{\"filter\": {\"title\": {\"$regex\": \"(?i)^deep (learning|nets)\"}}}`\n" +
 	"\n" +
 	"Result: a list comes back as {\"items\": the first 50, \"count\": total, \"has_more\": true if items were left out}; " +

@@ -23,8 +23,10 @@
 // {"$op": value}} with $eq $ne $gt $gte $lt $lte $in $nin $contains
 // $startswith $regex $exists, and $and, $or and $not to combine them. Field
 // names are dot paths ("author.name", "tags.0"). A missing field reads as
-// null everywhere. $regex is Go's RE2, linear in its input, so it is on with
-// no guard beyond bounds on pattern and input length. The semantics follow
+// null everywhere. $regex is Go's RE2, linear in its input, so it is on by
+// default; since the factor of that linear time is the pattern's program
+// size, the pattern's length and program, the characters of a value it reads
+// and the total time one run spends matching are all bounded. The semantics follow
 // the reference engine (ctxtual) and the shared conformance vectors; the doc
 // comments on the step and operator types give the details.
 //

@@ -41,6 +41,7 @@ func (p *Pipeline) RunFrom(ctx context.Context, start int, src iter.Seq2[any, er
 		return nil, fmt.Errorf("run pipeline: %w", err)
 	}
 	s := input(ctx, src)
+	env := newRunEnv()
 	counting := false
 	for i := start; i < len(p.Steps); i++ {
 		step := deref(p.Steps[i])
@@ -54,19 +55,20 @@ func (p *Pipeline) RunFrom(ctx context.Context, start int, src iter.Seq2[any, er
 		}
 		// A sort followed by limit or slice keeps only the top items.
 		if sk, ok := step.(Sort); ok && i+1 < len(p.Steps) {
-			if skip, take, ok := window(deref(p.Steps[i+1])); ok {
-				if _, err := compileStep(i+1, p.Steps[i+1]); err != nil {
-					return nil, err
-				}
+			next := deref(p.Steps[i+1])
+			if skip, take, ok := window(next); ok {
 				if err := checkSort(sk); err != nil {
 					return nil, stepError(i, step, err)
+				}
+				if _, err := compileStep(i+1, next, env); err != nil {
+					return nil, err
 				}
 				s = topStage(i, sk.Keys, skip, take)(s)
 				i++
 				continue
 			}
 		}
-		st, err := compileStep(i, step)
+		st, err := compileStep(i, step, env)
 		if err != nil {
 			return nil, err
 		}
@@ -118,11 +120,11 @@ func input(ctx context.Context, src seq) seq {
 				yield(nil, fmt.Errorf("read item %d: %w", i, err))
 				return
 			}
-			if i&255 == 255 {
-				if err := ctx.Err(); err != nil {
-					yield(nil, fmt.Errorf("run pipeline: %w", err))
-					return
-				}
+			// Checked per item: one item can be costly (a $regex over
+			// 10,000 characters), and Err is cheap next to a step.
+			if err := ctx.Err(); err != nil {
+				yield(nil, fmt.Errorf("run pipeline: %w", err))
+				return
 			}
 			switch t := v.(type) {
 			case json.RawMessage:
@@ -204,8 +206,8 @@ func deref(s Step) Step {
 
 // compileStep prepares step i to run. Steps from Parse always compile;
 // checks here catch hand-built ones.
-func compileStep(i int, step Step) (stage, error) {
-	st, err := compileStage(i, step)
+func compileStep(i int, step Step, env *runEnv) (stage, error) {
+	st, err := compileStage(i, step, env)
 	if err != nil {
 		return nil, stepError(i, step, err)
 	}
@@ -241,20 +243,20 @@ func window(step Step) (skip, take int, ok bool) {
 	return 0, 0, false
 }
 
-func compileStage(i int, step Step) (stage, error) {
+func compileStage(i int, step Step, env *runEnv) (stage, error) {
 	switch s := step.(type) {
 	case Filter:
-		m, err := compileCond(s.Cond, 1)
+		m, err := compileCond(s.Cond, 1, env)
 		if err != nil {
 			return nil, err
 		}
-		return filterStage(m), nil
+		return filterStage(i, s, m, env), nil
 	case Search:
 		m, err := compileSearch(s)
 		if err != nil {
 			return nil, err
 		}
-		return filterStage(m), nil
+		return filterStage(i, s, m, env), nil
 	case Sort:
 		if err := checkSort(s); err != nil {
 			return nil, err
@@ -343,10 +345,16 @@ func each(in seq, f func(v any, yield func(any, error) bool) bool) seq {
 	}
 }
 
-func filterStage(m matcher) stage {
+// filterStage keeps the items m matches; it stops with env's error when a
+// matcher sets one.
+func filterStage(i int, step Step, m matcher, env *runEnv) stage {
 	return func(in seq) seq {
 		return each(in, func(v any, yield func(any, error) bool) bool {
-			return !m(v) || yield(v, nil)
+			ok := m(v)
+			if env.err != nil {
+				return yield(nil, stepError(i, step, env.err))
+			}
+			return !ok || yield(v, nil)
 		})
 	}
 }

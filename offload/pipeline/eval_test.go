@@ -390,6 +390,8 @@ func TestHandBuilt(t *testing.T) {
 		{"bad metric", []Step{GroupBy{Path: "a", Metrics: []Metric{{Name: "x", Func: "avg", Path: "b"}}}}, 0, 0, "unknown function"},
 		{"empty select", []Step{Select{}}, 0, 0, "field name"},
 		{"empty sort", []Step{Sort{}}, 0, 0, "sort needs"},
+		{"empty sort before limit", []Step{&Sort{}, &Limit{N: 1}}, 0, 0, "sort needs"},
+		{"pointer steps", []Step{&Sort{Keys: []SortKey{{Path: "id"}}}, &Limit{N: 1}, &Count{}, &Limit{N: 1}}, 0, 2, "last"},
 		{"empty search", []Step{Search{Query: " "}}, 0, 0, "query"},
 	}
 	for _, tt := range tests {
@@ -433,12 +435,15 @@ func TestHoldLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Items without "i", then two with: cheap to make a million of.
+	var plain any = 1.0
 	many := func(yield func(any, error) bool) {
-		for range MaxHeldItems + 1 {
-			if !yield(1.0, nil) {
+		for range MaxHeldItems - 1 {
+			if !yield(plain, nil) {
 				return
 			}
 		}
+		_ = yield(map[string]any{"i": 1.0}, nil) && yield(map[string]any{"i": 2.0}, nil)
 	}
 	_, err = p.Run(context.Background(), many)
 	var se *StepError
@@ -453,12 +458,11 @@ func TestHoldLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	read := 0
-	got, err := p.Run(context.Background(), countingSource(MaxHeldItems+1, &read))
+	got, err := p.Run(context.Background(), many)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := diff(roundTrip(t, got), mustDecode(t, fmt.Sprintf(`[{"i": %d}, {"i": %d}]`, MaxHeldItems, MaxHeldItems-1)), "top"); d != "" {
+	if d := diff(roundTrip(t, got), mustDecode(t, `[{"i": 2}, {"i": 1}]`), "top"); d != "" {
 		t.Error(d)
 	}
 }
@@ -526,4 +530,44 @@ func TestTopMatchesSort(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestPointerSteps(t *testing.T) {
+	p := &Pipeline{Steps: []Step{
+		&Filter{Cond: &Not{Cond: &FieldCond{Path: "author.name", Op: OpEq, Value: "Grace"}}},
+		&Sort{Keys: []SortKey{{Path: "year", Desc: true}}},
+		&Limit{N: 3},
+		&Select{Paths: []string{"id"}},
+	}}
+	got, err := p.Run(context.Background(), items(testData(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := ids(t, got); fmt.Sprint(g) != "[3 1 2]" {
+		t.Errorf("got ids %v, want [3 1 2]", g)
+	}
+}
+
+// TestRegexBudget checks that a run whose $regex matching takes too long
+// stops with a StepError; the budget here is spent before the first match.
+func TestRegexBudget(t *testing.T) {
+	env := &runEnv{regexLeft: -1}
+	step := Filter{Cond: FieldCond{Path: "title", Op: OpRegex, Value: "e"}}
+	st, err := compileStep(3, step, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []any
+	for v, err := range st(items(testData(t))) {
+		if err != nil {
+			var se *StepError
+			if !errors.As(err, &se) || se.Index != 3 || se.Step != "filter" || !strings.Contains(se.Problem, "spent more than") {
+				t.Fatalf("got %v, want a StepError for step 3 about time spent", err)
+			}
+			checkExample(t, se)
+			return
+		}
+		got = append(got, v)
+	}
+	t.Fatalf("no error; got %d items", len(got))
 }

@@ -9,9 +9,11 @@ import (
 	"maps"
 	"math"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -26,6 +28,12 @@ const (
 	MaxRegexLength = 1_000
 	// MaxRegexInput is how many leading characters of a value $regex reads.
 	MaxRegexInput = 10_000
+	// MaxRegexProgram bounds the size of a $regex's compiled program, which
+	// is the factor in RE2's linear matching time.
+	MaxRegexProgram = 1_000
+	// MaxRegexTime is how long the $regex conditions of one run may spend
+	// matching in all.
+	MaxRegexTime = 10 * time.Second
 	// MaxSample is the largest sample.
 	MaxSample = 10_000
 	// MaxHeldItems is the most items (or groups, or remembered values) one
@@ -425,6 +433,9 @@ func checkOpValue(path string, op Op, v any) error {
 		if _, err := regexp.Compile(s); err != nil {
 			return problemf("the $regex pattern is not valid RE2 syntax (%v); RE2 has no backreferences or lookaround", err)
 		}
+		if n := programSize(s); n > MaxRegexProgram {
+			return problemf("the $regex pattern compiles to %d instructions, more than the %d allowed; use fewer and smaller counted repeats and alternatives", n, MaxRegexProgram)
+		}
 		return nil
 	case OpExists:
 		if _, ok := v.(bool); ok {
@@ -821,4 +832,18 @@ func tooDeep(v any, max int) bool {
 		}
 	}
 	return false
+}
+
+// programSize is the number of instructions the pattern compiles to; the
+// pattern is known to compile.
+func programSize(pattern string) int {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return 0
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return 0
+	}
+	return len(prog.Inst)
 }

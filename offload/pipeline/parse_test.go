@@ -94,6 +94,7 @@ func TestParseErrors(t *testing.T) {
 		{"$regex backreference", `[{"filter": {"a": {"$regex": "(a)\\1"}}}]`, 0, "filter", "no backreferences", ""},
 		{"$regex lookahead", `[{"filter": {"a": {"$regex": "a(?=b)"}}}]`, 0, "filter", "not valid RE2", ""},
 		{"$regex too long", `[{"filter": {"a": {"$regex": "` + strings.Repeat("a", MaxRegexLength+1) + `"}}}]`, 0, "filter", "more than the 1000 allowed", ""},
+		{"$regex program too big", `[{"filter": {"a": {"$regex": "(?:\\w+\\s*){300}"}}}]`, 0, "filter", "instructions, more than the 1000 allowed", ""},
 		{"$regex not a string", `[{"filter": {"a": {"$regex": 5}}}]`, 0, "filter", "pattern string", ""},
 		{"$or not an array", `[{"filter": {"$or": {"a": 1}}}]`, 0, "filter", "takes an array of conditions", `{"$or":[{"a":1}]}`},
 		{"$nor", `[{"filter": {"$nor": [{"a": 1}]}}]`, 0, "filter", "no $nor", `{"$not":{"$or":[{"a":1}]}}`},
