@@ -45,7 +45,7 @@ const Description = "Run a pipeline of steps over a stored list in one call, so 
 	"count returns {\"count\": n}. With save_as: \"name\", the full result is stored as workspace saved_<name>, " +
 	"explorable with these same tools, and its notice is returned instead.\n" +
 	"\n" +
-	"Limits: 64 steps; $and/$or/$not nested 32 deep; sample up to 10000; sort, group_by, unique and the result hold at most 1000000 items. " +
+	"Limits: 64 steps; 1000 conditions per filter, $and/$or/$not nested 32 deep; sample up to 10000; sort, group_by, unique and the result hold at most 1000000 items. " +
 	"Paths always split at dots, so a later step cannot reach a dotted group_by column such as \"author.name\"; sort on the metrics instead.\n" +
 	"\n" +
 	"Example, the five most cited categories since 2023: " +

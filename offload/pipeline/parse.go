@@ -48,6 +48,9 @@ const (
 	maxSortKeys = 16
 	maxFields   = 256
 	maxMetrics  = 64
+	// maxConditions bounds the field conditions of one filter, each tested
+	// on every item.
+	maxConditions = 1_000
 	// maxJSONDepth bounds the nesting of the steps argument. It leaves room
 	// for MaxConditionDepth levels of $and (two JSON levels each) and keeps
 	// the cost of error messages, which re-parse parts of a step, small.
@@ -239,7 +242,32 @@ func parseFilter(arg any) (Step, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n := countConds(c); n > maxConditions {
+		return nil, problemf("the filter has %d conditions, more than the %d allowed; to match any of many values use {\"field\": {\"$in\": [...]}}", n, maxConditions)
+	}
 	return Filter{Cond: c}, nil
+}
+
+// countConds counts the field conditions in c; each one costs a test per
+// item.
+func countConds(c Cond) int {
+	switch t := c.(type) {
+	case And:
+		n := 0
+		for _, x := range t.Conds {
+			n += countConds(x)
+		}
+		return n
+	case Or:
+		n := 0
+		for _, x := range t.Conds {
+			n += countConds(x)
+		}
+		return n
+	case Not:
+		return countConds(t.Cond)
+	}
+	return 1
 }
 
 // parseCond reads a condition object at nesting depth.

@@ -102,6 +102,7 @@ func TestParseErrors(t *testing.T) {
 		{"field operator at top", `[{"filter": {"$gte": 5}}]`, 0, "filter", "goes inside", `{"year":{"$gte":5}}`},
 		{"operators mixed with keys", `[{"filter": {"author": {"$exists": true, "name": "x"}}}]`, 0, "filter", `"author.name"`, ""},
 		{"nested too deep", `[{"filter": ` + deepNot + `}]`, 0, "filter", "more than 32 levels", ""},
+		{"too many conditions", `[{"filter": {"$or": [` + strings.TrimSuffix(strings.Repeat(`{"a": 1},`, 1001), ",") + `]}}]`, 0, "filter", "use {\"field\": {\"$in\"", ""},
 		{"empty field name", `[{"filter": {"": 1}}]`, 0, "filter", "empty", ""},
 		{"long field name", `[{"unique": "` + strings.Repeat("a", 300) + `"}]`, 0, "unique", "longer than", ""},
 		{"search empty", `[{"search": " "}]`, 0, "search", "non-empty query", ""},
