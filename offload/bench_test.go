@@ -1,0 +1,175 @@
+package offload_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxkit/ctxkit/offload"
+	"github.com/ctxkit/ctxkit/store/sqlitestore"
+)
+
+// The engine benchmarks run on the default store (SQLite). By default they
+// use a tenth of the sizes in the targets; CTXKIT_BENCH_FULL=1 runs the real
+// sizes: a 100,000-item (~40 MB) list and a 50 MB text.
+func benchSizes() (items, textBytes int) {
+	if os.Getenv("CTXKIT_BENCH_FULL") != "" {
+		return 100_000, 50 << 20
+	}
+	return 10_000, 5 << 20
+}
+
+var words = strings.Fields(`the of and to in is for on that with as by this from at be are or an it
+not which have has was were can will more data model system query index search result page token
+context agent tool store memory vector graph table stream cache error timeout latency throughput
+parser schema field value record batch window offset limit filter group count sort order sample`)
+
+// benchList returns n JSON items of about 400 bytes each.
+func benchList(n int) []byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	cats := []string{"ml", "db", "os", "net", "ui", "sec", "hpc", "pl"}
+	items := make([]map[string]any, n)
+	for i := range items {
+		body := make([]string, 30)
+		for j := range body {
+			body[j] = words[r.IntN(len(words))]
+		}
+		items[i] = map[string]any{
+			"id": i, "title": fmt.Sprintf("%s %s %s %d", words[r.IntN(len(words))], words[r.IntN(len(words))], words[r.IntN(len(words))], i),
+			"body": strings.Join(body, " "), "category": cats[r.IntN(len(cats))], "score": float64(r.IntN(10000)) / 100,
+			"year": 2000 + r.IntN(26), "tags": []string{cats[r.IntN(len(cats))], words[r.IntN(len(words))]},
+			"author": map[string]any{"name": fmt.Sprintf("author%d", r.IntN(500)), "h": r.IntN(80)},
+		}
+	}
+	b, _ := json.Marshal(items)
+	return b
+}
+
+// benchText returns about size bytes of paragraphs.
+func benchText(size int) []byte {
+	r := rand.New(rand.NewPCG(3, 4))
+	var b strings.Builder
+	b.Grow(size + 1000)
+	for b.Len() < size {
+		for range 5 + r.IntN(10) {
+			b.WriteString(words[r.IntN(len(words))])
+			b.WriteByte(' ')
+		}
+		b.WriteString("end.\n")
+		if r.IntN(4) == 0 {
+			b.WriteByte('\n')
+		}
+	}
+	return []byte(b.String())
+}
+
+func benchEngine(b *testing.B) *offload.Engine {
+	b.Helper()
+	s, err := sqlitestore.Open(b.Context(), filepath.Join(b.TempDir(), "bench.db"), sqlitestore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return offload.New(s, offload.WithTTL(-1))
+}
+
+func dispatch(b *testing.B, e *offload.Engine, tool string, args any) {
+	res := e.Dispatch(b.Context(), tool, args)
+	if res.IsError {
+		b.Fatalf("%s: %s", tool, res.Output)
+	}
+}
+
+func BenchmarkPutList(b *testing.B) {
+	n, _ := benchSizes()
+	data := benchList(n)
+	e := benchEngine(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.Put(b.Context(), data, offload.PutOptions{Producer: "bench", ID: "list"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// listEngine stores the benchmark list once for the read benchmarks.
+func listEngine(b *testing.B) *offload.Engine {
+	n, _ := benchSizes()
+	e := benchEngine(b)
+	if _, err := e.Put(b.Context(), benchList(n), offload.PutOptions{Producer: "bench", ID: "list"}); err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+func BenchmarkPipeFilterGroupSort(b *testing.B) {
+	e := listEngine(b)
+	args := `{"workspace_id":"list","steps":[{"filter":{"year":{"$gte":2010},"category":{"$in":["ml","db","os"]}}},{"group_by":{"field":"author.name","metrics":{"n":"count","avg":"mean:score"}}},{"sort":{"field":"n","order":"desc"}},{"limit":10}]}`
+	b.ReportAllocs()
+	for b.Loop() {
+		dispatch(b, e, "result_pipe", args)
+	}
+}
+
+func BenchmarkSearchTop10(b *testing.B) {
+	e := listEngine(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		dispatch(b, e, "result_search", `{"workspace_id":"list","query":"latency timeout","max_results":10}`)
+	}
+}
+
+func BenchmarkPaginateDeep(b *testing.B) {
+	n, _ := benchSizes()
+	e := listEngine(b)
+	args := fmt.Sprintf(`{"workspace_id":"list","page":%d,"size":20}`, n/20-5)
+	b.ReportAllocs()
+	for b.Loop() {
+		dispatch(b, e, "result_paginate", args)
+	}
+}
+
+func BenchmarkPutText(b *testing.B) {
+	_, size := benchSizes()
+	data := benchText(size)
+	e := benchEngine(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.Put(b.Context(), data, offload.PutOptions{Producer: "bench", ID: "text"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func textEngine(b *testing.B) *offload.Engine {
+	_, size := benchSizes()
+	e := benchEngine(b)
+	if _, err := e.Put(b.Context(), benchText(size), offload.PutOptions{Producer: "bench", ID: "text"}); err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+func BenchmarkSearchInText(b *testing.B) {
+	e := textEngine(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		dispatch(b, e, "result_search_in_text", `{"workspace_id":"text","query":"throughput latency","max_results":5}`)
+	}
+}
+
+func BenchmarkReadPage(b *testing.B) {
+	e := textEngine(b)
+	_, size := benchSizes()
+	args := fmt.Sprintf(`{"workspace_id":"text","page":%d}`, size/6000-3)
+	b.ReportAllocs()
+	for b.Loop() {
+		dispatch(b, e, "result_read_page", args)
+	}
+}
