@@ -91,6 +91,10 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
+		slow, err := decodeNumbers(data)
+		if err != nil || !equal(v, slow) {
+			t.Fatalf("Decode(%q) = %v, but decodeNumbers gives %v, %v", data, v, slow, err)
+		}
 		b, err := json.Marshal(v)
 		if err != nil {
 			t.Fatalf("decoded %q cannot be marshalled: %v", data, err)

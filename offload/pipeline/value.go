@@ -20,6 +20,37 @@ import (
 // that they keep every digit. Strings, booleans and null are string, bool and
 // nil. Text after the value is an error.
 func Decode(data []byte) (any, error) {
+	// Without a run of 16 digits, no number can be an integer a float64
+	// rounds, and plain Unmarshal, which is faster, gives the same value.
+	if !longDigitRun(data) {
+		var v any
+		if err := json.Unmarshal(data, &v); err == nil {
+			return v, nil
+		}
+		// Out-of-range numbers fail here but not below; syntax errors fail
+		// both ways, with the same message.
+	}
+	return decodeNumbers(data)
+}
+
+// longDigitRun reports whether data holds 16 or more digits in a row.
+func longDigitRun(data []byte) bool {
+	run := 0
+	for _, c := range data {
+		if '0' <= c && c <= '9' {
+			if run++; run >= 16 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
+}
+
+// decodeNumbers is Decode keeping every number's text until it knows the
+// number's form.
+func decodeNumbers(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
