@@ -173,7 +173,7 @@ func kind(v any) string {
 	case string:
 		return fmt.Sprintf("the string %s", short(v))
 	case []any:
-		return "an array"
+		return fmt.Sprintf("an array of length %d", len(t))
 	case map[string]any:
 		return "an object"
 	}

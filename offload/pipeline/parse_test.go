@@ -3,7 +3,9 @@ package pipeline
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -50,17 +52,20 @@ func TestParseAST(t *testing.T) {
 	}
 }
 
-func TestParseErrors(t *testing.T) {
+// parseErrorCase is a bad pipeline and what Parse must say about it.
+type parseErrorCase struct {
+	name    string
+	steps   string
+	index   int
+	step    string
+	problem string // a fragment of Problem
+	example string // a fragment of Example, if it should be tailored
+}
+
+func parseErrorCases() []parseErrorCase {
 	deepNot := strings.Repeat(`{"$not": `, MaxConditionDepth+1) + `{"a": 1}` + strings.Repeat(`}`, MaxConditionDepth+1)
 	tooMany := "[" + strings.TrimSuffix(strings.Repeat(`{"limit": 1},`, MaxSteps+1), ",") + "]"
-	tests := []struct {
-		name    string
-		steps   string
-		index   int
-		step    string
-		problem string // a fragment of Problem
-		example string // a fragment of Example, if it should be tailored
-	}{
+	return []parseErrorCase{
 		{"missing", ``, -1, "", "missing", ""},
 		{"null", `null`, -1, "", "missing", ""},
 		{"not JSON", `[{"limit": 1}`, -1, "", "not valid JSON", ""},
@@ -144,7 +149,10 @@ func TestParseErrors(t *testing.T) {
 		{"count false", `[{"count": false}]`, 0, "count", "takes true", ""},
 		{"count not last", `[{"count": true}, {"limit": 1}]`, 0, "count", "last step", ""},
 	}
-	for _, tt := range tests {
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tt := range parseErrorCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse(json.RawMessage(tt.steps))
 			var se *StepError
@@ -170,6 +178,37 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("Error() = %q, want it to start with %q and hold the example", msg, prefix)
 			}
 		})
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// TestErrorMessagesGolden keeps every message of the error table in one
+// file, so that a change of wording shows in review as the model will see it.
+func TestErrorMessagesGolden(t *testing.T) {
+	var b strings.Builder
+	for _, tt := range parseErrorCases() {
+		_, err := Parse(json.RawMessage(tt.steps))
+		fmt.Fprintf(&b, "%s\n\t%v\n", tt.name, err)
+	}
+	const golden = "testdata/errors.golden"
+	if *update {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got := b.String(); got != string(want) {
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("messages differ from %s at line %d (go test -update rewrites it):\n got  %s\n want %s", golden, i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("messages differ from %s in length: %d lines, want %d", golden, len(gl), len(wl))
 	}
 }
 
