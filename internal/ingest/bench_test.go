@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // benchItem is a record shaped like a typical API result: an issue with a
@@ -71,13 +72,23 @@ func BenchmarkParseArray(b *testing.B) {
 		b.Run(fmt.Sprintf("indent=%v", indent), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
+			cpu := processCPU()
 			for b.Loop() {
 				res, err := Parse(data)
 				if err != nil || res.Items != 100_000 {
 					b.Fatal(res.Items, err)
 				}
 			}
+			reportCPU(b, cpu)
 		})
+	}
+}
+
+// reportCPU reports the process CPU time per iteration since start, which
+// includes the garbage collector's work on the other core.
+func reportCPU(b *testing.B, start time.Duration) {
+	if start > 0 {
+		b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
 	}
 }
 
@@ -87,6 +98,7 @@ func BenchmarkDecoderSplit(b *testing.B) {
 	data := benchArray(b, 100_000, false)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
+	cpu := processCPU()
 	for b.Loop() {
 		dec := json.NewDecoder(bytes.NewReader(data))
 		if _, err := dec.Token(); err != nil {
@@ -103,5 +115,52 @@ func BenchmarkDecoderSplit(b *testing.B) {
 		if len(items) != 100_000 {
 			b.Fatal(len(items))
 		}
+	}
+	reportCPU(b, cpu)
+}
+
+// benchRows converts benchArray's items to CSV rows, or NDJSON lines.
+func benchRows(tb testing.TB, n int, csv bool) []byte {
+	tb.Helper()
+	var items []map[string]any
+	if err := json.Unmarshal(benchArray(tb, n, false), &items); err != nil {
+		tb.Fatal(err)
+	}
+	var b bytes.Buffer
+	if csv {
+		b.WriteString("id,number,title,state,author,comments,score,created_at,body\n")
+	}
+	for _, it := range items {
+		if csv {
+			fmt.Fprintf(&b, "%v,%v,%q,%v,%v,%v,%v,%v,%q\n", it["id"], it["number"], it["title"], it["state"],
+				it["author"].(map[string]any)["login"], it["comments"], it["score"], it["created_at"], it["body"])
+			continue
+		}
+		line, err := json.Marshal(it)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// BenchmarkParseTable parses a 100,000-row CSV and the same records as NDJSON.
+func BenchmarkParseTable(b *testing.B) {
+	for _, format := range []string{FormatCSV, FormatNDJSON} {
+		data := benchRows(b, 100_000, format == FormatCSV)
+		b.Run(format, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			cpu := processCPU()
+			for b.Loop() {
+				res, err := Parse(data)
+				if err != nil || res.Items != 100_000 || res.Format != format {
+					b.Fatal(res.Format, res.Items, err)
+				}
+			}
+			reportCPU(b, cpu)
+		})
 	}
 }

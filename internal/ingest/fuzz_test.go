@@ -74,7 +74,7 @@ func FuzzValid(f *testing.F) {
 			return
 		}
 		data = trimSpace(data)
-		compact := appendCompact(nil, data)
+		compact := appendCompact(nil, data, true)
 		if !json.Valid(compact) || !utf8.Valid(compact) {
 			t.Fatalf("appendCompact(%q) = %q is not valid", data, compact)
 		}
@@ -90,6 +90,9 @@ func FuzzValid(f *testing.F) {
 		v := validator{data: data}
 		if v.value(0, 0) != len(data) {
 			t.Fatalf("value(%q) did not end at the end", data)
+		}
+		if !bytes.Equal(appendCompact(nil, data, !utf8.Valid(data)), compact) {
+			t.Fatalf("appendCompact without fixing valid UTF-8 changed %q", data)
 		}
 		if (v.space || v.high && !utf8.Valid(data)) != !bytes.Equal(compact, data) {
 			t.Fatalf("rewrite flags (space %v, high %v) disagree with compaction of %q", v.space, v.high, data)

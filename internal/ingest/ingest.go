@@ -292,8 +292,8 @@ func (o ParseOptions) splitArray(data []byte) (items []json.RawMessage, ok bool,
 			return nil, false, fmt.Errorf("%w: more than %d items", ErrTooLarge, o.MaxItems)
 		}
 		span := data[i:end]
-		if v.space || v.high && !utf8.Valid(span) {
-			span = a.add(span)
+		if fix := v.high && !utf8.Valid(span); v.space || fix {
+			span = a.add(span, fix)
 		}
 		items = append(items, span)
 		j := skipSpace(data, end)
@@ -318,11 +318,11 @@ func validCompact(data []byte, a *arena) (json.RawMessage, bool) {
 	if v.value(0, 0) != len(data) {
 		return nil, false
 	}
-	if v.space || v.high && !utf8.Valid(data) {
+	if fix := v.high && !utf8.Valid(data); v.space || fix {
 		if a == nil {
-			return appendCompact(make([]byte, 0, len(data)), data), true
+			return appendCompact(make([]byte, 0, len(data)), data, fix), true
 		}
-		return a.add(data), true
+		return a.add(data, fix), true
 	}
 	return data, true
 }

@@ -89,21 +89,30 @@ func scanValue(data []byte, i int) (end, stop int) {
 }
 
 // appendCompact appends the JSON value v to dst without whitespace between
-// tokens and with every invalid UTF-8 byte inside strings replaced by U+FFFD,
-// so the result is compact, valid UTF-8 and means the same as v.
-func appendCompact(dst, v []byte) []byte {
+// tokens and, when fixUTF8 is set, with every invalid UTF-8 byte inside
+// strings replaced by U+FFFD, so the result is compact, valid UTF-8 and
+// means the same as v. (Outside strings, valid JSON is ASCII.)
+func appendCompact(dst, v []byte, fixUTF8 bool) []byte {
 	for i := 0; i < len(v); {
-		c := v[i]
-		switch {
+		switch c := v[i]; {
 		case c == '"':
 			j := scanString(v, i+1)
-			dst = appendValidUTF8(dst, v[i:j])
+			if fixUTF8 {
+				dst = appendValidUTF8(dst, v[i:j])
+			} else {
+				dst = append(dst, v[i:j]...)
+			}
 			i = j
 		case isSpace(c):
-			i++
+			i = skipSpace(v, i+1)
 		default:
-			dst = append(dst, c)
-			i++
+			// Copy a run of tokens (punctuation, numbers, literals) at once.
+			j := i + 1
+			for j < len(v) && v[j] != '"' && !isSpace(v[j]) {
+				j++
+			}
+			dst = append(dst, v[i:j]...)
+			i = j
 		}
 	}
 	return dst
@@ -146,15 +155,16 @@ type arena struct {
 
 const arenaBlock = 1 << 20
 
-// add appends the compact form of v and returns it as its own slice.
-func (a *arena) add(v []byte) []byte {
+// add appends the compact form of v (see appendCompact) and returns it as
+// its own slice.
+func (a *arena) add(v []byte, fixUTF8 bool) []byte {
 	// Compaction only shrinks a value, except that each invalid UTF-8 byte
 	// grows to three; append copes with that case by reallocating.
 	if cap(a.buf)-len(a.buf) < len(v) {
 		a.buf = make([]byte, 0, max(arenaBlock, len(v)))
 	}
 	start := len(a.buf)
-	a.buf = appendCompact(a.buf, v)
+	a.buf = appendCompact(a.buf, v, fixUTF8)
 	return a.buf[start:len(a.buf):len(a.buf)]
 }
 

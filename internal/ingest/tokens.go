@@ -7,7 +7,7 @@ import (
 
 // EstimateTokens approximates how many tokens data costs in a model's
 // context, without a tokenizer. A flat chars/4 is right for English prose,
-// but it is 10–25 % low for JSON, about half the true count for CSV tables
+// but it is up to 27 % low for JSON, about half the true count for CSV tables
 // of ids and hashes, and less than half for CJK text. So EstimateTokens walks
 // data once and charges runs of characters by class, the way BPE tokenizers
 // split text before merging:
