@@ -45,6 +45,12 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse modified its input")
 		}
 		checkResult(t, raw, res)
+		if res.Content.Items != nil {
+			out, err := json.Marshal(res.Content.Items)
+			if err != nil || !json.Valid(out) {
+				t.Fatalf("items do not marshal to valid JSON: %v", err)
+			}
+		}
 
 		limited, err := ParseOptions{MaxItems: 2}.Parse(raw)
 		switch {
