@@ -24,71 +24,65 @@ const itemBatch = 128
 const maxSeq = 1<<32 - 1
 
 // insertItems inserts items as the list's items from position idx on, with
-// sequence numbers from seq on, and indexes their text. The index is
-// written by one INSERT … SELECT after the rows: FTS5 flushes its in-memory
-// index at every statement of a transaction that writes it, so indexing row
-// by row would write thousands of tiny segments and then merge them.
-func insertItems(ctx context.Context, tx *sql.Tx, key, seq int64, idx int, items [][]byte) error {
+// sequence numbers from seq on, and indexes them with their terms. The
+// index is fed by one INSERT … SELECT after the rows (see stager).
+func (s *Store) insertItems(t *txn, key, seq int64, idx int, items [][]byte, terms []string) error {
 	if len(items) == 0 {
 		return nil
 	}
 	if seq+int64(len(items)) > maxSeq {
 		return fmt.Errorf("list would exceed %d items ever added", maxSeq)
 	}
-	stmtFor := func(n int) (*sql.Stmt, error) {
-		q := `INSERT INTO items (id, ws, idx, data) VALUES ` + strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?),`, n), ",")
-		return tx.PrepareContext(ctx, q)
-	}
 	var full *sql.Stmt
 	args := make([]any, 0, 4*itemBatch)
 	for start := 0; start < len(items); start += itemBatch {
 		end := min(start+itemBatch, len(items))
-		var st *sql.Stmt
-		var err error
-		if end-start == itemBatch {
-			if full == nil {
-				if full, err = stmtFor(itemBatch); err != nil {
-					return err
-				}
-				defer full.Close()
-			}
-			st = full
-		} else {
-			if st, err = stmtFor(end - start); err != nil {
-				return err
-			}
-			defer st.Close()
-		}
 		args = args[:0]
 		for i := start; i < end; i++ {
 			args = append(args, idBase(key)+seq+int64(i), key, idx+i, string(items[i]))
 		}
-		if _, err := st.ExecContext(ctx, args...); err != nil {
+		var err error
+		if end-start == itemBatch {
+			if full == nil {
+				if full, err = t.tx.PrepareContext(t.ctx, insertItemsSQL(itemBatch)); err != nil {
+					return err
+				}
+				defer full.Close()
+			}
+			_, err = full.ExecContext(t.ctx, args...)
+		} else {
+			_, err = t.exec(insertItemsSQL(end-start), args...)
+		}
+		if err != nil {
 			return fmt.Errorf("insert items %d to %d: %w", idx+start, idx+end-1, err)
 		}
 	}
 	lo := idBase(key) + seq
-	if _, err := tx.ExecContext(ctx, `INSERT INTO items_fts (rowid, text)
-		SELECT id, ctxkit_text(data) FROM items WHERE id >= ? AND id < ?`, lo, lo+int64(len(items))); err != nil {
+	s.staged.set(terms)
+	defer s.staged.set(nil)
+	if _, err := t.exec(qIndexItems, lo, lo+int64(len(items))); err != nil {
 		return fmt.Errorf("index items: %w", err)
 	}
 	return nil
 }
 
+func insertItemsSQL(n int) string {
+	return `INSERT INTO items (id, ws, idx, data) VALUES ` + strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?),`, n), ",")
+}
+
 // setListCounts records a list's new size after a mutation and forgets its
 // original bytes, which no longer match it. Chars becomes the size of the
 // list serialised as a JSON array, and Tokens keeps its ratio to Chars.
-func setListCounts(ctx context.Context, tx *sql.Tx, ref *wsRef, items int, itemChars, nextSeq int64) error {
+func setListCounts(t *txn, ref *wsRef, items int, itemChars, nextSeq int64) error {
 	chars := itemChars + 2 + int64(max(items-1, 0))
 	tokens := int(chars / 4)
 	if ref.chars > 0 {
 		tokens = int(math.Round(float64(ref.tokens) * float64(chars) / float64(ref.chars)))
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE workspaces SET items = ?, item_chars = ?, next_seq = ?, chars = ?, tokens = ?
-		WHERE key = ?`, items, itemChars, nextSeq, chars, tokens, ref.key); err != nil {
+	if _, err := t.exec(qListSize, items, itemChars, nextSeq, chars, tokens, ref.key); err != nil {
 		return fmt.Errorf("update list size: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM blobs WHERE ws = ?`, ref.key); err != nil {
+	if _, err := t.exec(qDeleteBlobs, ref.key); err != nil {
 		return fmt.Errorf("drop original bytes: %w", err)
 	}
 	return nil
@@ -97,9 +91,9 @@ func setListCounts(ctx context.Context, tx *sql.Tx, ref *wsRef, items int, itemC
 // Items returns up to limit items from offset.
 func (s *Store) Items(ctx context.Context, id string, offset, limit int) ([]json.RawMessage, error) {
 	var out []json.RawMessage
-	err := s.read(ctx, func(tx *sql.Tx) error {
+	err := s.read(ctx, func(t *txn) error {
 		out = nil
-		ref, err := lookup(ctx, tx, id, store.ShapeList)
+		ref, err := lookup(t, id, store.ShapeList)
 		if err != nil {
 			return err
 		}
@@ -110,8 +104,7 @@ func (s *Store) Items(ctx context.Context, id string, offset, limit int) ([]json
 		if n <= 0 {
 			return nil
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT data FROM items WHERE ws = ? AND idx >= ? ORDER BY idx LIMIT ?`,
-			ref.key, offset, n)
+		rows, err := t.query(qItemsPage, ref.key, offset, n)
 		if err != nil {
 			return err
 		}
@@ -146,10 +139,10 @@ func (s *Store) ScanItems(ctx context.Context, id string) iter.Seq2[json.RawMess
 			if tx, err = s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}); err != nil {
 				return err
 			}
-			ref, err := lookup(ctx, tx, id, store.ShapeList)
+			t := &txn{ctx: ctx, tx: tx, stmts: s.rst}
+			ref, err := lookup(t, id, store.ShapeList)
 			if err == nil {
-				rows, err = tx.QueryContext(ctx, `SELECT data FROM items WHERE id >= ? AND id < ? ORDER BY id`,
-					idBase(ref.key), idBase(ref.key+1))
+				rows, err = t.query(qItemsAll, idBase(ref.key), idBase(ref.key+1))
 			}
 			if err != nil {
 				tx.Rollback()
@@ -182,26 +175,27 @@ func (s *Store) ScanItems(ctx context.Context, id string) iter.Seq2[json.RawMess
 
 // AppendItems adds items at the end.
 func (s *Store) AppendItems(ctx context.Context, id string, items []json.RawMessage) error {
-	valid, chars, err := validateItems(items)
+	p, err := prepareItems(items)
 	if err != nil {
 		return fmt.Errorf("append to %q: %w", id, err)
 	}
-	if len(valid) == 0 {
-		return s.read(ctx, func(tx *sql.Tx) error {
-			_, err := lookup(ctx, tx, id, store.ShapeList)
+	if len(p.data) == 0 {
+		err = s.read(ctx, func(t *txn) error {
+			_, err := lookup(t, id, store.ShapeList)
 			return err
 		})
+	} else {
+		err = s.write(ctx, func(t *txn) error {
+			ref, err := lookup(t, id, store.ShapeList)
+			if err != nil {
+				return err
+			}
+			if err := s.insertItems(t, ref.key, ref.nextSeq, ref.items, p.data, p.terms); err != nil {
+				return err
+			}
+			return setListCounts(t, ref, ref.items+len(p.data), ref.itemChars+p.chars, ref.nextSeq+int64(len(p.data)))
+		})
 	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
-		ref, err := lookup(ctx, tx, id, store.ShapeList)
-		if err != nil {
-			return err
-		}
-		if err := insertItems(ctx, tx, ref.key, ref.nextSeq, ref.items, valid); err != nil {
-			return err
-		}
-		return setListCounts(ctx, tx, ref, ref.items+len(valid), ref.itemChars+chars, ref.nextSeq+int64(len(valid)))
-	})
 	if err != nil {
 		return fmt.Errorf("append to %q: %w", id, err)
 	}
@@ -213,8 +207,8 @@ func (s *Store) UpdateItem(ctx context.Context, id string, index int, item json.
 	if err := validJSON(item); err != nil {
 		return fmt.Errorf("update item %d of %q: %w", index, id, err)
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		return replaceItem(ctx, tx, id, index, func([]byte) ([]byte, error) { return item, nil })
+	err := s.write(ctx, func(t *txn) error {
+		return replaceItem(t, id, index, func([]byte) ([]byte, error) { return item, nil })
 	})
 	if err != nil {
 		return fmt.Errorf("update item %d of %q: %w", index, id, err)
@@ -227,8 +221,8 @@ func (s *Store) PatchItem(ctx context.Context, id string, index int, patch json.
 	if !isJSONObject(patch) {
 		return fmt.Errorf("patch item %d of %q: patch: %w", index, id, errNotObject)
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		return replaceItem(ctx, tx, id, index, func(old []byte) ([]byte, error) {
+	err := s.write(ctx, func(t *txn) error {
+		return replaceItem(t, id, index, func(old []byte) ([]byte, error) {
 			return mergePatch(old, patch)
 		})
 	})
@@ -240,8 +234,8 @@ func (s *Store) PatchItem(ctx context.Context, id string, index int, patch json.
 
 // replaceItem replaces the item at index with change(item), keeping its id
 // (and so its place in id order), and reindexes it.
-func replaceItem(ctx context.Context, tx *sql.Tx, id string, index int, change func([]byte) ([]byte, error)) error {
-	ref, err := lookup(ctx, tx, id, store.ShapeList)
+func replaceItem(t *txn, id string, index int, change func([]byte) ([]byte, error)) error {
+	ref, err := lookup(t, id, store.ShapeList)
 	if err != nil {
 		return err
 	}
@@ -250,25 +244,24 @@ func replaceItem(ctx context.Context, tx *sql.Tx, id string, index int, change f
 	}
 	var itemID int64
 	var old []byte
-	if err := tx.QueryRowContext(ctx, `SELECT id, data FROM items WHERE ws = ? AND idx = ?`, ref.key, index).
-		Scan(&itemID, &old); err != nil {
+	if err := t.queryRow(qItemAt, ref.key, index).Scan(&itemID, &old); err != nil {
 		return fmt.Errorf("read item: %w", err)
 	}
 	item, err := change(old)
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE items SET data = ? WHERE id = ?`, string(item), itemID); err != nil {
+	if _, err := t.exec(qUpdateItem, string(item), itemID); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM items_fts WHERE rowid = ?`, itemID); err != nil {
+	if _, err := t.exec(qUnindexItem, itemID); err != nil {
 		return fmt.Errorf("unindex item: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO items_fts (rowid, text) VALUES (?, ctxkit_text(?))`, itemID, string(item)); err != nil {
+	if _, err := t.exec(qIndexItem, itemID, itemIndexTerms(item)); err != nil {
 		return fmt.Errorf("index item: %w", err)
 	}
 	chars := ref.itemChars - int64(utf8.RuneCount(old)) + int64(utf8.RuneCount(item))
-	return setListCounts(ctx, tx, ref, ref.items, chars, ref.nextSeq)
+	return setListCounts(t, ref, ref.items, chars, ref.nextSeq)
 }
 
 // DeleteItems removes the items at the given indexes; later items move up.
@@ -278,13 +271,13 @@ func (s *Store) DeleteItems(ctx context.Context, id string, indexes []int) error
 	slices.Sort(del)
 	del = slices.Compact(del)
 	if len(del) == 0 {
-		return s.read(ctx, func(tx *sql.Tx) error {
-			_, err := lookup(ctx, tx, id, store.ShapeList)
+		return s.read(ctx, func(t *txn) error {
+			_, err := lookup(t, id, store.ShapeList)
 			return err
 		})
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		ref, err := lookup(ctx, tx, id, store.ShapeList)
+	err := s.write(ctx, func(t *txn) error {
+		ref, err := lookup(t, id, store.ShapeList)
 		if err != nil {
 			return err
 		}
@@ -299,8 +292,7 @@ func (s *Store) DeleteItems(ctx context.Context, id string, indexes []int) error
 		if err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id, data FROM items
-			WHERE ws = ? AND idx IN (SELECT value FROM json_each(?))`, ref.key, string(positions))
+		rows, err := t.query(qItemsAt, ref.key, string(positions))
 		if err != nil {
 			return err
 		}
@@ -326,19 +318,14 @@ func (s *Store) DeleteItems(ctx context.Context, id string, indexes []int) error
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM items_fts WHERE rowid IN (SELECT value FROM json_each(?))`, string(idList)); err != nil {
+		if _, err := t.exec(qUnindexSome, string(idList)); err != nil {
 			return fmt.Errorf("unindex items: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM items WHERE id IN (SELECT value FROM json_each(?))`, string(idList)); err != nil {
+		if _, err := t.exec(qDeleteItems, string(idList)); err != nil {
 			return err
 		}
 		// Items between two deleted positions move up by the number of
 		// deletions before them.
-		shift, err := tx.PrepareContext(ctx, `UPDATE items SET idx = idx - ? WHERE ws = ? AND idx > ? AND idx < ?`)
-		if err != nil {
-			return err
-		}
-		defer shift.Close()
 		for j, d := range del {
 			next := ref.items
 			if j+1 < len(del) {
@@ -347,11 +334,11 @@ func (s *Store) DeleteItems(ctx context.Context, id string, indexes []int) error
 			if next == d+1 {
 				continue
 			}
-			if _, err := shift.ExecContext(ctx, j+1, ref.key, d, next); err != nil {
+			if _, err := t.exec(qShiftItems, j+1, ref.key, d, next); err != nil {
 				return fmt.Errorf("renumber items: %w", err)
 			}
 		}
-		return setListCounts(ctx, tx, ref, ref.items-len(del), ref.itemChars-chars, ref.nextSeq)
+		return setListCounts(t, ref, ref.items-len(del), ref.itemChars-chars, ref.nextSeq)
 	})
 	if err != nil {
 		return fmt.Errorf("delete items of %q: %w", id, err)

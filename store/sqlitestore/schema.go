@@ -54,9 +54,11 @@ CREATE TABLE items (
 ) STRICT;
 CREATE INDEX items_position ON items (ws, idx);
 
--- The searchable text of each item (every scalar value), rowid = items.id.
+-- The index terms of each item (see index.go), rowid = items.id. The
+-- terms are computed in Go and space-separated, so the ascii tokenizer,
+-- which never splits a run of non-ASCII bytes, only has to split on spaces.
 CREATE VIRTUAL TABLE items_fts USING fts5 (
-	text, content = '', contentless_delete = 1, tokenize = '` + ftsTokenizer + `'
+	terms, content = '', contentless_delete = 1, detail = none, tokenize = 'ascii'
 );
 
 -- Text content in chunks of about chunkRunes characters that end at white
@@ -71,7 +73,7 @@ CREATE TABLE chunks (
 CREATE INDEX chunks_position ON chunks (ws, start);
 
 CREATE VIRTUAL TABLE chunks_fts USING fts5 (
-	text, content = '', contentless_delete = 1, tokenize = '` + ftsTokenizer + `'
+	terms, content = '', contentless_delete = 1, detail = none, tokenize = 'ascii'
 );
 
 -- A larger in-memory hash than the default 1 MB means fewer, larger

@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -36,8 +35,8 @@ const (
 // termSet is a set of query term numbers.
 type termSet [maxTerms / 64]uint64
 
-func (s *termSet) add(i int)          { s[i/64] |= 1 << (i % 64) }
-func (s *termSet) has(i int) bool     { return s[i/64]&(1<<(i%64)) != 0 }
+func (s *termSet) add(i int)      { s[i/64] |= 1 << (i % 64) }
+func (s *termSet) has(i int) bool { return s[i/64]&(1<<(i%64)) != 0 }
 func (s *termSet) count() (n int) {
 	for _, w := range s {
 		n += bits.OnesCount64(w)
@@ -68,22 +67,18 @@ func parseQuery(text string) (*query, error) {
 	return q, nil
 }
 
-// ftsPrefix is the FTS5 expression for a plain term: a prefix query, quoted
-// so that words like AND or NEAR are not operators.
-func ftsPrefix(term string) string { return `"` + term + `"*` }
+// ftsPrefix is the FTS5 expression for a plain term: a prefix query on its
+// stem, quoted so that words like AND or NEAR are not operators.
+func ftsPrefix(stem []byte) string { return `"` + string(stem) + `"*` }
 
 // substringFilter returns an FTS5 expression that every text containing
 // term (a term that is not a plain word) matches, or "" when the index
-// cannot narrow it down. The term's runs of word characters that a symbol
-// bounds on both sides are whole tokens of such a text, and a run bounded
-// on the left only begins one; a run bounded on the right only may end a
-// longer token, which the index cannot find.
+// cannot narrow it down. A run of word characters that symbols bound on
+// both sides inside the term is a whole token of any text containing the
+// term, so its index term must be there; a run at either end of the term
+// may be part of a longer token, whose stem the index cannot predict.
 func substringFilter(term string) string {
-	type run struct {
-		text        string
-		left, right bool // bounded by a symbol inside the term
-	}
-	var runs []run
+	var parts []string
 	start, inRun := 0, false
 	for i, r := range term {
 		word := isTokenRune(r) || inRun && isDiacritic(r)
@@ -91,21 +86,17 @@ func substringFilter(term string) string {
 		case word && !inRun:
 			start, inRun = i, true
 		case !word && inRun:
-			runs = append(runs, run{text: term[start:i], left: start > 0, right: true})
+			if start > 0 {
+				stem := string(queryStem(term[start:i]))
+				if !slices.Contains(parts, stem) {
+					parts = append(parts, stem)
+				}
+			}
 			inRun = false
 		}
 	}
-	if inRun {
-		runs = append(runs, run{text: term[start:], left: start > 0})
-	}
-	var parts []string
-	for _, r := range runs {
-		switch {
-		case r.left && r.right:
-			parts = append(parts, `"`+r.text+`"`)
-		case r.left:
-			parts = append(parts, `"`+r.text+`"*`)
-		}
+	for i := range parts {
+		parts[i] = `"` + parts[i] + `"`
 	}
 	return strings.Join(parts, " AND ")
 }
@@ -181,16 +172,16 @@ func (s *Store) SearchItems(ctx context.Context, id string, q store.Query) ([]st
 		hits  []store.Hit
 		total int
 	)
-	err = s.read(ctx, func(tx *sql.Tx) error {
+	err = s.read(ctx, func(t *txn) error {
 		hits, total = nil, 0
-		ref, err := lookup(ctx, tx, id, store.ShapeList)
+		ref, err := lookup(t, id, store.ShapeList)
 		if err != nil {
 			return err
 		}
 		if len(parsed.terms) == 0 || ref.items == 0 {
 			return nil
 		}
-		srch := &itemSearch{ctx: ctx, tx: tx, ref: ref, q: parsed, fields: q.Fields, byID: map[int64]int{}}
+		srch := &itemSearch{t: t, ref: ref, q: parsed, fields: q.Fields, byID: map[int64]int{}}
 		hits, total, err = srch.run(limit)
 		return err
 	})
@@ -202,8 +193,7 @@ func (s *Store) SearchItems(ctx context.Context, id string, q store.Query) ([]st
 
 // itemSearch is the state of one SearchItems call.
 type itemSearch struct {
-	ctx    context.Context
-	tx     *sql.Tx
+	t      *txn
 	ref    *wsRef
 	q      *query
 	fields []string
@@ -225,14 +215,14 @@ func (s *itemSearch) run(limit int) ([]store.Hit, int, error) {
 	q := s.q
 	lo, hi := idBase(s.ref.key), idBase(s.ref.key+1)
 	var substr []int // terms matched by substring
-	for i, term := range q.terms {
+	for i := range q.terms {
 		if !q.plain[i] {
 			substr = append(substr, i)
 			continue
 		}
-		ids, err := ftsRowids(s.ctx, s.tx, "items_fts", ftsPrefix(term), lo, hi)
+		ids, err := ftsRowids(s.t, qMatchItems, ftsPrefix(q.stems[i]), lo, hi)
 		if err != nil {
-			if s.ctx.Err() != nil || isBusy(err) {
+			if s.t.ctx.Err() != nil || isBusy(err) {
 				return nil, 0, err
 			}
 			// A word SQLite tokenizes differently (say, letters newer than
@@ -260,15 +250,13 @@ func (s *itemSearch) run(limit int) ([]store.Hit, int, error) {
 	if total == 0 {
 		return nil, 0, nil
 	}
-	return s.rank(limit), total, s.err()
+	return s.rank(limit), total, nil
 }
 
-func (s *itemSearch) err() error { return nil }
-
-// ftsRowids returns the rowids in [lo, hi) of table that match expr.
-func ftsRowids(ctx context.Context, tx *sql.Tx, table, expr string, lo, hi int64) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT rowid FROM `+table+` WHERE `+table+` MATCH ? AND rowid >= ? AND rowid < ?`,
-		expr, lo, hi)
+// ftsRowids returns the rowids in [lo, hi) that match expr, with query, one
+// of qMatchItems and qMatchChunks.
+func ftsRowids(t *txn, query, expr string, lo, hi int64) ([]int64, error) {
+	rows, err := t.query(query, expr, lo, hi)
 	if err != nil {
 		return nil, err
 	}
@@ -297,9 +285,9 @@ func (s *itemSearch) matchSubstrings(substr []int, lo, hi int64) error {
 			filtered = false
 			break
 		}
-		found, err := ftsRowids(s.ctx, s.tx, "items_fts", expr, lo, hi)
+		found, err := ftsRowids(s.t, qMatchItems, expr, lo, hi)
 		if err != nil {
-			if s.ctx.Err() != nil || isBusy(err) {
+			if s.t.ctx.Err() != nil || isBusy(err) {
 				return err
 			}
 			filtered = false
@@ -347,13 +335,13 @@ func (s *itemSearch) loadItems(ids []int64, all, keep bool, fn func(id int64, id
 				want[id] = true
 			}
 		}
-		rows, err = s.tx.QueryContext(s.ctx, `SELECT id, idx, data FROM items WHERE id >= ? AND id < ?`, lo, hi)
+		rows, err = s.t.query(qItemsRange, lo, hi)
 	} else {
 		list, jerr := json.Marshal(ids)
 		if jerr != nil {
 			return jerr
 		}
-		rows, err = s.tx.QueryContext(s.ctx, `SELECT id, idx, data FROM items WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+		rows, err = s.t.query(qItemsByID, string(list))
 	}
 	if err != nil {
 		return err
@@ -539,10 +527,6 @@ func (s *itemSearch) scoreBM25(cands []candidate, idf []float64) {
 		}
 	}
 }
-
-// errNoText is returned when a text workspace has no chunks where some were
-// expected.
-var errNoText = errors.New("text content missing")
 
 // runeLen is the length of s in characters.
 func runeLen(s string) int { return utf8.RuneCountInString(s) }

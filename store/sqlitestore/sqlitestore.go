@@ -41,6 +41,10 @@ const (
 	// writerCacheKiB is the page cache of the writer connection; a large
 	// ingest touches many pages of the items table and the FTS index.
 	writerCacheKiB = 32 << 10
+	// pageSize is the page size of a new database. Items are a few hundred
+	// bytes and text chunks tens of kilobytes; larger pages than SQLite's
+	// default 4 KiB mean fewer overflow pages and fewer writes.
+	pageSize = 16 << 10
 )
 
 // Store is a [store.Store] kept in one SQLite file. It is safe for concurrent
@@ -49,6 +53,8 @@ type Store struct {
 	path       string
 	w          *sql.DB // the one writer connection; every write transaction is immediate
 	r          *sql.DB // read-only connections
+	wst, rst   stmts   // statements prepared on w and r
+	staged     *stager
 	chunkRunes int
 }
 
@@ -94,15 +100,19 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 
 	// Each Store has its own driver so that the SQL function it registers
 	// reaches only its own connections.
+	s.staged = &stager{}
 	d := &sqlite.Driver{}
-	if err := d.RegisterDeterministicScalarFunction("ctxkit_text", 1, searchableTextFunc); err != nil {
-		return nil, fmt.Errorf("sqlitestore: register ctxkit_text: %w", err)
+	if err := d.RegisterScalarFunction("ctxkit_staged", 1, s.staged.fn); err != nil {
+		return nil, fmt.Errorf("sqlitestore: register ctxkit_staged: %w", err)
 	}
+	// The driver runs busy_timeout first, then the _pragma values, then the
+	// shorthand keys such as _journal_mode: page_size must precede the
+	// switch to WAL to take effect on a new file (on an existing one it is
+	// a no-op).
 	base := "file:" + escapeURIPath(abs) + "?" + fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", busy.Milliseconds())
 	s.w = sql.OpenDB(connector{d: d, dsn: base +
-		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
-		fmt.Sprintf("&_pragma=cache_size(-%d)", writerCacheKiB) +
-		"&_txlock=immediate"})
+		fmt.Sprintf("&_pragma=page_size(%d)&_pragma=cache_size(-%d)", pageSize, writerCacheKiB) +
+		"&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate"})
 	s.w.SetMaxOpenConns(1)
 	s.w.SetMaxIdleConns(1)
 	s.w.SetConnMaxLifetime(0)
@@ -114,12 +124,19 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("sqlitestore: %s: %w", abs, err)
 	}
+	if s.wst, err = prepareAll(ctx, s.w, writeQueries); err == nil {
+		s.rst, err = prepareAll(ctx, s.r, readQueries)
+	}
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlitestore: %s: %w", abs, err)
+	}
 	return s, nil
 }
 
 // Close releases the store's connections.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.Close())
+	return errors.Join(s.rst.close(), s.wst.close(), s.r.Close(), s.w.Close())
 }
 
 // connector opens connections of one DSN through a Store's own driver.
@@ -155,7 +172,8 @@ var errNewerSchema = errors.New("database schema is newer than this version of c
 func (s *Store) migrate(ctx context.Context) error {
 	for i, m := range migrations {
 		target := i + 1
-		err := s.write(ctx, func(tx *sql.Tx) error {
+		err := s.write(ctx, func(t *txn) error {
+			tx := t.tx
 			var version, appID int
 			if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
 				return err
@@ -200,13 +218,13 @@ func (s *Store) migrate(ctx context.Context) error {
 // write runs fn in an immediate transaction on the writer connection and
 // commits it, retrying the whole transaction when SQLite reports the
 // database busy past busy_timeout. fn must have no effects outside tx.
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
 	return retry(ctx, func() error {
 		tx, err := s.w.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
-		if err := fn(tx); err != nil {
+		if err := fn(&txn{ctx: ctx, tx: tx, stmts: s.wst}); err != nil {
 			tx.Rollback()
 			return err
 		}
@@ -217,14 +235,14 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // read runs fn in a read transaction, which sees one snapshot of the
 // database, retrying when SQLite reports the database busy (as it can while
 // another process recovers the WAL).
-func (s *Store) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) read(ctx context.Context, fn func(t *txn) error) error {
 	return retry(ctx, func() error {
 		tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
 			return err
 		}
 		defer tx.Rollback()
-		return fn(tx)
+		return fn(&txn{ctx: ctx, tx: tx, stmts: s.rst})
 	})
 }
 
@@ -266,23 +284,4 @@ func isBusy(err error) bool {
 		return true
 	}
 	return false
-}
-
-// searchableTextFunc is the SQL function ctxkit_text(json): the text of an
-// item that the full-text index holds.
-func searchableTextFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-	var src []byte
-	switch v := args[0].(type) {
-	case string:
-		src = []byte(v)
-	case []byte:
-		src = v
-	default:
-		return "", nil
-	}
-	text, err := appendScalars(make([]byte, 0, len(src)), src, true)
-	if err != nil {
-		return "", nil // stored items are valid; never fail an ingest over one
-	}
-	return string(text), nil
 }

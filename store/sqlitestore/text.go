@@ -64,7 +64,7 @@ func splitText(text string, size int) []chunk {
 }
 
 // insertChunks stores a text's chunks and indexes them in one statement.
-func insertChunks(ctx context.Context, tx *sql.Tx, key int64, chunks []chunk) error {
+func (s *Store) insertChunks(t *txn, key int64, chunks []chunk, terms []string) error {
 	if len(chunks) == 0 {
 		return nil
 	}
@@ -81,25 +81,25 @@ func insertChunks(ctx context.Context, tx *sql.Tx, key int64, chunks []chunk) er
 		}
 		q := `INSERT INTO chunks (id, ws, start, runes, text) VALUES ` +
 			strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?),`, end-start), ",")
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		if _, err := t.exec(q, args...); err != nil {
 			return fmt.Errorf("insert text chunks: %w", err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE workspaces SET next_seq = ? WHERE key = ?`, len(chunks), key); err != nil {
+	if _, err := t.exec(qChunkCount, len(chunks), key); err != nil {
 		return err
 	}
 	lo := idBase(key)
-	if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts (rowid, text)
-		SELECT id, text FROM chunks WHERE id >= ? AND id < ?`, lo, lo+int64(len(chunks))); err != nil {
+	s.staged.set(terms)
+	defer s.staged.set(nil)
+	if _, err := t.exec(qIndexChunks, lo, lo+int64(len(chunks))); err != nil {
 		return fmt.Errorf("index text: %w", err)
 	}
 	return nil
 }
 
 // readText returns a text workspace's whole text.
-func readText(ctx context.Context, tx *sql.Tx, ref *wsRef) ([]byte, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT text FROM chunks WHERE id >= ? AND id < ? ORDER BY id`,
-		idBase(ref.key), idBase(ref.key+1))
+func readText(t *txn, ref *wsRef) ([]byte, error) {
+	rows, err := t.query(qChunksAll, idBase(ref.key), idBase(ref.key+1))
 	if err != nil {
 		return nil, err
 	}
@@ -119,9 +119,9 @@ func readText(ctx context.Context, tx *sql.Tx, ref *wsRef) ([]byte, error) {
 // reading only the chunks that hold them.
 func (s *Store) TextSlice(ctx context.Context, id string, offset, n int64) (string, error) {
 	var b strings.Builder
-	err := s.read(ctx, func(tx *sql.Tx) error {
+	err := s.read(ctx, func(t *txn) error {
 		b.Reset()
-		ref, err := lookup(ctx, tx, id, store.ShapeText)
+		ref, err := lookup(t, id, store.ShapeText)
 		if err != nil {
 			return err
 		}
@@ -132,9 +132,7 @@ func (s *Store) TextSlice(ctx context.Context, id string, offset, n int64) (stri
 			return nil
 		}
 		end := offset + min(n, math.MaxInt64-offset)
-		rows, err := tx.QueryContext(ctx, `SELECT start, text FROM chunks
-			WHERE ws = ?1 AND start < ?3 AND start >= (SELECT coalesce(max(start), 0) FROM chunks WHERE ws = ?1 AND start <= ?2)
-			ORDER BY start`, ref.key, offset, end)
+		rows, err := t.query(qChunksSpan, ref.key, offset, end)
 		if err != nil {
 			return err
 		}
@@ -191,16 +189,16 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 	}
 	limit = min(limit, maxLimit)
 	var hits []store.TextHit
-	err = s.read(ctx, func(tx *sql.Tx) error {
+	err = s.read(ctx, func(t *txn) error {
 		hits = nil
-		ref, err := lookup(ctx, tx, id, store.ShapeText)
+		ref, err := lookup(t, id, store.ShapeText)
 		if err != nil {
 			return err
 		}
 		if len(parsed.terms) == 0 || ref.nextSeq == 0 {
 			return nil
 		}
-		hits, err = searchChunks(ctx, tx, ref, parsed, limit)
+		hits, err = searchChunks(t, ref, parsed, limit)
 		return err
 	})
 	if err != nil {
@@ -209,7 +207,7 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 	return hits, nil
 }
 
-func searchChunks(ctx context.Context, tx *sql.Tx, ref *wsRef, q *query, limit int) ([]store.TextHit, error) {
+func searchChunks(t *txn, ref *wsRef, q *query, limit int) ([]store.TextHit, error) {
 	lo := idBase(ref.key)
 	hi := lo + ref.nextSeq
 	nchunks := int(ref.nextSeq)
@@ -217,15 +215,17 @@ func searchChunks(ctx context.Context, tx *sql.Tx, ref *wsRef, q *query, limit i
 	present := make([]termSet, nchunks)
 	df := make([]int, len(q.terms))
 	for i, term := range q.terms {
-		expr := ftsPrefix(term)
-		if !q.plain[i] {
+		var expr string
+		if q.plain[i] {
+			expr = ftsPrefix(q.stems[i])
+		} else {
 			expr = substringFilter(term)
 		}
 		var ids []int64
 		var err error
 		if expr != "" {
-			ids, err = ftsRowids(ctx, tx, "chunks_fts", expr, lo, hi)
-			if err != nil && (ctx.Err() != nil || isBusy(err)) {
+			ids, err = ftsRowids(t, qMatchChunks, expr, lo, hi)
+			if err != nil && (t.ctx.Err() != nil || isBusy(err)) {
 				return nil, err
 			}
 		}
@@ -269,7 +269,7 @@ func searchChunks(ctx context.Context, tx *sql.Tx, ref *wsRef, q *query, limit i
 		}
 		var start int64
 		var text string
-		if err := tx.QueryRowContext(ctx, `SELECT start, text FROM chunks WHERE id = ?`, lo+int64(c)).Scan(&start, &text); err != nil {
+		if err := t.queryRow(qChunk, lo+int64(c)).Scan(&start, &text); err != nil {
 			return nil, fmt.Errorf("read chunk %d: %w", c, err)
 		}
 		matches := m.locate(text, &present[c])

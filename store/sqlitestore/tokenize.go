@@ -5,20 +5,14 @@ import (
 	"unicode/utf8"
 )
 
-// The full-text indexes use SQLite's tokenizer "porter unicode61
-// remove_diacritics 0". Search finds candidates through the index and then
-// needs to know, in Go, where and whether a term matches a piece of text: to
-// restrict matches to fields, to locate hits inside a text chunk and to count
-// term frequencies. The functions here mirror that tokenizer so that Go and
-// SQLite agree on what a token is and when a query term matches it.
+// Search splits text into tokens as SQLite's unicode61 tokenizer does (with
+// remove_diacritics 0) and stems them with the Porter stemmer exactly as
+// SQLite's porter tokenizer does. The index is built from these tokens (see
+// index.go) and matches are located and counted with them, so the two
+// always agree.
 //
-// Diacritics are kept (remove_diacritics 0) so that the mirror is exact
-// without Unicode decomposition tables, and so that matching agrees with the
-// substring matching other backends do: "école" matches "ÉCOLE" but
-// "ecole" does not.
-
-// ftsTokenizer is the tokenizer clause shared by both FTS5 tables.
-const ftsTokenizer = `porter unicode61 remove_diacritics 0`
+// Diacritics are kept, so that matching agrees with the substring matching
+// of other backends: "école" matches "ÉCOLE" but "ecole" does not.
 
 // porterMaxToken is the longest token, in bytes, that the porter stemmer
 // stems; longer ones, and those shorter than 3 bytes, pass through.
@@ -67,24 +61,46 @@ type token struct {
 	folded     []byte
 }
 
+// asciiToken and asciiFold classify and fold ASCII bytes, the common case.
+var asciiToken, asciiFold = func() (tok [utf8.RuneSelf]bool, fold [utf8.RuneSelf]byte) {
+	for c := range utf8.RuneSelf {
+		tok[c] = isTokenRune(rune(c))
+		fold[c] = byte(foldRune(rune(c)))
+	}
+	return tok, fold
+}()
+
 // tokenize calls fn for each token of text as unicode61 splits it, stopping
 // early when fn returns false.
 func tokenize(text string, fn func(t *token) bool) {
 	var t token
 	buf := make([]byte, 0, 64)
-	runePos := 0
-	i := 0
-	for i < len(text) {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		if !isTokenRune(r) {
+	runePos, i, n := 0, 0, len(text)
+	for i < n {
+		if c := text[i]; c < utf8.RuneSelf {
+			if !asciiToken[c] {
+				i++
+				runePos++
+				continue
+			}
+		} else if r, size := utf8.DecodeRuneInString(text[i:]); !isTokenRune(r) {
 			i += size
 			runePos++
 			continue
 		}
 		t.start, t.runeStart = i, runePos
 		buf = buf[:0]
-		for i < len(text) {
-			r, size = utf8.DecodeRuneInString(text[i:])
+		for i < n {
+			if c := text[i]; c < utf8.RuneSelf {
+				if !asciiToken[c] {
+					break
+				}
+				buf = append(buf, asciiFold[c])
+				i++
+				runePos++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(text[i:])
 			if !isTokenRune(r) && !isDiacritic(r) {
 				break
 			}
@@ -239,11 +255,14 @@ type rule struct {
 	suffix, repl string
 }
 
+// ruleTable lists rules by a byte of their suffix.
+type ruleTable [256][]rule
+
 // The rules of steps 2 to 4, keyed by the suffix's second-to-last letter and
 // tried in order; the first suffix present decides, whether or not its
 // condition holds.
 var (
-	step2Rules = map[byte][]rule{
+	step2Rules = ruleTable{
 		'a': {{"ational", "ate"}, {"tional", "tion"}},
 		'c': {{"enci", "ence"}, {"anci", "ance"}},
 		'e': {{"izer", "ize"}},
@@ -253,7 +272,7 @@ var (
 		's': {{"alism", "al"}, {"iveness", "ive"}, {"fulness", "ful"}, {"ousness", "ous"}},
 		't': {{"aliti", "al"}, {"iviti", "ive"}, {"biliti", "ble"}},
 	}
-	step3Rules = map[byte][]rule{
+	step3Rules = ruleTable{
 		'a': {{"ical", "ic"}},
 		's': {{"ness", ""}},
 		't': {{"icate", "ic"}, {"iciti", "ic"}},
@@ -261,7 +280,7 @@ var (
 		'v': {{"ative", ""}},
 		'z': {{"alize", "al"}},
 	}
-	step4Rules = map[byte][]rule{
+	step4Rules = ruleTable{
 		'a': {{"al", ""}},
 		'c': {{"ance", ""}, {"ence", ""}},
 		'e': {{"er", ""}},
@@ -277,7 +296,7 @@ var (
 	}
 )
 
-func (p *porter) apply(rules map[byte][]rule, cond func([]byte) bool) {
+func (p *porter) apply(rules *ruleTable, cond func([]byte) bool) {
 	for _, r := range rules[p.at(len(p.b)-2)] {
 		c := cond
 		if r.suffix == "ion" {
@@ -289,9 +308,9 @@ func (p *porter) apply(rules map[byte][]rule, cond func([]byte) bool) {
 	}
 }
 
-func (p *porter) step2() { p.apply(step2Rules, mGt0) }
-func (p *porter) step3() { p.apply(step3Rules, mGt0) }
-func (p *porter) step4() { p.apply(step4Rules, mGt1) }
+func (p *porter) step2() { p.apply(&step2Rules, mGt0) }
+func (p *porter) step3() { p.apply(&step3Rules, mGt0) }
+func (p *porter) step4() { p.apply(&step4Rules, mGt1) }
 
 func isVowel(c byte, yIsVowel bool) bool {
 	return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' || yIsVowel && c == 'y'

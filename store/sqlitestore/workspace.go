@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -79,11 +77,10 @@ func idBase(key int64) int64 { return key << 32 }
 
 // lookup finds workspace id and checks that it has one of shapes (any when
 // none are given).
-func lookup(ctx context.Context, tx *sql.Tx, id string, shapes ...store.Shape) (*wsRef, error) {
+func lookup(t *txn, id string, shapes ...store.Shape) (*wsRef, error) {
 	var ref wsRef
 	var shape string
-	err := tx.QueryRowContext(ctx, `SELECT key, shape, items, chars, tokens, next_seq, item_chars
-		FROM workspaces WHERE id = ?`, id).Scan(&ref.key, &shape, &ref.items, &ref.chars, &ref.tokens, &ref.nextSeq, &ref.itemChars)
+	err := t.queryRow(qLookup, id).Scan(&ref.key, &shape, &ref.items, &ref.chars, &ref.tokens, &ref.nextSeq, &ref.itemChars)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("workspace %q: %w", id, store.ErrNotFound)
 	}
@@ -106,14 +103,16 @@ func contains[T comparable](xs []T, x T) bool {
 	return false
 }
 
-// prepared is a Put's content, validated and measured before the write
-// transaction starts so that the write lock is held as briefly as possible.
+// prepared is a Put's content, validated, measured and turned into index
+// terms before the write transaction starts, on every core, so that the
+// write lock is held as briefly as possible.
 type prepared struct {
 	items     [][]byte // list
-	itemChars int64    // list: runes of all items
+	itemChars int64    // list: characters of all items
 	count     int      // list items or dict keys
 	value     []byte   // dict
 	chunks    []chunk  // text
+	terms     []string // index terms of each item or chunk
 	meta      []byte
 }
 
@@ -134,11 +133,11 @@ func prepare(ws *store.Workspace, c *store.Content, chunkRunes int) (*prepared, 
 	}
 	switch ws.Shape {
 	case store.ShapeList:
-		items, chars, err := validateItems(c.Items)
+		items, err := prepareItems(c.Items)
 		if err != nil {
 			return nil, err
 		}
-		p.items, p.itemChars, p.count = items, chars, len(items)
+		p.items, p.itemChars, p.terms, p.count = items.data, items.chars, items.terms, len(items.data)
 	case store.ShapeDict:
 		if !isJSONObject(c.Value) {
 			return nil, fmt.Errorf("dict value: %w", errNotObject)
@@ -147,49 +146,53 @@ func prepare(ws *store.Workspace, c *store.Content, chunkRunes int) (*prepared, 
 		p.count = topLevelMembers(c.Value)
 	case store.ShapeText:
 		p.chunks = splitText(c.Text, chunkRunes)
+		p.terms = make([]string, len(p.chunks))
+		parallel(len(p.chunks), func() *dedup { return &dedup{} }, func(i int, dd *dedup) {
+			p.terms[i] = string(indexTerms(nil, p.chunks[i].text, dd))
+		})
 	default:
 		return nil, fmt.Errorf("unknown shape %q", ws.Shape)
 	}
 	return p, nil
 }
 
-// validateItems checks every item is valid JSON, in parallel since a large
-// list is tens of megabytes, and counts their characters.
-func validateItems(items []json.RawMessage) ([][]byte, int64, error) {
-	out := make([][]byte, len(items))
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(items)/512))
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first = -1
-		ferr  error
-		chars = make([]int64, workers)
-	)
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(items); i += workers {
-				if err := validJSON(items[i]); err != nil {
-					mu.Lock()
-					if first < 0 || i < first {
-						first, ferr = i, err
-					}
-					mu.Unlock()
-					return
-				}
-				out[i] = items[i]
-				chars[w] += int64(utf8.RuneCount(items[i]))
-			}
-		})
+// preparedItems are list items ready to insert.
+type preparedItems struct {
+	data  [][]byte
+	terms []string
+	chars int64
+}
+
+// prepareItems checks that every item is valid JSON and computes its index
+// terms, in parallel since a large list is tens of megabytes.
+func prepareItems(items []json.RawMessage) (*preparedItems, error) {
+	p := &preparedItems{data: make([][]byte, len(items)), terms: make([]string, len(items))}
+	chars := make([]int64, len(items))
+	errs := make([]error, len(items))
+	type state struct {
+		dd      dedup
+		scalars []byte
+		terms   []byte
 	}
-	wg.Wait()
-	if ferr != nil {
-		return nil, 0, fmt.Errorf("item %d: %w", first, ferr)
+	parallel(len(items), func() *state { return &state{} }, func(i int, st *state) {
+		var err error
+		st.scalars, err = appendScalars(st.scalars[:0], items[i], true)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		st.terms = indexTerms(st.terms[:0], string(st.scalars), &st.dd)
+		p.terms[i] = string(st.terms)
+		p.data[i] = items[i]
+		chars[i] = int64(utf8.RuneCount(items[i]))
+	})
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
+		}
+		p.chars += chars[i]
 	}
-	var total int64
-	for _, c := range chars {
-		total += c
-	}
-	return out, total, nil
+	return p, nil
 }
 
 // Put creates the workspace or replaces the one with the same id, in one
@@ -199,19 +202,18 @@ func (s *Store) Put(ctx context.Context, ws *store.Workspace, c *store.Content) 
 	if err != nil {
 		return fmt.Errorf("put %q: %w", idOf(ws), err)
 	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(t *txn) error {
 		var (
 			oldKey                    int64
 			oldShape, typ, prod, sess string
 		)
-		err := tx.QueryRowContext(ctx, `SELECT key, shape, type, producer, session FROM workspaces WHERE id = ?`, ws.ID).
-			Scan(&oldKey, &oldShape, &typ, &prod, &sess)
+		err := t.queryRow(qOwner, ws.ID).Scan(&oldKey, &oldShape, &typ, &prod, &sess)
 		switch {
 		case err == nil:
 			if typ != ws.Type || prod != ws.Producer || sess != ws.Session {
 				return fmt.Errorf("existing workspace has type %q, producer %q, session %q: %w", typ, prod, sess, store.ErrConflict)
 			}
-			if err := deleteWorkspace(ctx, tx, oldKey, store.Shape(oldShape)); err != nil {
+			if err := deleteWorkspace(t, oldKey, store.Shape(oldShape)); err != nil {
 				return err
 			}
 		case !errors.Is(err, sql.ErrNoRows):
@@ -219,9 +221,7 @@ func (s *Store) Put(ctx context.Context, ws *store.Workspace, c *store.Content) 
 		}
 
 		var key int64
-		err = tx.QueryRowContext(ctx, `INSERT INTO workspaces (id, type, shape, format, items, chars, tokens, schema,
-			producer, args, meta, session, created_at, accessed_at, ttl, expires_at, next_seq, item_chars)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING key`,
+		err = t.queryRow(qInsertWorkspace,
 			ws.ID, ws.Type, string(ws.Shape), ws.Format, p.count, ws.Chars, ws.Tokens, nullBytes(ws.Schema),
 			ws.Producer, nullBytes(ws.Args), nullBytes(p.meta), ws.Session,
 			toMicros(ws.CreatedAt), toMicros(ws.AccessedAt), int64(ws.TTL), toMicros(ws.ExpiresAt),
@@ -234,16 +234,15 @@ func (s *Store) Put(ctx context.Context, ws *store.Workspace, c *store.Content) 
 			if p.value != nil {
 				value = string(p.value)
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO blobs (ws, raw, value) VALUES (?, ?, ?)`,
-				key, nullBytes(c.Raw), value); err != nil {
+			if _, err := t.exec(qInsertBlobs, key, nullBytes(c.Raw), value); err != nil {
 				return err
 			}
 		}
 		switch ws.Shape {
 		case store.ShapeList:
-			return insertItems(ctx, tx, key, 0, 0, p.items)
+			return s.insertItems(t, key, 0, 0, p.items, p.terms)
 		case store.ShapeText:
-			return insertChunks(ctx, tx, key, p.chunks)
+			return s.insertChunks(t, key, p.chunks, p.terms)
 		}
 		return nil
 	})
@@ -269,32 +268,26 @@ func nullBytes(b []byte) any {
 }
 
 // deleteWorkspace removes a workspace's row, content and index entries.
-func deleteWorkspace(ctx context.Context, tx *sql.Tx, key int64, shape store.Shape) error {
+func deleteWorkspace(t *txn, key int64, shape store.Shape) error {
 	lo, hi := idBase(key), idBase(key+1)
-	type stmt struct {
-		q    string
-		args []any
-	}
-	var stmts []stmt
+	var err error
 	switch shape {
 	case store.ShapeList:
-		stmts = []stmt{
-			{`DELETE FROM items_fts WHERE rowid >= ? AND rowid < ?`, []any{lo, hi}},
-			{`DELETE FROM items WHERE id >= ? AND id < ?`, []any{lo, hi}},
+		if _, err = t.exec(qDeleteItemsFTS, lo, hi); err == nil {
+			_, err = t.exec(qDeleteItemRange, lo, hi)
 		}
 	case store.ShapeText:
-		stmts = []stmt{
-			{`DELETE FROM chunks_fts WHERE rowid >= ? AND rowid < ?`, []any{lo, hi}},
-			{`DELETE FROM chunks WHERE id >= ? AND id < ?`, []any{lo, hi}},
+		if _, err = t.exec(qDeleteChunksFTS, lo, hi); err == nil {
+			_, err = t.exec(qDeleteChunks, lo, hi)
 		}
 	}
-	stmts = append(stmts,
-		stmt{`DELETE FROM blobs WHERE ws = ?`, []any{key}},
-		stmt{`DELETE FROM workspaces WHERE key = ?`, []any{key}})
-	for _, st := range stmts {
-		if _, err := tx.ExecContext(ctx, st.q, st.args...); err != nil {
-			return fmt.Errorf("delete workspace content: %w", err)
+	if err == nil {
+		if _, err = t.exec(qDeleteBlobs, key); err == nil {
+			_, err = t.exec(qDeleteWorkspace, key)
 		}
+	}
+	if err != nil {
+		return fmt.Errorf("delete workspace content: %w", err)
 	}
 	return nil
 }
@@ -302,9 +295,9 @@ func deleteWorkspace(ctx context.Context, tx *sql.Tx, key int64, shape store.Sha
 // Stat returns the workspace's metadata.
 func (s *Store) Stat(ctx context.Context, id string) (*store.Workspace, error) {
 	var ws *store.Workspace
-	err := s.read(ctx, func(tx *sql.Tx) error {
+	err := s.read(ctx, func(t *txn) error {
 		var err error
-		ws, err = scanWorkspace(tx.QueryRowContext(ctx, `SELECT `+wsColumns+` FROM workspaces WHERE id = ?`, id))
+		ws, err = scanWorkspace(t.queryRow(qStat, id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		}
@@ -318,8 +311,8 @@ func (s *Store) Stat(ctx context.Context, id string) (*store.Workspace, error) {
 
 // Touch records an access at the given time.
 func (s *Store) Touch(ctx context.Context, id string, at time.Time) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE workspaces SET accessed_at = ? WHERE id = ?`, toMicros(at), id)
+	err := s.write(ctx, func(t *txn) error {
+		res, err := t.exec(qTouch, toMicros(at), id)
 		if err != nil {
 			return err
 		}
@@ -360,9 +353,9 @@ func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]*store.Work
 	}
 	q += ` ORDER BY created_at DESC, key DESC`
 	var out []*store.Workspace
-	err := s.read(ctx, func(tx *sql.Tx) error {
+	err := s.read(ctx, func(t *txn) error {
 		out = out[:0]
-		rows, err := tx.QueryContext(ctx, q, args...)
+		rows, err := t.query(q, args...)
 		if err != nil {
 			return err
 		}
@@ -384,12 +377,12 @@ func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]*store.Work
 
 // Delete removes a workspace and its content.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		ref, err := lookup(ctx, tx, id)
+	err := s.write(ctx, func(t *txn) error {
+		ref, err := lookup(t, id)
 		if err != nil {
 			return err
 		}
-		return deleteWorkspace(ctx, tx, ref.key, ref.shape)
+		return deleteWorkspace(t, ref.key, ref.shape)
 	})
 	if err != nil {
 		return fmt.Errorf("delete %q: %w", id, err)
@@ -409,10 +402,9 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) ([]string, err
 	}
 	var found []expired
 	cutoff := now.UnixMicro()
-	err := s.read(ctx, func(tx *sql.Tx) error {
+	err := s.read(ctx, func(t *txn) error {
 		found = found[:0]
-		rows, err := tx.QueryContext(ctx, `SELECT key, id, shape FROM workspaces
-			WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at`, cutoff)
+		rows, err := t.query(qExpired, cutoff)
 		if err != nil {
 			return err
 		}
@@ -434,15 +426,14 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) ([]string, err
 	var gone []string
 	for _, e := range found {
 		deleted := false
-		err := s.write(ctx, func(tx *sql.Tx) error {
+		err := s.write(ctx, func(t *txn) error {
 			deleted = false
 			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM workspaces WHERE key = ? AND expires_at <= ?`,
-				e.key, cutoff).Scan(&n); err != nil || n == 0 {
+			if err := t.queryRow(qStillExpired, e.key, cutoff).Scan(&n); err != nil || n == 0 {
 				return err
 			}
 			deleted = true
-			return deleteWorkspace(ctx, tx, e.key, e.shape)
+			return deleteWorkspace(t, e.key, e.shape)
 		})
 		if err != nil {
 			return gone, fmt.Errorf("delete expired %q: %w", e.id, err)
@@ -459,14 +450,14 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) ([]string, err
 // for a text without them, the text.
 func (s *Store) Raw(ctx context.Context, id string) ([]byte, error) {
 	var out []byte
-	err := s.read(ctx, func(tx *sql.Tx) error {
-		ref, err := lookup(ctx, tx, id)
+	err := s.read(ctx, func(t *txn) error {
+		ref, err := lookup(t, id)
 		if err != nil {
 			return err
 		}
 		var raw []byte
 		var value sql.NullString
-		err = tx.QueryRowContext(ctx, `SELECT raw, value FROM blobs WHERE ws = ?`, ref.key).Scan(&raw, &value)
+		err = t.queryRow(qBlobs, ref.key).Scan(&raw, &value)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
@@ -479,10 +470,10 @@ func (s *Store) Raw(ctx context.Context, id string) ([]byte, error) {
 			out = []byte(value.String)
 			return nil
 		case store.ShapeText:
-			out, err = readText(ctx, tx, ref)
+			out, err = readText(t, ref)
 			return err
 		default:
-			out, err = serialiseList(ctx, tx, ref)
+			out, err = serialiseList(t, ref)
 			return err
 		}
 	})
@@ -493,12 +484,11 @@ func (s *Store) Raw(ctx context.Context, id string) ([]byte, error) {
 }
 
 // serialiseList writes a list's items as a JSON array.
-func serialiseList(ctx context.Context, tx *sql.Tx, ref *wsRef) ([]byte, error) {
+func serialiseList(t *txn, ref *wsRef) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(int(ref.itemChars) + ref.items + 2)
 	buf.WriteByte('[')
-	rows, err := tx.QueryContext(ctx, `SELECT data FROM items WHERE id >= ? AND id < ? ORDER BY id`,
-		idBase(ref.key), idBase(ref.key+1))
+	rows, err := t.query(qItemsAll, idBase(ref.key), idBase(ref.key+1))
 	if err != nil {
 		return nil, err
 	}
@@ -525,13 +515,13 @@ func serialiseList(ctx context.Context, tx *sql.Tx, ref *wsRef) ([]byte, error) 
 // Value returns a dict workspace's object.
 func (s *Store) Value(ctx context.Context, id string) (json.RawMessage, error) {
 	var out json.RawMessage
-	err := s.read(ctx, func(tx *sql.Tx) error {
-		ref, err := lookup(ctx, tx, id, store.ShapeDict)
+	err := s.read(ctx, func(t *txn) error {
+		ref, err := lookup(t, id, store.ShapeDict)
 		if err != nil {
 			return err
 		}
 		var value string
-		if err := tx.QueryRowContext(ctx, `SELECT value FROM blobs WHERE ws = ?`, ref.key).Scan(&value); err != nil {
+		if err := t.queryRow(qValue, ref.key).Scan(&value); err != nil {
 			return err
 		}
 		out = json.RawMessage(value)

@@ -1,0 +1,170 @@
+package sqlitestore
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ctxkit/ctxkit/store"
+)
+
+// The ingest benchmarks use items of about 400 bytes, shaped like a search
+// API's results: a title, a body of text, a category, a score, tags and a
+// nested author.
+
+// benchVocab is a vocabulary of made-up words, used with a Zipf
+// distribution so that a few words are common and most are rare.
+func benchVocab(n int) []string {
+	syll := []string{"ka", "lo", "mi", "ne", "ru", "ta", "shi", "po", "ven", "dor", "al", "is", "tra", "gen", "con",
+		"pre", "ment", "ing", "er", "ly", "tion", "ab", "ex", "un", "re", "de", "ous", "ive", "ant", "ble"}
+	r := rand.New(rand.NewPCG(7, 7))
+	seen := map[string]bool{}
+	var words []string
+	for len(words) < n {
+		var b strings.Builder
+		for range 2 + r.IntN(2) {
+			b.WriteString(syll[r.IntN(len(syll))])
+		}
+		if w := b.String(); !seen[w] {
+			seen[w] = true
+			words = append(words, w)
+		}
+	}
+	return words
+}
+
+type benchAuthor struct {
+	Name  string `json:"name"`
+	Email string `json:"email"`
+	Org   struct {
+		Name    string `json:"name"`
+		Country string `json:"country"`
+	} `json:"org"`
+}
+
+type benchDoc struct {
+	ID       int         `json:"id"`
+	Title    string      `json:"title"`
+	Body     string      `json:"body"`
+	Category string      `json:"category"`
+	Score    float64     `json:"score"`
+	Tags     []string    `json:"tags"`
+	Author   benchAuthor `json:"author"`
+	Created  string      `json:"created"`
+}
+
+var (
+	benchDocsOnce sync.Once
+	benchDocs     []json.RawMessage
+	benchWords    []string
+)
+
+// largeList returns 100,000 items of about 400 bytes (40 MB), generated once.
+func largeList() []json.RawMessage {
+	benchDocsOnce.Do(func() {
+		benchWords = benchVocab(5000)
+		r := rand.New(rand.NewPCG(1, 2))
+		z := rand.NewZipf(r, 1.1, 2, uint64(len(benchWords)-1))
+		words := func(k int) string {
+			ws := make([]string, k)
+			for i := range ws {
+				ws[i] = benchWords[z.Uint64()]
+			}
+			return strings.Join(ws, " ")
+		}
+		countries := []string{"DE", "FR", "US", "JP", "BR"}
+		benchDocs = make([]json.RawMessage, 100_000)
+		for i := range benchDocs {
+			d := benchDoc{ID: i, Title: words(5), Body: words(25), Category: benchWords[100+r.IntN(20)],
+				Score: float64(r.IntN(10000)) / 100, Tags: []string{words(1), words(1), words(1)},
+				Created: fmt.Sprintf("2025-%02d-%02dT10:00:00Z", 1+r.IntN(12), 1+r.IntN(28))}
+			d.Author.Name = words(2)
+			d.Author.Email = fmt.Sprintf("user%d@example.com", r.IntN(5000))
+			d.Author.Org.Name = words(1)
+			d.Author.Org.Country = countries[r.IntN(len(countries))]
+			b, err := json.Marshal(d)
+			if err != nil {
+				panic(err)
+			}
+			benchDocs[i] = b
+		}
+	})
+	return benchDocs
+}
+
+func largeWorkspace(id string) (*store.Workspace, *store.Content) {
+	items := largeList()
+	n := 2
+	for _, it := range items {
+		n += len(it) + 1
+	}
+	return &store.Workspace{ID: id, Type: "search", Shape: store.ShapeList, Format: "json", Items: len(items),
+		Chars: int64(n), Tokens: n / 4, Producer: "search_tool", CreatedAt: time.Now()}, &store.Content{Items: items}
+}
+
+// BenchmarkIngest100k puts a fresh 100,000-item list (40 MB) per iteration.
+func BenchmarkIngest100k(b *testing.B) {
+	s := openTemp(b, Options{})
+	defer s.Close()
+	items := largeList()
+	var size int64
+	for _, it := range items {
+		size += int64(len(it))
+	}
+	b.SetBytes(size)
+	i := 0
+	for b.Loop() {
+		ws, c := largeWorkspace(fmt.Sprintf("ingest_%d", i))
+		i++
+		if err := s.Put(b.Context(), ws, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// withLarge runs b against a store holding the 100,000-item list.
+func withLarge(b *testing.B) (*Store, string) {
+	s := openTemp(b, Options{})
+	b.Cleanup(func() { s.Close() })
+	ws, c := largeWorkspace("large")
+	if err := s.Put(b.Context(), ws, c); err != nil {
+		b.Fatal(err)
+	}
+	return s, ws.ID
+}
+
+func BenchmarkSearch100k(b *testing.B) {
+	s, id := withLarge(b)
+	for _, tc := range []struct{ name, q string }{
+		{"two rare words", benchWords[700] + " " + benchWords[1500]},
+		{"two common words", benchWords[3] + " " + benchWords[10]},
+		{"one common word", benchWords[1]},
+		{"word and email", benchWords[700] + " user42@example.com"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var total int
+			for b.Loop() {
+				hits, n, err := s.SearchItems(b.Context(), id, store.Query{Text: tc.q, Limit: 10})
+				if err != nil || len(hits) == 0 {
+					b.Fatalf("SearchItems(%q) = %d hits, %v", tc.q, len(hits), err)
+				}
+				total = n
+			}
+			b.ReportMetric(float64(total), "matches")
+		})
+	}
+}
+
+func BenchmarkItemsDeep100k(b *testing.B) {
+	s, id := withLarge(b)
+	for b.Loop() {
+		got, err := s.Items(b.Context(), id, 90_000, 20)
+		if err != nil || len(got) != 20 {
+			b.Fatalf("Items = %d, %v", len(got), err)
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// stmts holds statements prepared once when the store opens. They are all
+// prepared up front because the writer pool has a single connection:
+// preparing on it lazily from inside a transaction would wait forever for
+// the connection the transaction holds. database/sql re-prepares a
+// statement on each pooled connection the first time that connection runs
+// it, and keeps it there.
+type stmts map[string]*sql.Stmt
+
+func prepareAll(ctx context.Context, db *sql.DB, queries []string) (stmts, error) {
+	m := make(stmts, len(queries))
+	for _, q := range queries {
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			m.close()
+			return nil, fmt.Errorf("prepare %q: %w", q, err)
+		}
+		m[q] = st
+	}
+	return m, nil
+}
+
+func (m stmts) close() error {
+	var errs []error
+	for _, st := range m {
+		errs = append(errs, st.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// txn is a transaction with its context and the prepared statements of its
+// pool. Queries not prepared in advance run unprepared.
+type txn struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	stmts stmts
+}
+
+func (t *txn) stmt(q string) *sql.Stmt {
+	if st, ok := t.stmts[q]; ok {
+		return t.tx.StmtContext(t.ctx, st)
+	}
+	return nil
+}
+
+func (t *txn) query(q string, args ...any) (*sql.Rows, error) {
+	if st := t.stmt(q); st != nil {
+		return st.QueryContext(t.ctx, args...)
+	}
+	return t.tx.QueryContext(t.ctx, q, args...)
+}
+
+func (t *txn) queryRow(q string, args ...any) *sql.Row {
+	if st := t.stmt(q); st != nil {
+		return st.QueryRowContext(t.ctx, args...)
+	}
+	return t.tx.QueryRowContext(t.ctx, q, args...)
+}
+
+func (t *txn) exec(q string, args ...any) (sql.Result, error) {
+	if st := t.stmt(q); st != nil {
+		return st.ExecContext(t.ctx, args...)
+	}
+	return t.tx.ExecContext(t.ctx, q, args...)
+}
+
+// Statements, named by what they do. Those in readQueries and writeQueries
+// are prepared when the store opens.
+const (
+	qLookup = `SELECT key, shape, items, chars, tokens, next_seq, item_chars FROM workspaces WHERE id = ?`
+	qStat   = `SELECT ` + wsColumns + ` FROM workspaces WHERE id = ?`
+	qOwner  = `SELECT key, shape, type, producer, session FROM workspaces WHERE id = ?`
+	qInsertWorkspace = `INSERT INTO workspaces (id, type, shape, format, items, chars, tokens, schema,
+		producer, args, meta, session, created_at, accessed_at, ttl, expires_at, next_seq, item_chars)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING key`
+	qInsertBlobs     = `INSERT INTO blobs (ws, raw, value) VALUES (?, ?, ?)`
+	qBlobs           = `SELECT raw, value FROM blobs WHERE ws = ?`
+	qValue           = `SELECT value FROM blobs WHERE ws = ?`
+	qDeleteBlobs     = `DELETE FROM blobs WHERE ws = ?`
+	qDeleteWorkspace = `DELETE FROM workspaces WHERE key = ?`
+	qDeleteItemsFTS  = `DELETE FROM items_fts WHERE rowid >= ? AND rowid < ?`
+	qDeleteItemRange = `DELETE FROM items WHERE id >= ? AND id < ?`
+	qDeleteChunksFTS = `DELETE FROM chunks_fts WHERE rowid >= ? AND rowid < ?`
+	qDeleteChunks    = `DELETE FROM chunks WHERE id >= ? AND id < ?`
+	qTouch           = `UPDATE workspaces SET accessed_at = ? WHERE id = ?`
+	qExpired         = `SELECT key, id, shape FROM workspaces WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at`
+	qStillExpired    = `SELECT count(*) FROM workspaces WHERE key = ? AND expires_at <= ?`
+	qListSize        = `UPDATE workspaces SET items = ?, item_chars = ?, next_seq = ?, chars = ?, tokens = ? WHERE key = ?`
+	qChunkCount      = `UPDATE workspaces SET next_seq = ? WHERE key = ?`
+
+	qItemsPage   = `SELECT data FROM items WHERE ws = ? AND idx >= ? ORDER BY idx LIMIT ?`
+	qItemsAll    = `SELECT data FROM items WHERE id >= ? AND id < ? ORDER BY id`
+	qItemsRange  = `SELECT id, idx, data FROM items WHERE id >= ? AND id < ?`
+	qItemsByID   = `SELECT id, idx, data FROM items WHERE id IN (SELECT value FROM json_each(?))`
+	qItemAt      = `SELECT id, data FROM items WHERE ws = ? AND idx = ?`
+	qItemsAt     = `SELECT id, data FROM items WHERE ws = ? AND idx IN (SELECT value FROM json_each(?))`
+	qUpdateItem  = `UPDATE items SET data = ? WHERE id = ?`
+	qDeleteItems = `DELETE FROM items WHERE id IN (SELECT value FROM json_each(?))`
+	qShiftItems  = `UPDATE items SET idx = idx - ? WHERE ws = ? AND idx > ? AND idx < ?`
+	qIndexItems  = `INSERT INTO items_fts (rowid, terms) SELECT id, ctxkit_staged(id - ?1) FROM items WHERE id >= ?1 AND id < ?2`
+	qIndexItem   = `INSERT INTO items_fts (rowid, terms) VALUES (?, ?)`
+	qUnindexItem = `DELETE FROM items_fts WHERE rowid = ?`
+	qUnindexSome = `DELETE FROM items_fts WHERE rowid IN (SELECT value FROM json_each(?))`
+	qMatchItems  = `SELECT rowid FROM items_fts WHERE items_fts MATCH ? AND rowid >= ? AND rowid < ?`
+
+	qIndexChunks = `INSERT INTO chunks_fts (rowid, terms) SELECT id, ctxkit_staged(id - ?1) FROM chunks WHERE id >= ?1 AND id < ?2`
+	qChunk       = `SELECT start, text FROM chunks WHERE id = ?`
+	qChunksAll   = `SELECT text FROM chunks WHERE id >= ? AND id < ? ORDER BY id`
+	qChunksSpan  = `SELECT start, text FROM chunks
+		WHERE ws = ?1 AND start < ?3 AND start >= (SELECT coalesce(max(start), 0) FROM chunks WHERE ws = ?1 AND start <= ?2)
+		ORDER BY start`
+	qMatchChunks = `SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid >= ? AND rowid < ?`
+)
+
+var readQueries = []string{
+	qLookup, qStat, qBlobs, qValue, qExpired,
+	qItemsPage, qItemsAll, qItemsRange, qItemsByID, qMatchItems,
+	qChunk, qChunksAll, qChunksSpan, qMatchChunks,
+}
+
+var writeQueries = []string{
+	qLookup, qOwner, qInsertWorkspace, qInsertBlobs, qDeleteBlobs, qDeleteWorkspace,
+	qDeleteItemsFTS, qDeleteItemRange, qDeleteChunksFTS, qDeleteChunks, qTouch, qStillExpired,
+	qListSize, qChunkCount,
+	qItemAt, qItemsAt, qUpdateItem, qDeleteItems, qShiftItems, qIndexItems, qIndexItem,
+	qUnindexItem, qUnindexSome, qIndexChunks,
+}
