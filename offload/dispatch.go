@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -88,11 +89,12 @@ func (e *Engine) dispatch(ctx context.Context, name string, args any) (any, erro
 		return nil, badArgs(t, "arguments must be a JSON object: %v", err)
 	}
 	unquoteJSONArgs(t.schema, obj)
+	capped := capArgs(t.schema, obj)
 	if err := t.resolved.ApplyDefaults(&obj); err != nil {
-		return nil, badArgs(t, "%v", err)
+		return nil, badArgs(t, "%s", validationMessage(err))
 	}
 	if err := t.resolved.Validate(obj); err != nil {
-		return nil, badArgs(t, "%v", err)
+		return nil, badArgs(t, "%s", validationMessage(err))
 	}
 	if raw, err = json.Marshal(obj); err != nil {
 		return nil, badArgs(t, "%v", err)
@@ -107,7 +109,46 @@ func (e *Engine) dispatch(ctx context.Context, name string, args any) (any, erro
 			return nil, err
 		}
 	}
-	return t.run(ctx, c)
+	out, err := t.run(ctx, c)
+	if m, ok := out.(map[string]any); ok && len(capped) > 0 {
+		m["capped"] = capped
+	}
+	return out, err
+}
+
+// capArgs lowers numeric arguments above their maximum to it, so that asking
+// for 500 items gets the 100 the tool allows instead of an error and a wasted
+// turn; the result says what was capped.
+func capArgs(schema *jsonschema.Schema, obj map[string]any) []string {
+	var notes []string
+	for name, prop := range schema.Properties {
+		n, ok := obj[name].(float64)
+		if !ok || prop.Maximum == nil || n <= *prop.Maximum {
+			continue
+		}
+		obj[name] = *prop.Maximum
+		notes = append(notes, fmt.Sprintf("%s lowered from %g to its maximum %g", name, n, *prop.Maximum))
+	}
+	slices.Sort(notes)
+	return notes
+}
+
+var (
+	validationPrefix = regexp.MustCompile(`validating (root|/properties/([^:]+)): `)
+	ratNumber        = regexp.MustCompile(`\b(-?\d+)(/1|\.0+)\b`)
+)
+
+// validationMessage rewrites a JSON Schema validation error for a model:
+// "validating root: validating /properties/size: minimum: 0/1 is less than
+// 1.000000" becomes "size: minimum: 0 is less than 1".
+func validationMessage(err error) string {
+	msg := validationPrefix.ReplaceAllStringFunc(err.Error(), func(m string) string {
+		if sub := validationPrefix.FindStringSubmatch(m); sub[2] != "" {
+			return sub[2] + ": "
+		}
+		return ""
+	})
+	return ratNumber.ReplaceAllString(msg, "$1")
 }
 
 // checkFit refuses a workspace whose shape or type the tool does not accept.

@@ -83,7 +83,7 @@ func (g *globals) openStore(ctx context.Context) (store.Store, error) {
 	case spec == "memory:":
 		return memstore.New(memstore.Options{}), nil
 	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
-		return nil, errors.New("the PostgreSQL store is not available yet; use a SQLite path or memory:")
+		return nil, errors.New("the PostgreSQL store is not available yet; use a SQLite path or memory: instead")
 	case spec == "":
 		dir, err := home.Dir()
 		if err != nil {
