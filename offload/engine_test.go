@@ -175,6 +175,18 @@ func TestErrorsTheModelCanFix(t *testing.T) {
 			t.Errorf("got %v", out)
 		}
 	})
+	t.Run("readable validation message", func(t *testing.T) {
+		out := callErr(t, e, ctx, "result_paginate", map[string]any{"workspace_id": list.StoredResult, "page": 0})
+		if msg := out["error"].(string); msg != "result_paginate: page: minimum: 0 is less than 1" {
+			t.Errorf("message: %q", msg)
+		}
+	})
+	t.Run("over the maximum is capped, not refused", func(t *testing.T) {
+		out := call(t, e, ctx, "result_search", map[string]any{"workspace_id": list.StoredResult, "query": "nomatchword", "max_results": 1000})
+		if fmt.Sprint(out["capped"]) != "[max_results lowered from 1000 to its maximum 100]" {
+			t.Errorf("capped: %v", out["capped"])
+		}
+	})
 	t.Run("arguments not an object", func(t *testing.T) {
 		callErr(t, e, ctx, "result_get_item", `[1,2]`)
 		callErr(t, e, ctx, "result_get_item", `{"workspace_id":`)
