@@ -1,0 +1,505 @@
+package openaiadapter_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/ctxkit/ctxkit/offload"
+	"github.com/ctxkit/ctxkit/offload/openaiadapter"
+	"github.com/ctxkit/ctxkit/store/memstore"
+)
+
+// newEngine returns an engine holding "tickets": 30 items {"id", "team",
+// "comments"}, where item i has id i+1.
+func newEngine(t testing.TB) *offload.Engine {
+	t.Helper()
+	e := offload.New(memstore.New(memstore.Options{}))
+	teams := []string{"web", "core", "infra"}
+	items := make([]map[string]any, 30)
+	for i := range items {
+		items[i] = map[string]any{"id": i + 1, "team": teams[i%3], "comments": i * 2}
+	}
+	if _, err := e.PutValue(context.Background(), items, offload.PutOptions{ID: "tickets", Producer: "list_tickets"}); err != nil {
+		t.Fatalf("store tickets: %v", err)
+	}
+	return e
+}
+
+// decoded reads a tool message's content as the model would.
+func decoded(t *testing.T, content string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(content), &m); err != nil {
+		t.Fatalf("tool message content is not a JSON object: %v\n%s", err, content)
+	}
+	return m
+}
+
+// functionCall builds a function tool call the way the SDK decodes one.
+func functionCall(id, name, args string) openai.ChatCompletionMessageToolCallUnion {
+	return openai.ChatCompletionMessageToolCallUnion{
+		ID: id, Type: "function",
+		Function: openai.ChatCompletionMessageFunctionToolCallFunction{Name: name, Arguments: args},
+	}
+}
+
+func TestToolsMatchEngine(t *testing.T) {
+	e := newEngine(t)
+	got, err := json.Marshal(openaiadapter.Tools(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(e.OpenAITools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("Tools JSON differs from Engine.OpenAITools:\ngot  %s\nwant %s", got, want)
+	}
+	if len(e.Tools()) == 0 {
+		t.Fatal("engine has no tools")
+	}
+}
+
+func TestResponseTools(t *testing.T) {
+	e := newEngine(t)
+	tools := openaiadapter.ResponseTools(e)
+	engineTools := e.Tools()
+	if len(tools) != len(engineTools) {
+		t.Fatalf("got %d tools, want %d", len(tools), len(engineTools))
+	}
+	for i, tool := range tools {
+		b, err := json.Marshal(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Type        string         `json:"type"`
+			Name        string         `json:"name"`
+			Description string         `json:"description"`
+			Strict      bool           `json:"strict"`
+			Parameters  map[string]any `json:"parameters"`
+		}
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		var params map[string]any
+		if err := json.Unmarshal(engineTools[i].InputSchema, &params); err != nil {
+			t.Fatal(err)
+		}
+		want := engineTools[i]
+		if got.Type != "function" || got.Name != want.Name || got.Description != want.Description || got.Strict {
+			t.Errorf("tool %d = %s, want a non-strict function %q with the engine's description", i, b, want.Name)
+		}
+		if !reflect.DeepEqual(got.Parameters, params) {
+			t.Errorf("tool %s parameters = %v, want %v", want.Name, got.Parameters, params)
+		}
+	}
+}
+
+// reply is what one tool message must say: the call id, and either the
+// error code or a piece of the successful result.
+type reply struct {
+	id       string
+	code     string // "" for success
+	contains string
+}
+
+func TestHandleToolCalls(t *testing.T) {
+	tests := []struct {
+		name  string
+		calls []openai.ChatCompletionMessageToolCallUnion
+		want  []reply
+	}{
+		{
+			name:  "one call",
+			calls: []openai.ChatCompletionMessageToolCallUnion{functionCall("c1", "result_get_item", `{"workspace_id":"tickets","index":2}`)},
+			want:  []reply{{id: "c1", contains: `"id":3`}},
+		},
+		{
+			name:  "double-encoded arguments",
+			calls: []openai.ChatCompletionMessageToolCallUnion{functionCall("c1", "result_get_item", `"{\"workspace_id\":\"tickets\",\"index\":0}"`)},
+			want:  []reply{{id: "c1", contains: `"id":1`}},
+		},
+		{
+			name:  "garbage arguments",
+			calls: []openai.ChatCompletionMessageToolCallUnion{functionCall("c1", "result_get_item", `{{"workspace_id": tickets`)},
+			want:  []reply{{id: "c1", code: offload.CodeBadArguments}},
+		},
+		{
+			name:  "missing arguments",
+			calls: []openai.ChatCompletionMessageToolCallUnion{functionCall("c1", "result_get_item", ``)},
+			want:  []reply{{id: "c1", code: offload.CodeBadArguments}},
+		},
+		{
+			name:  "null arguments",
+			calls: []openai.ChatCompletionMessageToolCallUnion{functionCall("c1", "result_paginate", `null`)},
+			want:  []reply{{id: "c1", code: offload.CodeBadArguments}},
+		},
+		{
+			name:  "array arguments",
+			calls: []openai.ChatCompletionMessageToolCallUnion{functionCall("c1", "result_paginate", `["tickets"]`)},
+			want:  []reply{{id: "c1", code: offload.CodeBadArguments}},
+		},
+		{
+			name:  "wrong argument type",
+			calls: []openai.ChatCompletionMessageToolCallUnion{functionCall("c1", "result_get_item", `{"workspace_id":"tickets","index":"two"}`)},
+			want:  []reply{{id: "c1", code: offload.CodeBadArguments}},
+		},
+		{
+			name:  "unknown tool",
+			calls: []openai.ChatCompletionMessageToolCallUnion{functionCall("c1", "delete_everything", `{}`)},
+			want:  []reply{{id: "c1", code: offload.CodeUnknownTool}},
+		},
+		{
+			name:  "empty tool name",
+			calls: []openai.ChatCompletionMessageToolCallUnion{functionCall("c1", "", `{}`)},
+			want:  []reply{{id: "c1", code: offload.CodeUnknownTool}},
+		},
+		{
+			name:  "unknown workspace",
+			calls: []openai.ChatCompletionMessageToolCallUnion{functionCall("c1", "result_paginate", `{"workspace_id":"nope"}`)},
+			want:  []reply{{id: "c1", code: offload.CodeNotFound}},
+		},
+		{
+			name: "several calls keep their order and ids",
+			calls: []openai.ChatCompletionMessageToolCallUnion{
+				functionCall("a", "result_get_item", `{"workspace_id":"tickets","index":29}`),
+				functionCall("b", "no_such_tool", `{}`),
+				functionCall("c", "result_field_values", `{"workspace_id":"tickets","field":"team"}`),
+				functionCall("d", "result_get_item", `not json`),
+				functionCall("e", "result_list", ``),
+			},
+			want: []reply{
+				{id: "a", contains: `"id":30`},
+				{id: "b", code: offload.CodeUnknownTool},
+				{id: "c", contains: `"distinct":3`},
+				{id: "d", code: offload.CodeBadArguments},
+				{id: "e", contains: `tickets`},
+			},
+		},
+		{
+			name: "custom tool call",
+			calls: []openai.ChatCompletionMessageToolCallUnion{{
+				ID: "c1", Type: "custom",
+				Custom: openai.ChatCompletionMessageCustomToolCallCustom{Name: "result_get_item", Input: `{"workspace_id":"tickets","index":4}`},
+			}},
+			want: []reply{{id: "c1", contains: `"id":5`}},
+		},
+		{
+			name: "call without a type is a function call",
+			calls: []openai.ChatCompletionMessageToolCallUnion{{
+				ID:       "c1",
+				Function: openai.ChatCompletionMessageFunctionToolCallFunction{Name: "result_get_item", Arguments: `{"workspace_id":"tickets","index":1}`},
+			}},
+			want: []reply{{id: "c1", contains: `"id":2`}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEngine(t)
+			msgs := openaiadapter.HandleToolCalls(context.Background(), e, openai.ChatCompletionMessage{ToolCalls: tt.calls})
+			checkReplies(t, toolReplies(t, msgs), tt.want)
+		})
+	}
+}
+
+// toolMessage is a tool message's id and content.
+type toolMessage struct{ id, content string }
+
+func toolReplies(t *testing.T, msgs []openai.ChatCompletionMessageParamUnion) []toolMessage {
+	t.Helper()
+	out := make([]toolMessage, len(msgs))
+	for i, m := range msgs {
+		if m.OfTool == nil {
+			t.Fatalf("message %d is not a tool message: %+v", i, m)
+		}
+		out[i] = toolMessage{m.OfTool.ToolCallID, m.OfTool.Content.OfString.Value}
+	}
+	return out
+}
+
+func checkReplies(t *testing.T, got []toolMessage, want []reply) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %d tool messages, want %d: %v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.id != w.id {
+			t.Errorf("message %d answers %q, want %q", i, g.id, w.id)
+		}
+		m := decoded(t, g.content)
+		code, _ := m["code"].(string)
+		if code != w.code {
+			t.Errorf("message %d: code %q, want %q\n%s", i, code, w.code, g.content)
+		}
+		if w.code != "" {
+			if s, _ := m["suggested_action"].(string); s == "" {
+				t.Errorf("message %d: error without suggested_action: %s", i, g.content)
+			}
+		}
+		if w.contains != "" && !strings.Contains(g.content, w.contains) {
+			t.Errorf("message %d does not contain %s:\n%s", i, w.contains, g.content)
+		}
+	}
+}
+
+func TestHandleToolCallsNone(t *testing.T) {
+	e := newEngine(t)
+	msg := openai.ChatCompletionMessage{Content: "All done."}
+	if got := openaiadapter.HandleToolCalls(context.Background(), e, msg); got != nil {
+		t.Errorf("HandleToolCalls of a message without tool calls = %v, want nil", got)
+	}
+}
+
+// A message decoded from the API's JSON, answered and encoded again, is what
+// the next request sends.
+func TestHandleToolCallsWire(t *testing.T) {
+	e := newEngine(t)
+	var msg openai.ChatCompletionMessage
+	body := `{"role":"assistant","content":null,"refusal":null,"tool_calls":[
+		{"id":"call_A","type":"function","function":{"name":"result_get_item","arguments":"{\"workspace_id\":\"tickets\",\"index\":7}"}},
+		{"id":"call_B","type":"function","function":{"name":"result_get_item","arguments":"{\"workspace_id\":"}}]}`
+	if err := json.Unmarshal([]byte(body), &msg); err != nil {
+		t.Fatal(err)
+	}
+	msgs := openaiadapter.HandleToolCalls(context.Background(), e, msg)
+	b, err := json.Marshal(msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wire []struct {
+		Role       string `json:"role"`
+		ToolCallID string `json:"tool_call_id"`
+		Content    string `json:"content"`
+	}
+	if err := json.Unmarshal(b, &wire); err != nil {
+		t.Fatalf("tool messages encode as %s: %v", b, err)
+	}
+	if len(wire) != 2 || wire[0].Role != "tool" || wire[0].ToolCallID != "call_A" || wire[1].ToolCallID != "call_B" {
+		t.Fatalf("tool messages on the wire: %s", b)
+	}
+	if !strings.Contains(wire[0].Content, `"id":8`) || !strings.Contains(wire[1].Content, offload.CodeBadArguments) {
+		t.Errorf("tool message contents: %s", b)
+	}
+}
+
+func TestHandleToolCallsSession(t *testing.T) {
+	e := offload.New(memstore.New(memstore.Options{}))
+	alice := offload.WithSession(context.Background(), "alice")
+	n, err := e.Put(alice, []byte(`[1,2,3]`), offload.PutOptions{Producer: "numbers"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := openai.ChatCompletionMessage{ToolCalls: []openai.ChatCompletionMessageToolCallUnion{
+		functionCall("c1", "result_get_item", fmt.Sprintf(`{"workspace_id":%q,"index":1}`, n.StoredResult)),
+	}}
+	bob := offload.WithSession(context.Background(), "bob")
+	checkReplies(t, toolReplies(t, openaiadapter.HandleToolCalls(alice, e, msg)), []reply{{id: "c1", contains: `"item":2`}})
+	checkReplies(t, toolReplies(t, openaiadapter.HandleToolCalls(bob, e, msg)), []reply{{id: "c1", code: offload.CodeNotFound}})
+}
+
+func TestTooManyCalls(t *testing.T) {
+	e := newEngine(t)
+	n := openaiadapter.MaxCallsPerMessage + 3
+	var msg openai.ChatCompletionMessage
+	var want []reply
+	for i := range n {
+		id := fmt.Sprintf("c%d", i)
+		msg.ToolCalls = append(msg.ToolCalls, functionCall(id, "result_get_item", `{"workspace_id":"tickets","index":0}`))
+		if i < openaiadapter.MaxCallsPerMessage {
+			want = append(want, reply{id: id, contains: `"id":1`})
+		} else {
+			want = append(want, reply{id: id, code: openaiadapter.CodeTooManyCalls})
+		}
+	}
+	checkReplies(t, toolReplies(t, openaiadapter.HandleToolCalls(context.Background(), e, msg)), want)
+}
+
+func TestRunReportsCause(t *testing.T) {
+	e := newEngine(t)
+	answers := openaiadapter.Run(context.Background(), e, []openaiadapter.Call{
+		{ID: "ok", Name: "result_list"},
+		{ID: "bad", Name: "result_get_item", Arguments: `{`},
+	})
+	if len(answers) != 2 {
+		t.Fatalf("got %d answers, want 2", len(answers))
+	}
+	if a := answers[0]; a.Result.IsError || a.Result.Err != nil || a.Call.ID != "ok" {
+		t.Errorf("answer 0 = %+v, %s", a.Call, a.Result.Output)
+	}
+	if a := answers[1]; !a.Result.IsError || a.Result.Err == nil || a.Call.ID != "bad" {
+		t.Errorf("answer 1 = %+v, %s", a.Call, a.Result.Output)
+	}
+}
+
+func TestHandleToolCallsJSON(t *testing.T) {
+	const oneCall = `{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"result_get_item","arguments":"{\"workspace_id\":\"tickets\",\"index\":3}"}}]}`
+	tests := []struct {
+		name    string
+		msg     any
+		want    []reply
+		wantErr bool
+	}{
+		{name: "string", msg: oneCall, want: []reply{{id: "c1", contains: `"id":4`}}},
+		{name: "bytes", msg: []byte(oneCall), want: []reply{{id: "c1", contains: `"id":4`}}},
+		{name: "raw message", msg: json.RawMessage(oneCall), want: []reply{{id: "c1", contains: `"id":4`}}},
+		{
+			name: "map with object arguments",
+			msg: map[string]any{"role": "assistant", "tool_calls": []any{
+				map[string]any{"id": "c1", "type": "function", "function": map[string]any{
+					"name": "result_get_item", "arguments": map[string]any{"workspace_id": "tickets", "index": 3},
+				}},
+			}},
+			want: []reply{{id: "c1", contains: `"id":4`}},
+		},
+		{name: "no tool calls", msg: `{"role":"assistant","content":"done"}`, want: nil},
+		{
+			name: "malformed call among good ones",
+			msg: `{"tool_calls":[
+				{"id":"a","type":"function","function":{"name":"result_get_item","arguments":"{\"workspace_id\":\"tickets\",\"index\":0}"}},
+				{"id":"b","type":"function","function":{"name":7}},
+				5,
+				{"id":"d","type":"function","function":{"name":"result_get_item"}},
+				{"id":"e","type":"function","function":{"name":"nope","arguments":"{}"}}]}`,
+			want: []reply{
+				{id: "a", contains: `"id":1`},
+				{id: "b", code: openaiadapter.CodeBadCall},
+				{id: "", code: openaiadapter.CodeBadCall},
+				{id: "d", code: offload.CodeBadArguments},
+				{id: "e", code: offload.CodeUnknownTool},
+			},
+		},
+		{name: "not JSON", msg: `{"tool_calls":`, wantErr: true},
+		{name: "not an object", msg: `[1,2]`, wantErr: true},
+		{name: "tool_calls not a list", msg: `{"tool_calls":"all of them"}`, wantErr: true},
+		{name: "unencodable value", msg: map[string]any{"f": func() {}}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEngine(t)
+			msgs, err := openaiadapter.HandleToolCallsJSON(context.Background(), e, tt.msg)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error: %v", err, tt.wantErr)
+			}
+			got := make([]toolMessage, len(msgs))
+			for i, m := range msgs {
+				if m.Role != "tool" {
+					t.Errorf("message %d has role %q", i, m.Role)
+				}
+				got[i] = toolMessage{m.ToolCallID, m.Content}
+			}
+			checkReplies(t, got, tt.want)
+		})
+	}
+}
+
+func TestHandleResponseOutput(t *testing.T) {
+	e := newEngine(t)
+	var resp responses.Response
+	body := `{"id":"resp_1","object":"response","output":[
+		{"type":"reasoning","id":"rs_1","summary":[]},
+		{"type":"function_call","id":"fc_1","call_id":"call_1","name":"result_get_item","arguments":"{\"workspace_id\":\"tickets\",\"index\":9}"},
+		{"type":"message","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"Looking."}]},
+		{"type":"function_call","id":"fc_2","call_id":"call_2","name":"result_get_item","arguments":"garbage"}]}`
+	if err := json.Unmarshal([]byte(body), &resp); err != nil {
+		t.Fatal(err)
+	}
+	items := openaiadapter.HandleResponseOutput(context.Background(), e, resp.Output)
+	b, err := json.Marshal(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wire []struct {
+		Type   string `json:"type"`
+		CallID string `json:"call_id"`
+		Output string `json:"output"`
+	}
+	if err := json.Unmarshal(b, &wire); err != nil {
+		t.Fatalf("input items encode as %s: %v", b, err)
+	}
+	if len(wire) != 2 {
+		t.Fatalf("got %d input items, want 2: %s", len(wire), b)
+	}
+	for i, id := range []string{"call_1", "call_2"} {
+		if wire[i].Type != "function_call_output" || wire[i].CallID != id {
+			t.Errorf("item %d = %+v, want a function_call_output for %s", i, wire[i], id)
+		}
+	}
+	if !strings.Contains(wire[0].Output, `"id":10`) || !strings.Contains(wire[1].Output, offload.CodeBadArguments) {
+		t.Errorf("outputs: %s", b)
+	}
+	if got := openaiadapter.HandleResponseOutput(context.Background(), e, nil); got != nil {
+		t.Errorf("HandleResponseOutput(nil) = %v, want nil", got)
+	}
+}
+
+// FuzzHandleToolCalls checks that any name and arguments a model may send
+// get exactly one tool message, under the call's id, holding a JSON object.
+func FuzzHandleToolCalls(f *testing.F) {
+	f.Add("result_get_item", `{"workspace_id":"tickets","index":1}`)
+	f.Add("result_pipe", `{"workspace_id":"tickets","steps":[{"group_by":{"field":"team"}}]}`)
+	f.Add("result_search", `"{\"workspace_id\":\"tickets\",\"query\":\"web\"}"`)
+	f.Add("", ``)
+	f.Add("result_paginate", `{"workspace_id":"tickets","page":-1,"size":1e400}`)
+	f.Add("nope", "\x00\xff")
+	e := newEngine(f)
+	f.Fuzz(func(t *testing.T, name, args string) {
+		msg := openai.ChatCompletionMessage{ToolCalls: []openai.ChatCompletionMessageToolCallUnion{functionCall("id", name, args)}}
+		msgs := openaiadapter.HandleToolCalls(context.Background(), e, msg)
+		if len(msgs) != 1 || msgs[0].OfTool == nil || msgs[0].OfTool.ToolCallID != "id" {
+			t.Fatalf("got %+v, want one tool message for id", msgs)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(msgs[0].OfTool.Content.OfString.Value), &m); err != nil {
+			t.Fatalf("content is not a JSON object: %v", err)
+		}
+	})
+}
+
+// FuzzHandleToolCallsJSON checks that any message either fails as a whole or
+// gets one tool message per element of its tool_calls list.
+func FuzzHandleToolCallsJSON(f *testing.F) {
+	f.Add(`{"tool_calls":[{"id":"a","type":"function","function":{"name":"result_list","arguments":"{}"}}]}`)
+	f.Add(`{"tool_calls":[5,null,{"id":[]},{"function":{"arguments":{"workspace_id":"tickets"}}}]}`)
+	f.Add(`{"tool_calls":null}`)
+	f.Add(`null`)
+	f.Add(`{"tool_calls":[{"type":"custom","custom":{"name":"result_list","input":"{}"}}]}`)
+	e := newEngine(f)
+	f.Fuzz(func(t *testing.T, msg string) {
+		out, err := openaiadapter.HandleToolCallsJSON(context.Background(), e, msg)
+		if err != nil {
+			return
+		}
+		var m struct {
+			ToolCalls []json.RawMessage `json:"tool_calls"`
+		}
+		if err := json.Unmarshal([]byte(msg), &m); err != nil {
+			t.Fatalf("HandleToolCallsJSON accepted %q, which does not decode: %v", msg, err)
+		}
+		if len(out) != len(m.ToolCalls) {
+			t.Fatalf("got %d tool messages for %d tool calls", len(out), len(m.ToolCalls))
+		}
+		for i, tm := range out {
+			var v map[string]any
+			if err := json.Unmarshal([]byte(tm.Content), &v); err != nil {
+				t.Fatalf("message %d content is not a JSON object: %v", i, err)
+			}
+		}
+	})
+}
