@@ -1,0 +1,85 @@
+package store
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+)
+
+func TestTerms(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"", nil},
+		{"  Timeout   ERROR timeout ", []string{"timeout", "error"}},
+		{`"quoted" 'single'`, []string{"quoted", "single"}},
+		{"C++ e-mail", []string{"c++", "e-mail"}},
+		{`"" ''`, nil},
+	}
+	for _, tt := range tests {
+		if got := Terms(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("Terms(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestPlainWord(t *testing.T) {
+	for term, want := range map[string]bool{"parser": true, "2024": true, "naïve": true, "日本": true, "c++": false, "e-mail": false, "": false, "a b": false} {
+		if got := PlainWord(term); got != want {
+			t.Errorf("PlainWord(%q) = %v, want %v", term, got, want)
+		}
+	}
+}
+
+func TestSearchableText(t *testing.T) {
+	item := json.RawMessage(`{"b":"second","a":{"name":"Ada","h":12},"tags":["x","y"],"ok":true,"none":null}`)
+	tests := []struct {
+		fields []string
+		want   string
+	}{
+		{nil, "12\nAda\nsecond\ntrue\nx\ny\n"}, // keys in sorted order: a.h, a.name, b, ok, tags
+		{[]string{"a.name"}, "Ada\n"},
+		{[]string{"tags", "b"}, "x\ny\nsecond\n"},
+		{[]string{"missing"}, ""},
+	}
+	for _, tt := range tests {
+		if got := SearchableText(item, tt.fields); got != tt.want {
+			t.Errorf("SearchableText(%v) = %q, want %q", tt.fields, got, tt.want)
+		}
+	}
+	if got := SearchableText(json.RawMessage(`{not json`), nil); got != "" {
+		t.Errorf("invalid JSON gave %q", got)
+	}
+}
+
+func TestLookup(t *testing.T) {
+	var v any
+	_ = json.Unmarshal([]byte(`{"a":{"b":[{"c":1},{"c":2}]},"x.y":"literal","x":{"y":"nested"}}`), &v)
+	tests := []struct {
+		path string
+		want any
+		ok   bool
+	}{
+		{"a.b.1.c", float64(2), true},
+		{"a.b.2.c", nil, false},
+		{"a.b.-1", nil, false},
+		{"x.y", "literal", true}, // a literal dotted key wins
+		{"a.z", nil, false},
+		{"a.b.0.c.d", nil, false},
+	}
+	for _, tt := range tests {
+		got, ok := Lookup(v, tt.path)
+		if ok != tt.ok || (ok && got != tt.want) {
+			t.Errorf("Lookup(%q) = %v, %v; want %v, %v", tt.path, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func FuzzSearchableText(f *testing.F) {
+	f.Add(`{"a":[1,"x",{"b":null}]}`, "a.2.b")
+	f.Add(`[]`, "")
+	f.Fuzz(func(t *testing.T, item, field string) {
+		_ = SearchableText(json.RawMessage(item), []string{field})
+	})
+}
