@@ -4,21 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 )
 
-// The scripted loop must answer with the numbers computed here straight from
-// the data, and must have read far less than the full search result.
-func TestScriptedLoop(t *testing.T) {
-	const path = "../data/issues.json"
-	issues, err := loadIssues(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	// The expected answer, from the raw file and not from the types above.
+// expectedAnswer computes, straight from the file and not through the types
+// of the program, the parts the answer must contain.
+func expectedAnswer(t *testing.T, path string) []string {
+	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -48,17 +49,28 @@ func TestScriptedLoop(t *testing.T) {
 	if best == "" || tie {
 		t.Fatalf("the data has no single team with the most open issues: %v", open)
 	}
+	return []string{
+		fmt.Sprintf("The %s team", best),
+		fmt.Sprintf(": %d,", open[best]),
+		fmt.Sprintf("%d comments", comments[best]),
+	}
+}
+
+// The scripted loop must answer with the numbers computed here straight from
+// the data, and must have read far less than the full search result.
+func TestScriptedLoop(t *testing.T) {
+	const path = "../data/issues.json"
+	issues, err := loadIssues(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	var out strings.Builder
 	rep, err := run(context.Background(), &out, &scriptedModel{}, issues)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{
-		fmt.Sprintf("The %s team", best),
-		fmt.Sprintf(": %d,", open[best]),
-		fmt.Sprintf("%d comments", comments[best]),
-	} {
+	for _, want := range expectedAnswer(t, path) {
 		if !strings.Contains(rep.Answer, want) {
 			t.Errorf("answer %q does not contain %q", rep.Answer, want)
 		}
@@ -101,5 +113,66 @@ func TestLoadIssuesErrors(t *testing.T) {
 	}
 	if _, err := loadIssues(bad); err == nil {
 		t.Error("loadIssues of an object: no error")
+	}
+}
+
+// TestOpenAIModel runs the loop against a fake Chat Completions server on
+// loopback, which answers with the scripted model's messages. It covers what
+// the offline run skips: the requests the SDK sends (tools, tool messages)
+// and the responses it decodes.
+func TestOpenAIModel(t *testing.T) {
+	const path = "../data/issues.json"
+	issues, err := loadIssues(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := &scriptedModel{}
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		body, err := io.ReadAll(r.Body)
+		if err != nil || r.URL.Path != "/chat/completions" {
+			http.Error(w, fmt.Sprintf("unexpected request %s: %v", r.URL.Path, err), http.StatusBadRequest)
+			return
+		}
+		var req openai.ChatCompletionNewParams
+		if err := json.Unmarshal(body, &req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if len(req.Tools) == 0 || req.Model != "test-model" {
+			http.Error(w, "request without tools or model: "+string(body), http.StatusBadRequest)
+			return
+		}
+		msg, err := script.Next(r.Context(), req.Messages, req.Tools)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		resp := map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "test-model",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": msg}},
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(resp)
+	}))
+	defer srv.Close()
+
+	m := &openaiModel{
+		client: openai.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0)),
+		name:   "test-model",
+	}
+	var out strings.Builder
+	rep, err := run(context.Background(), &out, m, issues)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	for _, want := range expectedAnswer(t, path) {
+		if !strings.Contains(rep.Answer, want) {
+			t.Errorf("answer %q does not contain %q", rep.Answer, want)
+		}
+	}
+	if n := requests.Load(); n != 3 {
+		t.Errorf("%d requests, want 3 (search, pipe, answer)", n)
 	}
 }
