@@ -41,58 +41,48 @@ const (
 )
 
 type paginateArgs struct {
-	WorkspaceID string `json:"workspace_id"`
-	Page        int    `json:"page,omitempty" jsonschema:"Page number, starting at 1."`
-	Size        int    `json:"size,omitempty" jsonschema:"Items per page, at most 100."`
+	Page int `json:"page,omitempty" jsonschema:"Page number, starting at 1."`
+	Size int `json:"size,omitempty" jsonschema:"Items per page, at most 100."`
 }
 
 type getItemArgs struct {
-	WorkspaceID string `json:"workspace_id"`
-	Index       int    `json:"index" jsonschema:"Position of the item, starting at 0."`
+	Index int `json:"index" jsonschema:"Position of the item, starting at 0."`
 }
 
 type searchArgs struct {
-	WorkspaceID string   `json:"workspace_id"`
-	Query       string   `json:"query" jsonschema:"Words to look for; each matches on its own and items matching more of them rank first."`
-	Fields      []string `json:"fields,omitempty" jsonschema:"Only search these fields (dot paths such as author.name)."`
-	MaxResults  int      `json:"max_results,omitempty" jsonschema:"At most this many items, up to 100."`
+	Query      string   `json:"query" jsonschema:"Words to look for; each matches on its own and items matching more of them rank first."`
+	Fields     []string `json:"fields,omitempty" jsonschema:"Only search these fields (dot paths such as author.name)."`
+	MaxResults int      `json:"max_results,omitempty" jsonschema:"At most this many items, up to 100."`
 }
 
 type fieldValuesArgs struct {
-	WorkspaceID string `json:"workspace_id"`
-	Field       string `json:"field" jsonschema:"Field to summarise (dot path such as author.name)."`
-	MaxValues   int    `json:"max_values,omitempty" jsonschema:"At most this many distinct values, most frequent first, up to 200."`
+	Field     string `json:"field" jsonschema:"Field to summarise (dot path such as author.name)."`
+	MaxValues int    `json:"max_values,omitempty" jsonschema:"At most this many distinct values, most frequent first, up to 200."`
 }
 
 type pipeArgs struct {
-	WorkspaceID string          `json:"workspace_id"`
-	Steps       json.RawMessage `json:"steps" jsonschema:"The pipeline: a list of steps run in order."`
-	SaveAs      string          `json:"save_as,omitempty" jsonschema:"Store the full result as workspace saved_<name> and return its notice."`
-}
-
-type workspaceArgs struct {
-	WorkspaceID string `json:"workspace_id"`
+	Steps  json.RawMessage `json:"steps" jsonschema:"The pipeline: a list of steps run in order."`
+	SaveAs string          `json:"save_as,omitempty" jsonschema:"Store the full result as workspace saved_<name> and return its notice."`
 }
 
 type getValueArgs struct {
-	WorkspaceID string `json:"workspace_id"`
-	Key         string `json:"key" jsonschema:"Key to read; dot paths such as config.servers.0.name reach nested values."`
+	Key string `json:"key" jsonschema:"Key to read; dot paths such as config.servers.0.name reach nested values."`
 }
 
 type readPageArgs struct {
-	WorkspaceID  string `json:"workspace_id"`
-	Page         int    `json:"page,omitempty" jsonschema:"Page number, starting at 1."`
-	CharsPerPage int    `json:"chars_per_page,omitempty" jsonschema:"Page length in characters, up to 20000."`
+	Page         int `json:"page,omitempty" jsonschema:"Page number, starting at 1."`
+	CharsPerPage int `json:"chars_per_page,omitempty" jsonschema:"Page length in characters, up to 20000."`
 }
 
 type searchTextArgs struct {
-	WorkspaceID  string `json:"workspace_id"`
 	Query        string `json:"query" jsonschema:"Words to look for; passages with more of them rank first."`
 	MaxResults   int    `json:"max_results,omitempty" jsonschema:"At most this many passages, up to 50."`
 	ContextChars int    `json:"context_chars,omitempty" jsonschema:"Characters of context on each side of a hit, up to 2000."`
 }
 
-type listArgs struct{}
+// noArgs is the argument type of tools that take nothing but workspace_id
+// (which every workspace tool gets) or nothing at all.
+type noArgs struct{}
 
 // builtin registers one exploration tool with typed arguments.
 func builtin[In any](e *Engine, name, desc string, shapes []store.Shape, bounds map[string][3]int, run func(ctx context.Context, ws *store.Workspace, in In) (any, error)) {
@@ -147,7 +137,7 @@ func (e *Engine) registerBuiltins() {
 	e.register(&tool{
 		name:        "result_list",
 		description: "List the stored results you can explore, one line each: id, type, shape, size and expiry.",
-		schema:      schemaFor[listArgs](),
+		schema:      schemaFor[noArgs](),
 		run:         func(ctx context.Context, _ *call) (any, error) { return e.listTool(ctx) },
 	})
 }
@@ -406,7 +396,7 @@ func (e *Engine) dictValue(ctx context.Context, ws *store.Workspace) (map[string
 	return m, nil
 }
 
-func (e *Engine) getKeys(ctx context.Context, ws *store.Workspace, _ workspaceArgs) (any, error) {
+func (e *Engine) getKeys(ctx context.Context, ws *store.Workspace, _ noArgs) (any, error) {
 	m, err := e.dictValue(ctx, ws)
 	if err != nil {
 		return nil, err
@@ -573,7 +563,7 @@ func (e *Engine) searchText(ctx context.Context, ws *store.Workspace, in searchT
 	return res, nil
 }
 
-func (e *Engine) getLength(_ context.Context, ws *store.Workspace, _ workspaceArgs) (any, error) {
+func (e *Engine) getLength(_ context.Context, ws *store.Workspace, _ noArgs) (any, error) {
 	return map[string]any{
 		"workspace_id": ws.ID, "chars": ws.Chars, "approx_tokens": ws.Tokens,
 		"pages": textPages(ws.Chars, defaultCharsPerPage), "chars_per_page": defaultCharsPerPage,

@@ -49,20 +49,11 @@ type Fields []Field
 
 // MarshalJSON writes {"path": "type", ...} in order.
 func (f Fields) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	o := make(orderedObject, len(f))
 	for i, fd := range f {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := marshal(fd.Path)
-		v, _ := marshal(fd.Type)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
+		o[i] = member{fd.Path, fd.Type}
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return o.MarshalJSON()
 }
 
 func (n *Notice) setFields(schema json.RawMessage) {
