@@ -1,12 +1,17 @@
 package sqlitestore
 
 import (
+	"context"
+	"database/sql"
 	"database/sql/driver"
+	"errors"
+	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 
 	"modernc.org/sqlite"
+
+	"github.com/ctxkit/ctxkit/store"
 )
 
 // The full-text indexes hold index terms computed in Go, not raw text: for
@@ -18,23 +23,29 @@ import (
 // by construction. The tables keep no positions (detail=none): search needs
 // to know which rows hold a term, and computes frequencies and BM25 itself.
 
+// termBuilder computes index terms, reusing its memory from one text to
+// the next. It is not safe for concurrent use.
+type termBuilder struct {
+	dd dedup
+}
+
 // indexTerms appends to dst the distinct index terms of text, separated by
-// spaces; dd, reset first, drops the repeats.
-func indexTerms(dst []byte, text string, dd *dedup) []byte {
-	dd.reset()
+// spaces.
+func (tb *termBuilder) indexTerms(dst []byte, text string) []byte {
+	tb.dd.reset()
 	tokenize(text, func(t *token) bool {
 		mark := len(dst)
 		start := mark
-		if len(dd.spans) > 0 {
+		if len(tb.dd.spans) > 0 {
 			dst = append(dst, ' ')
 			start++
 		}
 		dst = append(dst, t.folded...)
 		// The stem is a prefix of the token, possibly with one byte more,
-		// so it is written in place at the end of dst.
+		// so it is computed in place at the end of dst.
 		stem := porterStem(dst[start:])
 		dst = append(dst[:start], stem...)
-		if dd.add(dst, start, len(dst)) {
+		if tb.dd.add(dst, start, len(dst)) {
 			dst = dst[:mark]
 		}
 		return true
@@ -107,7 +118,8 @@ func itemIndexTerms(item []byte) string {
 	if err != nil {
 		return ""
 	}
-	return string(indexTerms(make([]byte, 0, len(scalars)), string(scalars), &dedup{}))
+	var tb termBuilder
+	return string(tb.indexTerms(make([]byte, 0, len(scalars)), string(scalars)))
 }
 
 // parallel calls fn(i) for i in [0, n) on every core, each worker with its
@@ -153,16 +165,184 @@ func (st *stager) fn(_ *sqlite.FunctionContext, args []driver.Value) (driver.Val
 	return st.texts[i], nil
 }
 
-// queryTerms returns the distinct index terms of a query word: what its
-// prefix query looks for.
-func queryTerms(term string) []string {
-	var out []string
-	tokenize(term, func(t *token) bool {
-		st := string(porterStem(slices.Clone(t.folded)))
-		if !slices.Contains(out, st) {
-			out = append(out, st)
-		}
-		return true
+// termBytes is the size of index terms, which is about what they add to
+// the index.
+func termBytes(terms []string) int64 {
+	var n int64
+	for _, t := range terms {
+		n += int64(len(t))
+	}
+	return n
+}
+
+// defaultIndexInline is the size up to which content is indexed inside
+// Put's transaction. Larger content is indexed after Put returns, by a
+// background goroutine or by the first search that needs it, whichever
+// comes first: indexing takes longer than storing (FTS5 in the pure-Go
+// SQLite inserts about 50,000 items a second), and an offloaded result is
+// often paged through or filtered without ever being searched.
+const defaultIndexInline = 4 << 20
+
+// chunkTerms computes the index terms of text chunks in parallel.
+func chunkTerms(chunks []chunk) []string {
+	terms := make([]string, len(chunks))
+	parallel(len(chunks), func() *termBuilder { return &termBuilder{} }, func(i int, tb *termBuilder) {
+		terms[i] = string(tb.indexTerms(nil, chunks[i].text))
 	})
-	return out
+	return terms
+}
+
+// errNotIndexed is returned inside a search transaction when the workspace
+// is not in the index yet.
+var errNotIndexed = errors.New("workspace not indexed yet")
+
+// ensureIndexed puts workspace id's content in the full-text index if it is
+// not there yet. Any process may do this for any workspace, from a search
+// or in the background: whichever takes the write lock first indexes it,
+// and the others then find it indexed.
+func (s *Store) ensureIndexed(ctx context.Context, id string) error {
+	return s.write(ctx, func(t *txn) error {
+		ref, err := lookup(t, id, store.ShapeList, store.ShapeText)
+		if err != nil || ref.indexed {
+			return err
+		}
+		return s.index(t, ref)
+	})
+}
+
+// indexBatch is how many items or chunks go to an indexing worker at once.
+const indexBatch = 256
+
+// index reads a workspace's items or chunks and writes their index terms,
+// then marks it indexed. Workers on every core compute the terms while the
+// rows are read; the index is written by one statement at the end. It runs
+// under the write lock, so the content cannot change meanwhile.
+func (s *Store) index(t *txn, ref *wsRef) error {
+	lo, hi := idBase(ref.key), idBase(ref.key+1)
+	terms := make([]string, ref.nextSeq) // by sequence number; deleted items leave gaps
+	type job struct {
+		seqs  []int64
+		texts []string
+	}
+	jobs := make(chan job, 2*runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			var tb termBuilder
+			var buf []byte
+			for j := range jobs {
+				for k, text := range j.texts {
+					buf = tb.indexTerms(buf[:0], text)
+					terms[j.seqs[k]] = string(buf)
+				}
+			}
+		})
+	}
+	err := func() error {
+		defer close(jobs)
+		q := qItemsData
+		if ref.shape == store.ShapeText {
+			q = qChunksText
+		}
+		rows, err := t.query(q, lo, hi)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var (
+			batch   job
+			scalars []byte
+		)
+		for rows.Next() {
+			var id int64
+			var data sql.RawBytes
+			if err := rows.Scan(&id, &data); err != nil {
+				return err
+			}
+			seq := id - lo
+			if seq < 0 || seq >= ref.nextSeq {
+				return fmt.Errorf("row %d outside the workspace's %d sequence numbers", seq, ref.nextSeq)
+			}
+			text := string(data)
+			if ref.shape == store.ShapeList {
+				if scalars, err = appendScalars(scalars[:0], data, true); err != nil {
+					return fmt.Errorf("item %d: %w", seq, err)
+				}
+				text = string(scalars)
+			}
+			batch.seqs = append(batch.seqs, seq)
+			batch.texts = append(batch.texts, text)
+			if len(batch.seqs) == indexBatch {
+				jobs <- batch
+				batch = job{}
+			}
+		}
+		if len(batch.seqs) > 0 {
+			jobs <- batch
+		}
+		return rows.Err()
+	}()
+	wg.Wait()
+	if err != nil {
+		return fmt.Errorf("read %s to index: %w", ref.shape, err)
+	}
+	q := qIndexItems
+	if ref.shape == store.ShapeText {
+		q = qIndexChunks
+	}
+	t.wrote += termBytes(terms)
+	s.staged.set(terms)
+	defer s.staged.set(nil)
+	if _, err := t.exec(q, lo, lo+int64(len(terms))); err != nil {
+		return fmt.Errorf("index %s: %w", ref.shape, err)
+	}
+	if _, err := t.exec(qSetIndexed, ref.key); err != nil {
+		return err
+	}
+	return nil
+}
+
+// indexer indexes workspaces in the background after Put returns.
+type indexer struct {
+	s      *Store
+	ids    chan string
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+}
+
+func newIndexer(s *Store) *indexer {
+	ctx, cancel := context.WithCancel(context.Background())
+	ix := &indexer{s: s, ids: make(chan string, 64), ctx: ctx, cancel: cancel}
+	ix.done.Go(ix.run)
+	return ix
+}
+
+func (ix *indexer) run() {
+	for {
+		select {
+		case <-ix.ctx.Done():
+			return
+		case id := <-ix.ids:
+			// A failure leaves the workspace to the first search that
+			// needs it, which indexes it or reports why not.
+			_ = ix.s.ensureIndexed(ix.ctx, id)
+		}
+	}
+}
+
+// enqueue asks for id to be indexed soon. When the queue is full the
+// request is dropped: a search indexes what it needs anyway.
+func (ix *indexer) enqueue(id string) {
+	select {
+	case ix.ids <- id:
+	default:
+	}
+}
+
+// close stops the indexer, abandoning (rolling back) work in progress, and
+// waits for it.
+func (ix *indexer) close() {
+	ix.cancel()
+	ix.done.Wait()
 }

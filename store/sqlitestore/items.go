@@ -24,8 +24,9 @@ const itemBatch = 128
 const maxSeq = 1<<32 - 1
 
 // insertItems inserts items as the list's items from position idx on, with
-// sequence numbers from seq on, and indexes them with their terms. The
-// index is fed by one INSERT … SELECT after the rows (see stager).
+// sequence numbers from seq on, and indexes them with their terms unless
+// terms is nil. The index is fed by one INSERT … SELECT after the rows (see
+// stager).
 func (s *Store) insertItems(t *txn, key, seq int64, idx int, items [][]byte, terms []string) error {
 	if len(items) == 0 {
 		return nil
@@ -40,6 +41,7 @@ func (s *Store) insertItems(t *txn, key, seq int64, idx int, items [][]byte, ter
 		args = args[:0]
 		for i := start; i < end; i++ {
 			args = append(args, idBase(key)+seq+int64(i), key, idx+i, string(items[i]))
+			t.wrote += int64(len(items[i]))
 		}
 		var err error
 		if end-start == itemBatch {
@@ -57,7 +59,11 @@ func (s *Store) insertItems(t *txn, key, seq int64, idx int, items [][]byte, ter
 			return fmt.Errorf("insert items %d to %d: %w", idx+start, idx+end-1, err)
 		}
 	}
+	if terms == nil {
+		return nil // indexed later
+	}
 	lo := idBase(key) + seq
+	t.wrote += termBytes(terms)
 	s.staged.set(terms)
 	defer s.staged.set(nil)
 	if _, err := t.exec(qIndexItems, lo, lo+int64(len(items))); err != nil {
@@ -175,7 +181,7 @@ func (s *Store) ScanItems(ctx context.Context, id string) iter.Seq2[json.RawMess
 
 // AppendItems adds items at the end.
 func (s *Store) AppendItems(ctx context.Context, id string, items []json.RawMessage) error {
-	p, err := prepareItems(items)
+	p, err := prepareItems(items, true)
 	if err != nil {
 		return fmt.Errorf("append to %q: %w", id, err)
 	}
@@ -190,7 +196,11 @@ func (s *Store) AppendItems(ctx context.Context, id string, items []json.RawMess
 			if err != nil {
 				return err
 			}
-			if err := s.insertItems(t, ref.key, ref.nextSeq, ref.items, p.data, p.terms); err != nil {
+			terms := p.terms
+			if !ref.indexed {
+				terms = nil // the whole list is indexed later
+			}
+			if err := s.insertItems(t, ref.key, ref.nextSeq, ref.items, p.data, terms); err != nil {
 				return err
 			}
 			return setListCounts(t, ref, ref.items+len(p.data), ref.itemChars+p.chars, ref.nextSeq+int64(len(p.data)))
@@ -254,11 +264,13 @@ func replaceItem(t *txn, id string, index int, change func([]byte) ([]byte, erro
 	if _, err := t.exec(qUpdateItem, string(item), itemID); err != nil {
 		return err
 	}
-	if _, err := t.exec(qUnindexItem, itemID); err != nil {
-		return fmt.Errorf("unindex item: %w", err)
-	}
-	if _, err := t.exec(qIndexItem, itemID, itemIndexTerms(item)); err != nil {
-		return fmt.Errorf("index item: %w", err)
+	if ref.indexed {
+		if _, err := t.exec(qUnindexItem, itemID); err != nil {
+			return fmt.Errorf("unindex item: %w", err)
+		}
+		if _, err := t.exec(qIndexItem, itemID, itemIndexTerms(item)); err != nil {
+			return fmt.Errorf("index item: %w", err)
+		}
 	}
 	chars := ref.itemChars - int64(utf8.RuneCount(old)) + int64(utf8.RuneCount(item))
 	return setListCounts(t, ref, ref.items, chars, ref.nextSeq)
@@ -318,8 +330,10 @@ func (s *Store) DeleteItems(ctx context.Context, id string, indexes []int) error
 		if err != nil {
 			return err
 		}
-		if _, err := t.exec(qUnindexSome, string(idList)); err != nil {
-			return fmt.Errorf("unindex items: %w", err)
+		if ref.indexed {
+			if _, err := t.exec(qUnindexSome, string(idList)); err != nil {
+				return fmt.Errorf("unindex items: %w", err)
+			}
 		}
 		if _, err := t.exec(qDeleteItems, string(idList)); err != nil {
 			return err

@@ -29,8 +29,10 @@ CREATE TABLE workspaces (
 	accessed_at INTEGER,
 	ttl         INTEGER NOT NULL, -- nanoseconds
 	expires_at  INTEGER,          -- Unix microseconds; NULL when it never expires
-	next_seq    INTEGER NOT NULL DEFAULT 0, -- list: sequence number of the next item
-	item_chars  INTEGER NOT NULL DEFAULT 0  -- list: characters of all items together
+	next_seq    INTEGER NOT NULL DEFAULT 0, -- list: sequence number of the next item; text: chunks
+	item_chars  INTEGER NOT NULL DEFAULT 0, -- list: characters of all items together
+	indexed     INTEGER NOT NULL DEFAULT 1, -- 0 while the content is not in the FTS index yet
+	version     INTEGER NOT NULL DEFAULT 0  -- list: bumped by every mutation
 ) STRICT;
 CREATE INDEX workspaces_created ON workspaces (created_at);
 CREATE INDEX workspaces_session ON workspaces (session, created_at);

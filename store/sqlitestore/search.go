@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -50,6 +51,26 @@ type query struct {
 	terms []string
 	plain []bool
 	stems [][]byte // stemmed plain terms, for matching in Go
+}
+
+// clone copies q, whose plain flags a search may clear.
+func (q *query) clone() *query {
+	c := *q
+	c.plain = slices.Clone(q.plain)
+	return &c
+}
+
+// searchIndexed runs a search in a read transaction; when the search finds
+// the workspace not indexed yet, it indexes it and runs the search again.
+func (s *Store) searchIndexed(ctx context.Context, id string, search func(t *txn) error) error {
+	err := s.read(ctx, search)
+	if !errors.Is(err, errNotIndexed) {
+		return err
+	}
+	if err := s.ensureIndexed(ctx, id); err != nil {
+		return err
+	}
+	return s.read(ctx, search)
 }
 
 func parseQuery(text string) (*query, error) {
@@ -172,7 +193,7 @@ func (s *Store) SearchItems(ctx context.Context, id string, q store.Query) ([]st
 		hits  []store.Hit
 		total int
 	)
-	err = s.read(ctx, func(t *txn) error {
+	err = s.searchIndexed(ctx, id, func(t *txn) error {
 		hits, total = nil, 0
 		ref, err := lookup(t, id, store.ShapeList)
 		if err != nil {
@@ -181,7 +202,10 @@ func (s *Store) SearchItems(ctx context.Context, id string, q store.Query) ([]st
 		if len(parsed.terms) == 0 || ref.items == 0 {
 			return nil
 		}
-		srch := &itemSearch{t: t, ref: ref, q: parsed, fields: q.Fields, byID: map[int64]int{}}
+		if !ref.indexed {
+			return errNotIndexed
+		}
+		srch := &itemSearch{t: t, ref: ref, q: parsed.clone(), fields: q.Fields, byID: map[int64]int{}}
 		hits, total, err = srch.run(limit)
 		return err
 	})

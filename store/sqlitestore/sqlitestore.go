@@ -27,8 +27,10 @@ type Options struct {
 	// ReadConns bounds the pool of read-only connections. Zero means 4.
 	ReadConns int
 
-	// chunkRunes overrides the text chunk size, for tests.
-	chunkRunes int
+	// chunkRunes and indexInline override the text chunk size and the
+	// inline indexing threshold (-1 for none), for tests.
+	chunkRunes  int
+	indexInline int
 }
 
 // Defaults and bounds.
@@ -55,7 +57,12 @@ type Store struct {
 	r          *sql.DB // read-only connections
 	wst, rst   stmts   // statements prepared on w and r
 	staged     *stager
+	indexer    *indexer
+	ckpt       *checkpointer
 	chunkRunes int
+	// indexInline is the content size, in bytes, up to which Put indexes
+	// content in its own transaction.
+	indexInline int
 }
 
 var _ store.Store = (*Store)(nil)
@@ -93,9 +100,15 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if readConns <= 0 {
 		readConns = defaultReadConns
 	}
-	s := &Store{path: abs, chunkRunes: opts.chunkRunes}
+	s := &Store{path: abs, chunkRunes: opts.chunkRunes, indexInline: opts.indexInline}
 	if s.chunkRunes <= 0 {
 		s.chunkRunes = defaultChunkRunes
+	}
+	switch {
+	case s.indexInline == 0:
+		s.indexInline = defaultIndexInline
+	case s.indexInline < 0:
+		s.indexInline = 0
 	}
 
 	// Each Store has its own driver so that the SQL function it registers
@@ -112,6 +125,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	base := "file:" + escapeURIPath(abs) + "?" + fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", busy.Milliseconds())
 	s.w = sql.OpenDB(connector{d: d, dsn: base +
 		fmt.Sprintf("&_pragma=page_size(%d)&_pragma=cache_size(-%d)", pageSize, writerCacheKiB) +
+		fmt.Sprintf("&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(%d)", walSizeLimit) +
 		"&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate"})
 	s.w.SetMaxOpenConns(1)
 	s.w.SetMaxIdleConns(1)
@@ -131,11 +145,19 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("sqlitestore: %s: %w", abs, err)
 	}
+	s.ckpt = newCheckpointer(s.r)
+	s.indexer = newIndexer(s)
 	return s, nil
 }
 
 // Close releases the store's connections.
 func (s *Store) Close() error {
+	if s.indexer != nil {
+		s.indexer.close()
+	}
+	if s.ckpt != nil {
+		s.ckpt.close()
+	}
 	return errors.Join(s.rst.close(), s.wst.close(), s.r.Close(), s.w.Close())
 }
 
@@ -224,11 +246,18 @@ func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
 		if err != nil {
 			return err
 		}
-		if err := fn(&txn{ctx: ctx, tx: tx, stmts: s.wst}); err != nil {
+		t := &txn{ctx: ctx, tx: tx, stmts: s.wst}
+		if err := fn(t); err != nil {
 			tx.Rollback()
 			return err
 		}
-		return tx.Commit()
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		if s.ckpt != nil {
+			s.ckpt.wrote(t.wrote)
+		}
+		return nil
 	})
 }
 

@@ -28,6 +28,13 @@ func TestConformanceSmallChunks(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t, Options{chunkRunes: 97}) })
 }
 
+// TestConformanceIndexLater runs the suite with every non-empty list and
+// text indexed after Put returns, so that searches race the background
+// indexer or index on demand, and mutations meet unindexed workspaces.
+func TestConformanceIndexLater(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t, Options{indexInline: -1}) })
+}
+
 func BenchmarkStore(b *testing.B) {
 	storetest.Bench(b, func(b *testing.B) store.Store { return openTemp(b, Options{}) })
 }

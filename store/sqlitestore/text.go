@@ -63,7 +63,8 @@ func splitText(text string, size int) []chunk {
 	return chunks
 }
 
-// insertChunks stores a text's chunks and indexes them in one statement.
+// insertChunks stores a text's chunks and, unless terms is nil, indexes
+// them in one statement.
 func (s *Store) insertChunks(t *txn, key int64, chunks []chunk, terms []string) error {
 	if len(chunks) == 0 {
 		return nil
@@ -78,6 +79,7 @@ func (s *Store) insertChunks(t *txn, key int64, chunks []chunk, terms []string) 
 		for i := start; i < end; i++ {
 			c := chunks[i]
 			args = append(args, idBase(key)+int64(i), key, c.start, c.runes, c.text)
+			t.wrote += int64(len(c.text))
 		}
 		q := `INSERT INTO chunks (id, ws, start, runes, text) VALUES ` +
 			strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?),`, end-start), ",")
@@ -88,7 +90,11 @@ func (s *Store) insertChunks(t *txn, key int64, chunks []chunk, terms []string) 
 	if _, err := t.exec(qChunkCount, len(chunks), key); err != nil {
 		return err
 	}
+	if terms == nil {
+		return nil // indexed later
+	}
 	lo := idBase(key)
+	t.wrote += termBytes(terms)
 	s.staged.set(terms)
 	defer s.staged.set(nil)
 	if _, err := t.exec(qIndexChunks, lo, lo+int64(len(chunks))); err != nil {
@@ -189,7 +195,7 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 	}
 	limit = min(limit, maxLimit)
 	var hits []store.TextHit
-	err = s.read(ctx, func(t *txn) error {
+	err = s.searchIndexed(ctx, id, func(t *txn) error {
 		hits = nil
 		ref, err := lookup(t, id, store.ShapeText)
 		if err != nil {
@@ -198,7 +204,10 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 		if len(parsed.terms) == 0 || ref.nextSeq == 0 {
 			return nil
 		}
-		hits, err = searchChunks(t, ref, parsed, limit)
+		if !ref.indexed {
+			return errNotIndexed
+		}
+		hits, err = searchChunks(t, ref, parsed.clone(), limit)
 		return err
 	})
 	if err != nil {

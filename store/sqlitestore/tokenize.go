@@ -142,7 +142,9 @@ func stemMatches(folded, stem []byte, scratch []byte) bool {
 // as SQLite's porter tokenizer does, and returns the stem (a prefix of b,
 // possibly extended by one byte, so b should have spare capacity).
 func porterStem(b []byte) []byte {
-	if len(b) > porterMaxToken || len(b) < 3 {
+	// Every rule needs the token to end in a lower-case ASCII letter, which
+	// numbers and most non-Latin words do not.
+	if len(b) > porterMaxToken || len(b) < 3 || b[len(b)-1] < 'a' || b[len(b)-1] > 'z' {
 		return b
 	}
 	p := porter{b: b}

@@ -220,7 +220,7 @@ func TestIndexTerms(t *testing.T) {
 		{"x@example.com 2025-03-04", "x exampl com 2025 03 04"},
 		{"École école ECOLE", "école ecol"},
 	} {
-		got := string(indexTerms(nil, tc.text, &dedup{}))
+		got := string((&termBuilder{}).indexTerms(nil, tc.text))
 		if got != tc.want {
 			t.Errorf("indexTerms(%q) = %q, want %q", tc.text, got, tc.want)
 		}
@@ -230,7 +230,7 @@ func TestIndexTerms(t *testing.T) {
 	for i := range 1000 {
 		words = append(words, fmt.Sprintf("w%d", i), fmt.Sprintf("w%d", i/2))
 	}
-	got := strings.Fields(string(indexTerms(nil, strings.Join(words, " "), &dedup{})))
+	got := strings.Fields(string((&termBuilder{}).indexTerms(nil, strings.Join(words, " "))))
 	if len(got) != 1000 {
 		t.Errorf("indexTerms of 1000 distinct words in 2000 = %d terms", len(got))
 	}

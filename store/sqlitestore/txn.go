@@ -42,6 +42,8 @@ type txn struct {
 	ctx   context.Context
 	tx    *sql.Tx
 	stmts stmts
+	// wrote estimates the bytes a write transaction adds to the WAL.
+	wrote int64
 }
 
 func (t *txn) stmt(q string) *sql.Stmt {
@@ -75,12 +77,12 @@ func (t *txn) exec(q string, args ...any) (sql.Result, error) {
 // Statements, named by what they do. Those in readQueries and writeQueries
 // are prepared when the store opens.
 const (
-	qLookup          = `SELECT key, shape, items, chars, tokens, next_seq, item_chars FROM workspaces WHERE id = ?`
+	qLookup          = `SELECT key, shape, items, chars, tokens, next_seq, item_chars, indexed, version FROM workspaces WHERE id = ?`
 	qStat            = `SELECT ` + wsColumns + ` FROM workspaces WHERE id = ?`
-	qOwner           = `SELECT key, shape, type, producer, session FROM workspaces WHERE id = ?`
+	qOwner           = `SELECT key, shape, type, producer, session, indexed FROM workspaces WHERE id = ?`
 	qInsertWorkspace = `INSERT INTO workspaces (id, type, shape, format, items, chars, tokens, schema,
-		producer, args, meta, session, created_at, accessed_at, ttl, expires_at, next_seq, item_chars)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING key`
+		producer, args, meta, session, created_at, accessed_at, ttl, expires_at, next_seq, item_chars, indexed)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING key`
 	qInsertBlobs     = `INSERT INTO blobs (ws, raw, value) VALUES (?, ?, ?)`
 	qBlobs           = `SELECT raw, value FROM blobs WHERE ws = ?`
 	qValue           = `SELECT value FROM blobs WHERE ws = ?`
@@ -91,9 +93,10 @@ const (
 	qDeleteChunksFTS = `DELETE FROM chunks_fts WHERE rowid >= ? AND rowid < ?`
 	qDeleteChunks    = `DELETE FROM chunks WHERE id >= ? AND id < ?`
 	qTouch           = `UPDATE workspaces SET accessed_at = ? WHERE id = ?`
-	qExpired         = `SELECT key, id, shape FROM workspaces WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at`
-	qStillExpired    = `SELECT count(*) FROM workspaces WHERE key = ? AND expires_at <= ?`
-	qListSize        = `UPDATE workspaces SET items = ?, item_chars = ?, next_seq = ?, chars = ?, tokens = ? WHERE key = ?`
+	qExpired         = `SELECT key, id FROM workspaces WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at`
+	qStillExpired    = `SELECT shape, indexed FROM workspaces WHERE key = ? AND expires_at <= ?`
+	qListSize        = `UPDATE workspaces SET items = ?, item_chars = ?, next_seq = ?, chars = ?, tokens = ?, version = version + 1 WHERE key = ?`
+	qSetIndexed      = `UPDATE workspaces SET indexed = 1 WHERE key = ?`
 	qChunkCount      = `UPDATE workspaces SET next_seq = ? WHERE key = ?`
 
 	qItemsPage   = `SELECT data FROM items WHERE ws = ? AND idx >= ? ORDER BY idx LIMIT ?`
@@ -114,6 +117,8 @@ const (
 	qIndexChunks = `INSERT INTO chunks_fts (rowid, terms) SELECT id, ctxkit_staged(id - ?1) FROM chunks WHERE id >= ?1 AND id < ?2`
 	qChunk       = `SELECT start, text FROM chunks WHERE id = ?`
 	qChunksAll   = `SELECT text FROM chunks WHERE id >= ? AND id < ? ORDER BY id`
+	qChunksText  = `SELECT id, text FROM chunks WHERE id >= ? AND id < ? ORDER BY id`
+	qItemsData   = `SELECT id, data FROM items WHERE id >= ? AND id < ? ORDER BY id`
 	qChunksSpan  = `SELECT start, text FROM chunks
 		WHERE ws = ?1 AND start < ?3 AND start >= (SELECT coalesce(max(start), 0) FROM chunks WHERE ws = ?1 AND start <= ?2)
 		ORDER BY start`
@@ -129,7 +134,7 @@ var readQueries = []string{
 var writeQueries = []string{
 	qLookup, qOwner, qInsertWorkspace, qInsertBlobs, qDeleteBlobs, qDeleteWorkspace,
 	qDeleteItemsFTS, qDeleteItemRange, qDeleteChunksFTS, qDeleteChunks, qTouch, qStillExpired,
-	qListSize, qChunkCount,
+	qListSize, qSetIndexed, qChunkCount, qItemsData, qChunksText,
 	qItemAt, qItemsAt, qUpdateItem, qDeleteItems, qShiftItems, qIndexItems, qIndexItem,
 	qUnindexItem, qUnindexSome, qIndexChunks,
 }

@@ -70,6 +70,8 @@ type wsRef struct {
 	tokens    int
 	nextSeq   int64
 	itemChars int64
+	indexed   bool
+	version   int64
 }
 
 // idBase is the first item or chunk id of the workspace with key key.
@@ -80,7 +82,8 @@ func idBase(key int64) int64 { return key << 32 }
 func lookup(t *txn, id string, shapes ...store.Shape) (*wsRef, error) {
 	var ref wsRef
 	var shape string
-	err := t.queryRow(qLookup, id).Scan(&ref.key, &shape, &ref.items, &ref.chars, &ref.tokens, &ref.nextSeq, &ref.itemChars)
+	err := t.queryRow(qLookup, id).Scan(&ref.key, &shape, &ref.items, &ref.chars, &ref.tokens, &ref.nextSeq,
+		&ref.itemChars, &ref.indexed, &ref.version)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("workspace %q: %w", id, store.ErrNotFound)
 	}
@@ -112,11 +115,11 @@ type prepared struct {
 	count     int      // list items or dict keys
 	value     []byte   // dict
 	chunks    []chunk  // text
-	terms     []string // index terms of each item or chunk
+	terms     []string // index terms of each item or chunk; nil to index after Put
 	meta      []byte
 }
 
-func prepare(ws *store.Workspace, c *store.Content, chunkRunes int) (*prepared, error) {
+func prepare(ws *store.Workspace, c *store.Content, chunkRunes, indexInline int) (*prepared, error) {
 	if ws == nil || c == nil {
 		return nil, errors.New("nil workspace or content")
 	}
@@ -133,7 +136,11 @@ func prepare(ws *store.Workspace, c *store.Content, chunkRunes int) (*prepared, 
 	}
 	switch ws.Shape {
 	case store.ShapeList:
-		items, err := prepareItems(c.Items)
+		size := 0
+		for _, it := range c.Items {
+			size += len(it)
+		}
+		items, err := prepareItems(c.Items, size <= indexInline)
 		if err != nil {
 			return nil, err
 		}
@@ -146,10 +153,9 @@ func prepare(ws *store.Workspace, c *store.Content, chunkRunes int) (*prepared, 
 		p.count = topLevelMembers(c.Value)
 	case store.ShapeText:
 		p.chunks = splitText(c.Text, chunkRunes)
-		p.terms = make([]string, len(p.chunks))
-		parallel(len(p.chunks), func() *dedup { return &dedup{} }, func(i int, dd *dedup) {
-			p.terms[i] = string(indexTerms(nil, p.chunks[i].text, dd))
-		})
+		if len(c.Text) <= indexInline {
+			p.terms = chunkTerms(p.chunks)
+		}
 	default:
 		return nil, fmt.Errorf("unknown shape %q", ws.Shape)
 	}
@@ -163,26 +169,32 @@ type preparedItems struct {
 	chars int64
 }
 
-// prepareItems checks that every item is valid JSON and computes its index
-// terms, in parallel since a large list is tens of megabytes.
-func prepareItems(items []json.RawMessage) (*preparedItems, error) {
-	p := &preparedItems{data: make([][]byte, len(items)), terms: make([]string, len(items))}
+// prepareItems checks that every item is valid JSON and, with terms,
+// computes its index terms, in parallel since a large list is tens of
+// megabytes.
+func prepareItems(items []json.RawMessage, terms bool) (*preparedItems, error) {
+	p := &preparedItems{data: make([][]byte, len(items))}
+	if terms {
+		p.terms = make([]string, len(items))
+	}
 	chars := make([]int64, len(items))
 	errs := make([]error, len(items))
 	type state struct {
-		dd      dedup
+		tb      termBuilder
 		scalars []byte
 		terms   []byte
 	}
 	parallel(len(items), func() *state { return &state{} }, func(i int, st *state) {
 		var err error
-		st.scalars, err = appendScalars(st.scalars[:0], items[i], true)
+		st.scalars, err = appendScalars(st.scalars[:0], items[i], terms)
 		if err != nil {
 			errs[i] = err
 			return
 		}
-		st.terms = indexTerms(st.terms[:0], string(st.scalars), &st.dd)
-		p.terms[i] = string(st.terms)
+		if terms {
+			st.terms = st.tb.indexTerms(st.terms[:0], string(st.scalars))
+			p.terms[i] = string(st.terms)
+		}
 		p.data[i] = items[i]
 		chars[i] = int64(utf8.RuneCount(items[i]))
 	})
@@ -198,7 +210,7 @@ func prepareItems(items []json.RawMessage) (*preparedItems, error) {
 // Put creates the workspace or replaces the one with the same id, in one
 // transaction: readers see either the old workspace or the new one whole.
 func (s *Store) Put(ctx context.Context, ws *store.Workspace, c *store.Content) error {
-	p, err := prepare(ws, c, s.chunkRunes)
+	p, err := prepare(ws, c, s.chunkRunes, s.indexInline)
 	if err != nil {
 		return fmt.Errorf("put %q: %w", idOf(ws), err)
 	}
@@ -206,14 +218,15 @@ func (s *Store) Put(ctx context.Context, ws *store.Workspace, c *store.Content) 
 		var (
 			oldKey                    int64
 			oldShape, typ, prod, sess string
+			oldIndexed                bool
 		)
-		err := t.queryRow(qOwner, ws.ID).Scan(&oldKey, &oldShape, &typ, &prod, &sess)
+		err := t.queryRow(qOwner, ws.ID).Scan(&oldKey, &oldShape, &typ, &prod, &sess, &oldIndexed)
 		switch {
 		case err == nil:
 			if typ != ws.Type || prod != ws.Producer || sess != ws.Session {
 				return fmt.Errorf("existing workspace has type %q, producer %q, session %q: %w", typ, prod, sess, store.ErrConflict)
 			}
-			if err := deleteWorkspace(t, oldKey, store.Shape(oldShape)); err != nil {
+			if err := deleteWorkspace(t, oldKey, store.Shape(oldShape), oldIndexed); err != nil {
 				return err
 			}
 		case !errors.Is(err, sql.ErrNoRows):
@@ -225,7 +238,7 @@ func (s *Store) Put(ctx context.Context, ws *store.Workspace, c *store.Content) 
 			ws.ID, ws.Type, string(ws.Shape), ws.Format, p.count, ws.Chars, ws.Tokens, nullBytes(ws.Schema),
 			ws.Producer, nullBytes(ws.Args), nullBytes(p.meta), ws.Session,
 			toMicros(ws.CreatedAt), toMicros(ws.AccessedAt), int64(ws.TTL), toMicros(ws.ExpiresAt),
-			len(p.items), p.itemChars).Scan(&key)
+			len(p.items), p.itemChars, !p.deferred(ws.Shape)).Scan(&key)
 		if err != nil {
 			return err
 		}
@@ -249,7 +262,15 @@ func (s *Store) Put(ctx context.Context, ws *store.Workspace, c *store.Content) 
 	if err != nil {
 		return fmt.Errorf("put %q: %w", ws.ID, err)
 	}
+	if p.deferred(ws.Shape) {
+		s.indexer.enqueue(ws.ID)
+	}
 	return nil
+}
+
+// deferred reports whether the content is indexed after Put returns.
+func (p *prepared) deferred(shape store.Shape) bool {
+	return p.terms == nil && (shape == store.ShapeList && len(p.items) > 0 || shape == store.ShapeText && len(p.chunks) > 0)
 }
 
 func idOf(ws *store.Workspace) string {
@@ -268,16 +289,22 @@ func nullBytes(b []byte) any {
 }
 
 // deleteWorkspace removes a workspace's row, content and index entries.
-func deleteWorkspace(t *txn, key int64, shape store.Shape) error {
+func deleteWorkspace(t *txn, key int64, shape store.Shape, indexed bool) error {
 	lo, hi := idBase(key), idBase(key+1)
 	var err error
 	switch shape {
 	case store.ShapeList:
-		if _, err = t.exec(qDeleteItemsFTS, lo, hi); err == nil {
+		if indexed {
+			_, err = t.exec(qDeleteItemsFTS, lo, hi)
+		}
+		if err == nil {
 			_, err = t.exec(qDeleteItemRange, lo, hi)
 		}
 	case store.ShapeText:
-		if _, err = t.exec(qDeleteChunksFTS, lo, hi); err == nil {
+		if indexed {
+			_, err = t.exec(qDeleteChunksFTS, lo, hi)
+		}
+		if err == nil {
 			_, err = t.exec(qDeleteChunks, lo, hi)
 		}
 	}
@@ -382,7 +409,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		return deleteWorkspace(t, ref.key, ref.shape)
+		return deleteWorkspace(t, ref.key, ref.shape, ref.indexed)
 	})
 	if err != nil {
 		return fmt.Errorf("delete %q: %w", id, err)
@@ -396,9 +423,8 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 // with a fresh expiry since it was found expired is kept.
 func (s *Store) DeleteExpired(ctx context.Context, now time.Time) ([]string, error) {
 	type expired struct {
-		key   int64
-		id    string
-		shape store.Shape
+		key int64
+		id  string
 	}
 	var found []expired
 	cutoff := now.UnixMicro()
@@ -411,11 +437,9 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) ([]string, err
 		defer rows.Close()
 		for rows.Next() {
 			var e expired
-			var shape string
-			if err := rows.Scan(&e.key, &e.id, &shape); err != nil {
+			if err := rows.Scan(&e.key, &e.id); err != nil {
 				return err
 			}
-			e.shape = store.Shape(shape)
 			found = append(found, e)
 		}
 		return rows.Err()
@@ -428,12 +452,17 @@ func (s *Store) DeleteExpired(ctx context.Context, now time.Time) ([]string, err
 		deleted := false
 		err := s.write(ctx, func(t *txn) error {
 			deleted = false
-			var n int
-			if err := t.queryRow(qStillExpired, e.key, cutoff).Scan(&n); err != nil || n == 0 {
+			var shape string
+			var indexed bool
+			err := t.queryRow(qStillExpired, e.key, cutoff).Scan(&shape, &indexed)
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil // gone or replaced since
+			}
+			if err != nil {
 				return err
 			}
 			deleted = true
-			return deleteWorkspace(t, e.key, e.shape)
+			return deleteWorkspace(t, e.key, store.Shape(shape), indexed)
 		})
 		if err != nil {
 			return gone, fmt.Errorf("delete expired %q: %w", e.id, err)

@@ -1,0 +1,52 @@
+package sqlitestore
+
+import "testing"
+
+func BenchmarkPrepareItems(b *testing.B) {
+	items := largeList()[:20000]
+	for b.Loop() {
+		if _, err := prepareItems(items, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkScalars(b *testing.B) {
+	items := largeList()[:20000]
+	var buf []byte
+	for b.Loop() {
+		for _, it := range items {
+			buf, _ = appendScalars(buf[:0], it, true)
+		}
+	}
+}
+
+func BenchmarkIndexTerms(b *testing.B) {
+	items := largeList()[:20000]
+	texts := make([]string, len(items))
+	for i, it := range items {
+		s, _ := appendScalars(nil, it, true)
+		texts[i] = string(s)
+	}
+	var tb termBuilder
+	var buf []byte
+	for b.Loop() {
+		for _, t := range texts {
+			buf = tb.indexTerms(buf[:0], t)
+		}
+	}
+}
+
+func BenchmarkTokenize(b *testing.B) {
+	items := largeList()[:20000]
+	texts := make([]string, len(items))
+	for i, it := range items {
+		s, _ := appendScalars(nil, it, true)
+		texts[i] = string(s)
+	}
+	for b.Loop() {
+		for _, t := range texts {
+			tokenize(t, func(*token) bool { return true })
+		}
+	}
+}
