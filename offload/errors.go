@@ -23,6 +23,11 @@ const (
 	CodeOutOfRange     = "out_of_range"
 	CodeBadStep        = "invalid_pipeline_step"
 	CodeToolFailed     = "tool_failed"
+	// CodeTooManyCalls answers a tool call past MaxCallsPerMessage.
+	CodeTooManyCalls = "too_many_tool_calls"
+	// CodeBadCall answers a tool call that could not be read from the
+	// model's message (Call.Err).
+	CodeBadCall = "invalid_tool_call"
 )
 
 // ToolError is an error the model can act on. It is returned to the model as

@@ -18,89 +18,21 @@
 // Every tool_use block gets exactly one tool_result block, in order, as the
 // API requires: a call with missing or garbage input, or naming a tool that
 // does not exist, is answered with the engine's error object and is_error
-// set, never with a panic or a dropped block.
+// set, never with a panic or a dropped block. Those rules, and the bound of
+// [offload.MaxCallsPerMessage] calls run per message, are
+// [offload.Engine.DispatchCalls]'s; this package only converts the SDK's
+// blocks to [offload.Call] and the results back.
 package anthropicadapter
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/ctxkit/ctxkit/offload"
 )
-
-// MaxCallsPerMessage bounds the tool_use blocks run for one message. Blocks
-// past it are answered with an error without running, so that a runaway or
-// hostile response cannot make the engine do unbounded work.
-const MaxCallsPerMessage = 64
-
-// Codes of the errors this package answers with itself, in ToolError.Code.
-const (
-	// CodeTooManyCalls answers a tool_use block past MaxCallsPerMessage.
-	CodeTooManyCalls = "too_many_tool_calls"
-	// CodeBadCall answers a block that is not a tool_use object at all, as
-	// HandleToolUseJSON may meet.
-	CodeBadCall = "invalid_tool_call"
-)
-
-// Call is one tool_use block.
-type Call struct {
-	// ID is the tool_use id that the tool_result must carry.
-	ID string
-	// Name is the tool's name.
-	Name string
-	// Input is the tool's input as the model wrote it; normally a JSON
-	// object, but it may be missing, double-encoded or garbage.
-	Input json.RawMessage
-	// ToolsetName is copied to the result when the block has one.
-	ToolsetName string
-
-	bad error // why the block could not be read; answered without running
-}
-
-// Answer is the engine's answer to one Call.
-type Answer struct {
-	Call   Call
-	Result *offload.Result
-}
-
-// Run dispatches calls in order and returns one answer per call, running at
-// most MaxCallsPerMessage of them. HandleToolUse is a thin wrapper around it;
-// it is exported for loops that want to log or inspect results (Result.Err)
-// before wrapping them in SDK blocks.
-func Run(ctx context.Context, e *offload.Engine, calls []Call) []Answer {
-	out := make([]Answer, len(calls))
-	for i, c := range calls {
-		out[i].Call = c
-		switch {
-		case i >= MaxCallsPerMessage:
-			out[i].Result = toolError(&offload.ToolError{
-				Code:            CodeTooManyCalls,
-				Message:         fmt.Sprintf("the message has %d tool_use blocks; only the first %d were run", len(calls), MaxCallsPerMessage),
-				SuggestedAction: "make fewer tool calls at once; repeat this one in a later turn if you still need it",
-			}, errTooManyCalls)
-		case c.bad != nil:
-			out[i].Result = toolError(&offload.ToolError{
-				Code:            CodeBadCall,
-				Message:         fmt.Sprintf("content block %d is not a tool_use object: %v", i, c.bad),
-				SuggestedAction: `call the tool again with a tool_use block {"type": "tool_use", "id": ..., "name": ..., "input": {...}}`,
-			}, fmt.Errorf("read content block %d: %w", i, c.bad))
-		default:
-			out[i].Result = e.Dispatch(ctx, c.Name, c.Input)
-		}
-	}
-	return out
-}
-
-// errTooManyCalls is the cause of the answers past MaxCallsPerMessage.
-var errTooManyCalls = errors.New("too many tool calls in one message")
-
-func toolError(te *offload.ToolError, cause error) *offload.Result {
-	return &offload.Result{Output: te.JSON(), IsError: true, Err: cause}
-}
 
 // Tools returns the engine's tools as Messages API custom tools, for
 // MessageNewParams.Tools.
@@ -148,23 +80,26 @@ func inputSchema(schema json.RawMessage) anthropic.ToolInputSchemaParam {
 // are skipped. When msg is nil or has no tool_use block, the message has no
 // content, and should not be sent.
 func HandleToolUse(ctx context.Context, e *offload.Engine, msg *anthropic.Message) anthropic.MessageParam {
-	var calls []Call
+	var uses []anthropic.ContentBlockUnion
 	if msg != nil {
 		for _, b := range msg.Content {
 			// The union's own fields are read rather than AsToolUse, which
 			// decodes the raw JSON and so sees nothing in a message built in Go.
 			if b.Type == "tool_use" {
-				calls = append(calls, Call{ID: b.ID, Name: b.Name, Input: b.Input, ToolsetName: b.ToolsetName})
+				uses = append(uses, b)
 			}
 		}
 	}
-	blocks := make([]anthropic.ContentBlockParamUnion, 0, len(calls))
-	for _, a := range Run(ctx, e, calls) {
-		block := anthropic.NewToolResultBlock(a.Call.ID, string(a.Result.Output), a.Result.IsError)
-		if a.Call.ToolsetName != "" {
-			block.OfToolResult.ToolsetName = anthropic.String(a.Call.ToolsetName)
+	calls := make([]offload.Call, len(uses))
+	for i, b := range uses {
+		calls[i] = offload.Call{ID: b.ID, Name: b.Name, Arguments: b.Input}
+	}
+	blocks := make([]anthropic.ContentBlockParamUnion, len(uses))
+	for i, r := range e.DispatchCalls(ctx, calls) {
+		blocks[i] = anthropic.NewToolResultBlock(uses[i].ID, string(r.Output), r.IsError)
+		if uses[i].ToolsetName != "" {
+			blocks[i].OfToolResult.ToolsetName = anthropic.String(uses[i].ToolsetName)
 		}
-		blocks = append(blocks, block)
 	}
 	return anthropic.NewUserMessage(blocks...)
 }
@@ -182,6 +117,8 @@ type ToolResult struct {
 	ToolUseID string `json:"tool_use_id"`
 	Content   string `json:"content"`
 	IsError   bool   `json:"is_error,omitempty"`
+	// ToolsetName is the tool_use block's toolset_name, when it has one.
+	ToolsetName string `json:"toolset_name,omitempty"`
 }
 
 // wireBlock is one content block of a message in JSON.
@@ -193,25 +130,26 @@ type wireBlock struct {
 	ToolsetName string          `json:"toolset_name"`
 }
 
+// wireToolUseShape is how a tool_use block must look, told to the model
+// when one cannot be read.
+const wireToolUseShape = `{"type": "tool_use", "id": ..., "name": ..., "input": {...}}`
+
 // HandleToolUseJSON is HandleToolUse for a message given as JSON ([]byte,
 // json.RawMessage or string) or as a value that encodes to it, such as a
 // map[string]any decoded from a response. It fails only when msg is not a
 // JSON object with a content list; every problem with a single block is
 // answered in that block's tool_result.
 func HandleToolUseJSON(ctx context.Context, e *offload.Engine, msg any) (ToolResultMessage, error) {
-	raw, err := toJSON(msg)
-	if err != nil {
-		return ToolResultMessage{}, err
-	}
 	// Blocks are decoded one by one so that one malformed block is
 	// answered with an error instead of failing the whole message.
 	var m struct {
 		Content []json.RawMessage `json:"content"`
 	}
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := offload.DecodeMessage(msg, &m); err != nil {
 		return ToolResultMessage{}, fmt.Errorf("decode message: %w", err)
 	}
-	var calls []Call
+	var calls []offload.Call
+	var toolsets []string // toolsets[i] is the toolset_name of calls[i]
 	for _, rb := range m.Content {
 		var b wireBlock
 		if err := json.Unmarshal(rb, &b); err != nil {
@@ -225,35 +163,21 @@ func HandleToolUseJSON(ctx context.Context, e *offload.Engine, msg any) (ToolRes
 					ID string `json:"id"`
 				}
 				_ = json.Unmarshal(rb, &id) // best effort: an unreadable id stays empty
-				calls = append(calls, Call{ID: id.ID, bad: err})
+				calls = append(calls, offload.Call{ID: id.ID, Err: fmt.Errorf("want %s: %w", wireToolUseShape, err)})
+				toolsets = append(toolsets, "")
 			}
 			continue
 		}
 		if b.Type == "tool_use" {
-			calls = append(calls, Call{ID: b.ID, Name: b.Name, Input: b.Input, ToolsetName: b.ToolsetName})
+			calls = append(calls, offload.Call{ID: b.ID, Name: b.Name, Arguments: b.Input})
+			toolsets = append(toolsets, b.ToolsetName)
 		}
 	}
-	out := ToolResultMessage{Role: "user", Content: make([]ToolResult, 0, len(calls))}
-	for _, a := range Run(ctx, e, calls) {
-		out.Content = append(out.Content, ToolResult{
-			Type: "tool_result", ToolUseID: a.Call.ID, Content: string(a.Result.Output), IsError: a.Result.IsError,
-		})
+	out := ToolResultMessage{Role: "user", Content: make([]ToolResult, len(calls))}
+	for i, r := range e.DispatchCalls(ctx, calls) {
+		out.Content[i] = ToolResult{
+			Type: "tool_result", ToolUseID: calls[i].ID, Content: string(r.Output), IsError: r.IsError, ToolsetName: toolsets[i],
+		}
 	}
 	return out, nil
-}
-
-func toJSON(v any) ([]byte, error) {
-	switch t := v.(type) {
-	case []byte:
-		return t, nil
-	case json.RawMessage:
-		return t, nil
-	case string:
-		return []byte(t), nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode message: %w", err)
-	}
-	return b, nil
 }

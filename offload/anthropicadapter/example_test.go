@@ -18,9 +18,14 @@ import (
 func Example() {
 	ctx := context.Background()
 	e := offload.New(memstore.New(memstore.Options{}))
-	tickets := `[{"id":1,"team":"web","open":true},{"id":2,"team":"core","open":false},
-		{"id":3,"team":"web","open":true},{"id":4,"team":"core","open":true},{"id":5,"team":"web","open":false}]`
-	if _, err := e.Put(ctx, []byte(tickets), offload.PutOptions{ID: "tickets", Producer: "list_tickets"}); err != nil {
+	// Results of the program's own tools can be stored as Go values.
+	type ticket struct {
+		ID   int    `json:"id"`
+		Team string `json:"team"`
+		Open bool   `json:"open"`
+	}
+	tickets := []ticket{{1, "web", true}, {2, "core", false}, {3, "web", true}, {4, "core", true}, {5, "web", false}}
+	if _, err := e.PutValue(ctx, tickets, offload.PutOptions{ID: "tickets", Producer: "list_tickets"}); err != nil {
 		log.Fatal(err)
 	}
 

@@ -18,13 +18,15 @@
 // Every tool call gets exactly one answer, in the order of the calls, as the
 // API requires: a call with missing or garbage arguments, or naming a tool
 // that does not exist, is answered with the engine's error object (which
-// says what to do instead), never with a panic or a dropped message.
+// says what to do instead), never with a panic or a dropped message. Those
+// rules, and the bound of [offload.MaxCallsPerMessage] calls run per
+// message, are [offload.Engine.DispatchCalls]'s; this package only converts
+// the SDK's calls to [offload.Call] and the results back.
 package openaiadapter
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/openai/openai-go/v3"
@@ -32,77 +34,6 @@ import (
 
 	"github.com/ctxkit/ctxkit/offload"
 )
-
-// MaxCallsPerMessage bounds the tool calls run for one assistant message.
-// Calls past it are answered with an error without running, so that a
-// runaway or hostile response cannot make the engine do unbounded work.
-const MaxCallsPerMessage = 64
-
-// Codes of the errors this package answers with itself, in ToolError.Code.
-const (
-	// CodeTooManyCalls answers a tool call past MaxCallsPerMessage.
-	CodeTooManyCalls = "too_many_tool_calls"
-	// CodeBadCall answers a tool call that is not a tool call object at
-	// all, as HandleToolCallsJSON may meet.
-	CodeBadCall = "invalid_tool_call"
-)
-
-// Call is one tool call, independent of the API it came from.
-type Call struct {
-	// ID is the call id the answer must carry (tool_call_id or call_id).
-	ID string
-	// Name is the tool's name.
-	Name string
-	// Arguments is the JSON object of arguments, as the model wrote it; it
-	// may be empty, double-encoded or not JSON at all.
-	Arguments string
-
-	bad error // why the call could not be read; answered without running
-}
-
-// Answer is the engine's answer to one Call.
-type Answer struct {
-	Call   Call
-	Result *offload.Result
-}
-
-// Run dispatches calls in order and returns one answer per call, running at
-// most MaxCallsPerMessage of them. The Handle functions are thin wrappers
-// around it; it is exported for loops that want to log or inspect results
-// (Result.Err) before wrapping them in SDK messages.
-func Run(ctx context.Context, e *offload.Engine, calls []Call) []Answer {
-	out := make([]Answer, len(calls))
-	for i, c := range calls {
-		out[i].Call = c
-		switch {
-		case i >= MaxCallsPerMessage:
-			out[i].Result = toolError(&offload.ToolError{
-				Code:            CodeTooManyCalls,
-				Message:         fmt.Sprintf("the message has %d tool calls; only the first %d were run", len(calls), MaxCallsPerMessage),
-				SuggestedAction: "make fewer tool calls at once; repeat this one in a later turn if you still need it",
-			}, errTooManyCalls)
-		case c.bad != nil:
-			out[i].Result = toolError(&offload.ToolError{
-				Code:            CodeBadCall,
-				Message:         fmt.Sprintf("tool call %d is not a tool call object: %v", i, c.bad),
-				SuggestedAction: `call the tool again as {"id": ..., "type": "function", "function": {"name": ..., "arguments": "{...}"}}`,
-			}, fmt.Errorf("read tool call %d: %w", i, c.bad))
-		default:
-			// The arguments go to the engine as the model wrote them: it
-			// accepts an object, a double-encoded object or nothing, and
-			// answers anything else with invalid_arguments.
-			out[i].Result = e.Dispatch(ctx, c.Name, c.Arguments)
-		}
-	}
-	return out
-}
-
-// errTooManyCalls is the cause of the answers past MaxCallsPerMessage.
-var errTooManyCalls = errors.New("too many tool calls in one message")
-
-func toolError(te *offload.ToolError, cause error) *offload.Result {
-	return &offload.Result{Output: te.JSON(), IsError: true, Err: cause}
-}
 
 // Tools returns the engine's tools as Chat Completions function tools, for
 // ChatCompletionNewParams.Tools. Strict mode is left off: the tools have
@@ -142,20 +73,20 @@ func HandleToolCalls(ctx context.Context, e *offload.Engine, msg openai.ChatComp
 	if len(msg.ToolCalls) == 0 {
 		return nil
 	}
-	calls := make([]Call, len(msg.ToolCalls))
+	calls := make([]offload.Call, len(msg.ToolCalls))
 	for i, tc := range msg.ToolCalls {
 		// The union's own fields are read rather than AsFunction, which
 		// decodes the raw JSON and so sees nothing in a message built in Go.
 		if tc.Type == "custom" {
-			calls[i] = Call{ID: tc.ID, Name: tc.Custom.Name, Arguments: tc.Custom.Input}
+			calls[i] = offload.Call{ID: tc.ID, Name: tc.Custom.Name, Arguments: tc.Custom.Input}
 		} else {
-			calls[i] = Call{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
+			calls[i] = offload.Call{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
 		}
 	}
-	answers := Run(ctx, e, calls)
-	out := make([]openai.ChatCompletionMessageParamUnion, len(answers))
-	for i, a := range answers {
-		out[i] = openai.ToolMessage(string(a.Result.Output), a.Call.ID)
+	results := e.DispatchCalls(ctx, calls)
+	out := make([]openai.ChatCompletionMessageParamUnion, len(results))
+	for i, r := range results {
+		out[i] = openai.ToolMessage(string(r.Output), calls[i].ID)
 	}
 	return out
 }
@@ -177,20 +108,20 @@ func ResponseTools(e *offload.Engine) []responses.ToolUnionParam {
 // call, in order, to send in the next request's input. Items of other types
 // are skipped.
 func HandleResponseOutput(ctx context.Context, e *offload.Engine, items []responses.ResponseOutputItemUnion) []responses.ResponseInputItemUnionParam {
-	var calls []Call
+	var calls []offload.Call
 	for _, it := range items {
 		if it.Type == "function_call" {
-			calls = append(calls, Call{ID: it.CallID, Name: it.Name, Arguments: it.Arguments.OfString})
+			calls = append(calls, offload.Call{ID: it.CallID, Name: it.Name, Arguments: it.Arguments.OfString})
 		}
 	}
 	if len(calls) == 0 {
 		return nil
 	}
-	answers := Run(ctx, e, calls)
-	out := make([]responses.ResponseInputItemUnionParam, len(answers))
-	for i, a := range answers {
-		item := responses.ResponseInputItemParamOfFunctionCallOutput(string(a.Result.Output))
-		item.OfFunctionCallOutput.CallID = openai.String(a.Call.ID)
+	results := e.DispatchCalls(ctx, calls)
+	out := make([]responses.ResponseInputItemUnionParam, len(results))
+	for i, r := range results {
+		item := responses.ResponseInputItemParamOfFunctionCallOutput(string(r.Output))
+		item.OfFunctionCallOutput.CallID = openai.String(calls[i].ID)
 		out[i] = item
 	}
 	return out
@@ -220,6 +151,10 @@ type wireCall struct {
 	} `json:"custom"`
 }
 
+// wireCallShape is how a tool call must look, told to the model when one
+// cannot be read.
+const wireCallShape = `{"id": ..., "type": "function", "function": {"name": ..., "arguments": "{...}"}}`
+
 // HandleToolCallsJSON is HandleToolCalls for an assistant message given as
 // JSON ([]byte, json.RawMessage or string) or as a value that encodes to it,
 // such as a map[string]any decoded from a response. It returns one tool
@@ -227,19 +162,15 @@ type wireCall struct {
 // with a tool_calls list; every problem with a single call is answered in
 // that call's tool message.
 func HandleToolCallsJSON(ctx context.Context, e *offload.Engine, msg any) ([]ToolMessage, error) {
-	raw, err := toJSON(msg)
-	if err != nil {
-		return nil, err
-	}
 	// Calls are decoded one by one so that one malformed call is answered
 	// with an error instead of failing the whole message.
 	var m struct {
 		ToolCalls []json.RawMessage `json:"tool_calls"`
 	}
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := offload.DecodeMessage(msg, &m); err != nil {
 		return nil, fmt.Errorf("decode assistant message: %w", err)
 	}
-	calls := make([]Call, len(m.ToolCalls))
+	calls := make([]offload.Call, len(m.ToolCalls))
 	for i, rc := range m.ToolCalls {
 		var tc wireCall
 		if err := json.Unmarshal(rc, &tc); err != nil {
@@ -247,35 +178,19 @@ func HandleToolCallsJSON(ctx context.Context, e *offload.Engine, msg any) ([]Too
 				ID string `json:"id"`
 			}
 			_ = json.Unmarshal(rc, &id) // best effort: answer under the call's id if it has one
-			calls[i] = Call{ID: id.ID, bad: err}
+			calls[i] = offload.Call{ID: id.ID, Err: fmt.Errorf("want %s: %w", wireCallShape, err)}
 			continue
 		}
 		if tc.Type == "custom" {
-			calls[i] = Call{ID: tc.ID, Name: tc.Custom.Name, Arguments: tc.Custom.Input}
+			calls[i] = offload.Call{ID: tc.ID, Name: tc.Custom.Name, Arguments: tc.Custom.Input}
 		} else {
-			calls[i] = Call{ID: tc.ID, Name: tc.Function.Name, Arguments: string(tc.Function.Arguments)}
+			calls[i] = offload.Call{ID: tc.ID, Name: tc.Function.Name, Arguments: string(tc.Function.Arguments)}
 		}
 	}
-	answers := Run(ctx, e, calls)
-	out := make([]ToolMessage, len(answers))
-	for i, a := range answers {
-		out[i] = ToolMessage{Role: "tool", ToolCallID: a.Call.ID, Content: string(a.Result.Output)}
+	results := e.DispatchCalls(ctx, calls)
+	out := make([]ToolMessage, len(results))
+	for i, r := range results {
+		out[i] = ToolMessage{Role: "tool", ToolCallID: calls[i].ID, Content: string(r.Output)}
 	}
 	return out, nil
-}
-
-func toJSON(v any) ([]byte, error) {
-	switch t := v.(type) {
-	case []byte:
-		return t, nil
-	case json.RawMessage:
-		return t, nil
-	case string:
-		return []byte(t), nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode assistant message: %w", err)
-	}
-	return b, nil
 }
