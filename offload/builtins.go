@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -410,7 +411,7 @@ func (e *Engine) getKeys(ctx context.Context, ws *store.Workspace, _ noArgs) (an
 	infos := make([]keyInfo, len(shown))
 	for i, k := range shown {
 		b, _ := json.Marshal(m[k])
-		infos[i] = keyInfo{Key: k, Type: jsonType(m[k]), Chars: len([]rune(string(b)))}
+		infos[i] = keyInfo{Key: k, Type: jsonType(m[k]), Chars: utf8.RuneCount(b)}
 	}
 	return map[string]any{"workspace_id": ws.ID, "total": len(keys), "keys": infos, "truncated": len(keys) > len(shown)}, nil
 }
@@ -451,7 +452,7 @@ func (e *Engine) getValue(ctx context.Context, ws *store.Workspace, in getValueA
 		}
 	}
 	b, _ := json.Marshal(v)
-	n := len([]rune(string(b)))
+	n := utf8.RuneCount(b)
 	if n <= maxValueChars {
 		return map[string]any{"workspace_id": ws.ID, "key": in.Key, "type": jsonType(v), "value": json.RawMessage(b)}, nil
 	}

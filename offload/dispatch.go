@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -42,7 +43,7 @@ func (e *Engine) Dispatch(ctx context.Context, name string, args any) *Result {
 	if err != nil {
 		return errorResult(fmt.Errorf("encode %s result: %w", name, err))
 	}
-	if n := len([]rune(string(b))); n > e.maxResultChars {
+	if n := utf8.RuneCount(b); n > e.maxResultChars {
 		return errorResult(&ToolError{
 			Code:            CodeResultTooLarge,
 			Message:         fmt.Sprintf("the result of %s has %d chars, over the limit of %d", name, n, e.maxResultChars),
