@@ -3,7 +3,9 @@ package sqlitestore
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -177,13 +179,47 @@ func withLarge(b *testing.B) (*Store, string) {
 	return s, ws.ID
 }
 
+// wordsByShare returns n words of the large list that each occur in about
+// share of its items.
+func wordsByShare(share float64, n int) []string {
+	items := largeList()
+	df := map[string]int{}
+	for _, it := range items[:20000] {
+		var d benchDoc
+		if err := json.Unmarshal(it, &d); err != nil {
+			panic(err)
+		}
+		seen := map[string]bool{}
+		for _, w := range strings.Fields(d.Title + " " + d.Body) {
+			if !seen[w] {
+				seen[w] = true
+				df[w]++
+			}
+		}
+	}
+	want := int(share * 20000)
+	words := slices.Collect(maps.Keys(df))
+	slices.SortFunc(words, func(a, b string) int {
+		da, db := abs(df[a]-want), abs(df[b]-want)
+		if da != db {
+			return da - db
+		}
+		return strings.Compare(a, b)
+	})
+	return words[:n]
+}
+
+func abs(n int) int { return max(n, -n) }
+
 func BenchmarkSearch100k(b *testing.B) {
 	s, id := withLarge(b)
 	for _, tc := range []struct{ name, q string }{
-		{"two rare words", benchWords[700] + " " + benchWords[1500]},
-		{"two common words", benchWords[3] + " " + benchWords[10]},
-		{"one common word", benchWords[1]},
-		{"word and email", benchWords[700] + " user42@example.com"},
+		{"two words in 0.1%", strings.Join(wordsByShare(0.001, 2), " ")},
+		{"two words in 0.7%", strings.Join(wordsByShare(0.007, 2), " ")},
+		{"two words in 3%", strings.Join(wordsByShare(0.03, 2), " ")},
+		{"two words in 50%", strings.Join(wordsByShare(0.5, 2), " ")},
+		{"one word in 50%", wordsByShare(0.5, 1)[0]},
+		{"word and email", wordsByShare(0.007, 1)[0] + " user42@example.com"},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var total int

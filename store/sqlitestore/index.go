@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 
 	"modernc.org/sqlite"
@@ -138,6 +140,15 @@ func parallel[S any](n int, newState func() S, fn func(i int, state S)) {
 	wg.Wait()
 }
 
+// termPrefix is prepended to every index term of the workspace with key
+// key. Index terms are thus distinct per workspace, and a query reads only
+// its own workspace's entries: FTS5 evaluates a prefix query by merging the
+// entries of every term with that prefix in the whole index, whatever the
+// rowid range asked for, so without it a search of a ten-item workspace
+// would read the entries of every large workspace beside it. The ascii
+// tokenizer keeps the prefix and the term together as one token.
+func termPrefix(key int64) string { return "k" + strconv.FormatInt(key, 10) + "q" }
+
 // stager hands index terms computed in Go to the SQL function
 // ctxkit_staged(i), so that one INSERT … SELECT statement can feed a whole
 // list to the index. FTS5 flushes its in-memory index at every statement
@@ -145,13 +156,14 @@ func parallel[S any](n int, newState func() S, fn func(i int, state S)) {
 // thousands of tiny segments. Only the writer connection calls it, inside
 // a write transaction, which holds the texts for that statement's duration.
 type stager struct {
-	mu    sync.Mutex
-	texts []string
+	mu     sync.Mutex
+	texts  []string // space-separated terms, by position
+	prefix string   // termPrefix of the workspace
 }
 
-func (st *stager) set(texts []string) {
+func (st *stager) set(prefix string, texts []string) {
 	st.mu.Lock()
-	st.texts = texts
+	st.texts, st.prefix = texts, prefix
 	st.mu.Unlock()
 }
 
@@ -162,7 +174,24 @@ func (st *stager) fn(_ *sqlite.FunctionContext, args []driver.Value) (driver.Val
 	if !ok || i < 0 || i >= int64(len(st.texts)) {
 		return "", nil
 	}
-	return st.texts[i], nil
+	return prefixTerms(st.prefix, st.texts[i]), nil
+}
+
+// prefixTerms puts prefix before each of the space-separated terms.
+func prefixTerms(prefix, terms string) string {
+	if terms == "" {
+		return ""
+	}
+	var b strings.Builder
+	b.Grow(len(terms) + (strings.Count(terms, " ")+1)*len(prefix))
+	for t := range strings.SplitSeq(terms, " ") {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(prefix)
+		b.WriteString(t)
+	}
+	return b.String()
 }
 
 // termBytes is the size of index terms, which is about what they add to
@@ -291,8 +320,8 @@ func (s *Store) index(t *txn, ref *wsRef) error {
 		q = qIndexChunks
 	}
 	t.wrote += termBytes(terms)
-	s.staged.set(terms)
-	defer s.staged.set(nil)
+	s.staged.set(termPrefix(ref.key), terms)
+	defer s.staged.set("", nil)
 	if _, err := t.exec(q, lo, lo+int64(len(terms))); err != nil {
 		return fmt.Errorf("index %s: %w", ref.shape, err)
 	}

@@ -227,3 +227,43 @@ func TestCheckpointInBackground(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestSearchManyContenders checks a search whose candidates are too many to
+// score one by one: they rank on their terms alone, then by index, and the
+// hits still carry their items.
+func TestSearchManyContenders(t *testing.T) {
+	s := openTemp(t, Options{})
+	defer s.Close()
+	n := scoreCap + 500
+	items := make([]json.RawMessage, n)
+	for i := range items {
+		extra := ""
+		if i%1000 == 999 {
+			extra = " rare"
+		}
+		items[i] = json.RawMessage(fmt.Sprintf(`{"i":%d,"t":"common words%s"}`, i, extra))
+	}
+	ws := &store.Workspace{ID: "many", Type: "t", Shape: store.ShapeList, Producer: "p"}
+	if err := s.Put(t.Context(), ws, &store.Content{Items: items}); err != nil {
+		t.Fatal(err)
+	}
+	hits, total, err := s.SearchItems(t.Context(), ws.ID, store.Query{Text: "common rare", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != n {
+		t.Errorf("total %d, want %d", total, n)
+	}
+	var got []int
+	for _, h := range hits {
+		got = append(got, h.Index)
+		if string(h.Item) != string(items[h.Index]) {
+			t.Errorf("hit %d: item %s, want %s", h.Index, h.Item, items[h.Index])
+		}
+	}
+	// The five items with both terms first, then the first items with one.
+	want := []int{999, 1999, 2999, 3999, 4999, 0, 1, 2, 3, 4}
+	if !slices.Equal(got, want) {
+		t.Errorf("hits %v, want %v", got, want)
+	}
+}

@@ -64,8 +64,8 @@ func (s *Store) insertItems(t *txn, key, seq int64, idx int, items [][]byte, ter
 	}
 	lo := idBase(key) + seq
 	t.wrote += termBytes(terms)
-	s.staged.set(terms)
-	defer s.staged.set(nil)
+	s.staged.set(termPrefix(key), terms)
+	defer s.staged.set("", nil)
 	if _, err := t.exec(qIndexItems, lo, lo+int64(len(items))); err != nil {
 		return fmt.Errorf("index items: %w", err)
 	}
@@ -268,7 +268,7 @@ func replaceItem(t *txn, id string, index int, change func([]byte) ([]byte, erro
 		if _, err := t.exec(qUnindexItem, itemID); err != nil {
 			return fmt.Errorf("unindex item: %w", err)
 		}
-		if _, err := t.exec(qIndexItem, itemID, itemIndexTerms(item)); err != nil {
+		if _, err := t.exec(qIndexItem, itemID, prefixTerms(termPrefix(ref.key), itemIndexTerms(item))); err != nil {
 			return fmt.Errorf("index item: %w", err)
 		}
 	}

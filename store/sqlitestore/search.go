@@ -1,6 +1,7 @@
 package sqlitestore
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -9,8 +10,10 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/store"
@@ -53,6 +56,8 @@ type query struct {
 	stems [][]byte // stemmed plain terms, for matching in Go
 }
 
+func (q *query) len() int { return len(q.terms) }
+
 // clone copies q, whose plain flags a search may clear.
 func (q *query) clone() *query {
 	c := *q
@@ -88,9 +93,10 @@ func parseQuery(text string) (*query, error) {
 	return q, nil
 }
 
-// ftsPrefix is the FTS5 expression for a plain term: a prefix query on its
-// stem, quoted so that words like AND or NEAR are not operators.
-func ftsPrefix(stem []byte) string { return `"` + string(stem) + `"*` }
+// ftsPrefix is the FTS5 expression for a plain term in the workspace whose
+// termPrefix is ws: a prefix query on its stem, quoted so that words like
+// AND or NEAR are not operators.
+func ftsPrefix(ws string, stem []byte) string { return `"` + ws + string(stem) + `"*` }
 
 // substringFilter returns an FTS5 expression that every text containing
 // term (a term that is not a plain word) matches, or "" when the index
@@ -98,7 +104,7 @@ func ftsPrefix(stem []byte) string { return `"` + string(stem) + `"*` }
 // both sides inside the term is a whole token of any text containing the
 // term, so its index term must be there; a run at either end of the term
 // may be part of a longer token, whose stem the index cannot predict.
-func substringFilter(term string) string {
+func substringFilter(ws, term string) string {
 	var parts []string
 	start, inRun := 0, false
 	for i, r := range term {
@@ -117,7 +123,7 @@ func substringFilter(term string) string {
 		}
 	}
 	for i := range parts {
-		parts[i] = `"` + parts[i] + `"`
+		parts[i] = `"` + ws + parts[i] + `"`
 	}
 	return strings.Join(parts, " AND ")
 }
@@ -169,6 +175,7 @@ func (m *matcher) match(text string, want *termSet, freq []int) int {
 type candidate struct {
 	id     int64
 	terms  termSet
+	nterms int
 	idx    int
 	data   []byte
 	loaded bool
@@ -205,7 +212,7 @@ func (s *Store) SearchItems(ctx context.Context, id string, q store.Query) ([]st
 		if !ref.indexed {
 			return errNotIndexed
 		}
-		srch := &itemSearch{t: t, ref: ref, q: parsed.clone(), fields: q.Fields, byID: map[int64]int{}}
+		srch := &itemSearch{t: t, ref: ref, q: parsed.clone(), fields: q.Fields}
 		hits, total, err = srch.run(limit)
 		return err
 	})
@@ -221,44 +228,31 @@ type itemSearch struct {
 	ref    *wsRef
 	q      *query
 	fields []string
-	cands  []candidate
-	byID   map[int64]int
-}
-
-func (s *itemSearch) cand(id int64) *candidate {
-	i, ok := s.byID[id]
-	if !ok {
-		i = len(s.cands)
-		s.byID[id] = i
-		s.cands = append(s.cands, candidate{id: id})
-	}
-	return &s.cands[i]
+	cands  []candidate // in id order until ranked
 }
 
 func (s *itemSearch) run(limit int) ([]store.Hit, int, error) {
 	q := s.q
 	lo, hi := idBase(s.ref.key), idBase(s.ref.key+1)
+	prefix := termPrefix(s.ref.key)
 	var substr []int // terms matched by substring
 	for i := range q.terms {
 		if !q.plain[i] {
 			substr = append(substr, i)
 			continue
 		}
-		ids, err := ftsRowids(s.t, qMatchItems, ftsPrefix(q.stems[i]), lo, hi)
+		ids, err := ftsRowids(s.t, qMatchItems, ftsPrefix(prefix, q.stems[i]), lo, hi)
 		if err != nil {
 			if s.t.ctx.Err() != nil || isBusy(err) {
 				return nil, 0, err
 			}
-			// A word SQLite tokenizes differently (say, letters newer than
-			// its Unicode tables) can make an invalid FTS query; substring
-			// matching still finds it.
+			// A word SQLite tokenizes differently can make an invalid
+			// FTS query; substring matching still finds it.
 			q.plain[i] = false
 			substr = append(substr, i)
 			continue
 		}
-		for _, id := range ids {
-			s.cand(id).terms.add(i)
-		}
+		s.merge(ids, i)
 	}
 	if len(substr) > 0 {
 		if err := s.matchSubstrings(substr, lo, hi); err != nil {
@@ -274,11 +268,49 @@ func (s *itemSearch) run(limit int) ([]store.Hit, int, error) {
 	if total == 0 {
 		return nil, 0, nil
 	}
-	return s.rank(limit), total, nil
+	hits, err := s.rank(limit)
+	return hits, total, err
 }
 
-// ftsRowids returns the rowids in [lo, hi) that match expr, with query, one
-// of qMatchItems and qMatchChunks.
+// merge adds term to the candidates with the given ids, which are sorted,
+// adding the candidates missing; the candidates stay in id order.
+func (s *itemSearch) merge(ids []int64, term int) {
+	if len(ids) == 0 {
+		return
+	}
+	out := make([]candidate, 0, len(s.cands)+len(ids))
+	i, j := 0, 0
+	for i < len(s.cands) || j < len(ids) {
+		switch {
+		case j == len(ids) || i < len(s.cands) && s.cands[i].id < ids[j]:
+			out = append(out, s.cands[i])
+			i++
+			continue
+		case i == len(s.cands) || ids[j] < s.cands[i].id:
+			out = append(out, candidate{id: ids[j]})
+		default:
+			out = append(out, s.cands[i])
+			i++
+		}
+		c := &out[len(out)-1]
+		c.terms.add(term)
+		c.nterms++
+		j++
+	}
+	s.cands = out
+}
+
+// find returns the candidate with id, or nil.
+func (s *itemSearch) find(cands []candidate, id int64) *candidate {
+	i, ok := slices.BinarySearchFunc(cands, id, func(c candidate, id int64) int { return cmp.Compare(c.id, id) })
+	if !ok {
+		return nil
+	}
+	return &cands[i]
+}
+
+// ftsRowids returns the rowids in [lo, hi) that match expr, in order, with
+// query, one of qMatchItems and qMatchChunks.
 func ftsRowids(t *txn, query, expr string, lo, hi int64) ([]int64, error) {
 	rows, err := t.query(query, expr, lo, hi)
 	if err != nil {
@@ -293,7 +325,13 @@ func ftsRowids(t *txn, query, expr string, lo, hi int64) ([]int64, error) {
 		}
 		ids = append(ids, id)
 	}
-	return ids, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if !slices.IsSorted(ids) {
+		slices.Sort(ids)
+	}
+	return ids, nil
 }
 
 // matchSubstrings finds the items whose searchable text contains the terms
@@ -302,9 +340,8 @@ func ftsRowids(t *txn, query, expr string, lo, hi int64) ([]int64, error) {
 func (s *itemSearch) matchSubstrings(substr []int, lo, hi int64) error {
 	var ids []int64
 	filtered := true
-	seen := map[int64]bool{}
 	for _, i := range substr {
-		expr := substringFilter(s.q.terms[i])
+		expr := substringFilter(termPrefix(s.ref.key), s.q.terms[i])
 		if expr == "" {
 			filtered = false
 			break
@@ -317,49 +354,94 @@ func (s *itemSearch) matchSubstrings(substr []int, lo, hi int64) error {
 			filtered = false
 			break
 		}
-		for _, id := range found {
-			if !seen[id] {
-				seen[id] = true
-				ids = append(ids, id)
-			}
-		}
+		ids = append(ids, found...)
 	}
-	var buf []byte
-	return s.loadItems(ids, !filtered, false, func(id int64, idx int, data []byte) {
-		var err error
-		buf, err = appendScalars(buf[:0], data, true)
-		if err != nil {
-			return
-		}
-		lower := strings.ToLower(string(buf))
-		for _, i := range substr {
-			if strings.Contains(lower, s.q.terms[i]) {
-				s.cand(id).terms.add(i)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+
+	// The items are read here and matched on every core.
+	type job struct {
+		ids  []int64
+		data [][]byte
+	}
+	workers := runtime.GOMAXPROCS(0)
+	jobs := make(chan job, 2*workers)
+	found := make([][][]int64, workers) // by worker, then term
+	var wg sync.WaitGroup
+	for w := range workers {
+		found[w] = make([][]int64, s.q.len())
+		wg.Go(func() {
+			var scalars []byte
+			for j := range jobs {
+				for k, data := range j.data {
+					var err error
+					if scalars, err = appendScalars(scalars[:0], data, true); err != nil {
+						continue
+					}
+					lower := lowerText(scalars)
+					for _, i := range substr {
+						if bytes.Contains(lower, []byte(s.q.terms[i])) {
+							found[w][i] = append(found[w][i], j.ids[k])
+						}
+					}
+				}
 			}
+		})
+	}
+	var batch job
+	err := s.loadItems(ids, !filtered, func(id int64, _ int, data []byte) {
+		batch.ids = append(batch.ids, id)
+		batch.data = append(batch.data, data)
+		if len(batch.ids) == indexBatch {
+			jobs <- batch
+			batch = job{}
 		}
 	})
+	if len(batch.ids) > 0 {
+		jobs <- batch
+	}
+	close(jobs)
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	for _, i := range substr {
+		var ids []int64
+		for w := range found {
+			ids = append(ids, found[w][i]...)
+		}
+		slices.Sort(ids)
+		s.merge(ids, i)
+	}
+	return nil
 }
 
-// loadItems calls fn for the items with the given ids, or for every item
-// of the list when all is set. With keep, the data is kept on the
-// candidates, which must exist.
-func (s *itemSearch) loadItems(ids []int64, all, keep bool, fn func(id int64, idx int, data []byte)) error {
+// lowerText lowers text as strings.ToLower does, in place when it is ASCII.
+func lowerText(text []byte) []byte {
+	for _, c := range text {
+		if c >= utf8.RuneSelf {
+			return bytes.ToLower(text)
+		}
+	}
+	for i, c := range text {
+		if c >= 'A' && c <= 'Z' {
+			text[i] = c + 'a' - 'A'
+		}
+	}
+	return text
+}
+
+// loadItems calls fn for the items with the given ids (sorted), or for
+// every item of the list when all is set, in any order.
+func (s *itemSearch) loadItems(ids []int64, all bool, fn func(id int64, idx int, data []byte)) error {
 	if !all && len(ids) == 0 {
 		return nil
 	}
-	lo, hi := idBase(s.ref.key), idBase(s.ref.key+1)
 	var rows *sql.Rows
 	var err error
-	var want map[int64]bool
 	if all || len(ids) > s.ref.items/4 {
 		// Reading the whole range beats probing for most of it.
-		if !all {
-			want = make(map[int64]bool, len(ids))
-			for _, id := range ids {
-				want[id] = true
-			}
-		}
-		rows, err = s.t.query(qItemsRange, lo, hi)
+		rows, err = s.t.query(qItemsRange, idBase(s.ref.key), idBase(s.ref.key+1))
 	} else {
 		list, jerr := json.Marshal(ids)
 		if jerr != nil {
@@ -378,113 +460,104 @@ func (s *itemSearch) loadItems(ids []int64, all, keep bool, fn func(id int64, id
 		if err := rows.Scan(&id, &idx, &data); err != nil {
 			return err
 		}
-		if want != nil && !want[id] {
-			continue
-		}
-		if keep {
-			c := s.cand(id)
-			c.idx, c.data, c.loaded = idx, data, true
+		if !all {
+			if _, ok := slices.BinarySearch(ids, id); !ok {
+				continue
+			}
 		}
 		fn(id, idx, data)
 	}
 	return rows.Err()
 }
 
+// load fetches the data of the given candidates (sorted by id) that lack it.
+func (s *itemSearch) load(cands []candidate) error {
+	var ids []int64
+	for _, c := range cands {
+		if !c.loaded {
+			ids = append(ids, c.id)
+		}
+	}
+	return s.loadItems(ids, false, func(id int64, idx int, data []byte) {
+		if c := s.find(cands, id); c != nil {
+			c.idx, c.data, c.loaded = idx, data, true
+		}
+	})
+}
+
 // restrictToFields keeps, for every candidate, only the terms that match the
 // text under the query's fields, and drops candidates left with none.
 func (s *itemSearch) restrictToFields() error {
-	ids := make([]int64, len(s.cands))
-	for i, c := range s.cands {
-		ids[i] = c.id
-	}
-	m := &matcher{q: s.q}
-	freq := make([]int, len(s.q.terms))
-	err := s.loadItems(ids, false, true, func(id int64, _ int, data []byte) {
-		c := s.cand(id)
-		text := store.SearchableText(data, s.fields)
-		m.match(text, &c.terms, freq)
-		var kept termSet
-		for i, f := range freq {
-			if f > 0 {
-				kept.add(i)
-			}
-		}
-		c.terms = kept
-	})
-	if err != nil {
+	if err := s.load(s.cands); err != nil {
 		return err
 	}
+	m := &matcher{q: s.q}
+	freq := make([]int, s.q.len())
 	kept := s.cands[:0]
 	for _, c := range s.cands {
-		if c.terms.count() > 0 {
+		m.match(store.SearchableText(c.data, s.fields), &c.terms, freq)
+		c.terms, c.nterms = termSet{}, 0
+		for i, f := range freq {
+			if f > 0 {
+				c.terms.add(i)
+				c.nterms++
+			}
+		}
+		if c.nterms > 0 {
 			kept = append(kept, c)
 		}
 	}
 	s.cands = kept
-	clear(s.byID)
-	for i, c := range s.cands {
-		s.byID[c.id] = i
-	}
 	return nil
 }
 
-// rank orders the candidates by distinct terms, BM25 and id (which is list
+// rank orders the candidates by distinct terms, score and id (which is list
 // order) and returns the first limit as hits. Only the candidates that can
-// reach the first limit places are scored.
-func (s *itemSearch) rank(limit int) []store.Hit {
-	cands := s.cands
-	slices.SortFunc(cands, func(a, b candidate) int {
-		if c := cmp.Compare(b.terms.count(), a.terms.count()); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id, b.id)
-	})
-	clear(s.byID)
-	for i, c := range cands {
-		s.byID[c.id] = i
+// reach the first limit places are scored: those with at least as many
+// terms as the one in place limit.
+func (s *itemSearch) rank(limit int) ([]store.Hit, error) {
+	byTerms := make([]int, s.q.len()+1)
+	for _, c := range s.cands {
+		byTerms[c.nterms]++
 	}
-	// Every candidate with as many terms as the last one that can place.
-	floor := cands[min(limit, len(cands))-1].terms.count()
-	n := len(cands)
-	for i, c := range cands {
-		if c.terms.count() < floor {
-			n = i
+	floor, seen := len(byTerms)-1, 0
+	for ; floor > 1; floor-- {
+		if seen += byTerms[floor]; seen >= limit {
 			break
 		}
 	}
-	contenders := cands[:n]
+	contenders := s.cands[:0:0]
+	for _, c := range s.cands {
+		if c.nterms >= floor {
+			contenders = append(contenders, c)
+		}
+	}
 
 	// Document frequencies over all candidates give each term its IDF.
 	docs := float64(s.ref.items)
-	idf := make([]float64, len(s.q.terms))
-	for i := range s.q.terms {
-		df := 0
-		for _, c := range cands {
+	df := make([]int, s.q.len())
+	for _, c := range s.cands {
+		for i := range df {
 			if c.terms.has(i) {
-				df++
+				df[i]++
 			}
 		}
-		idf[i] = math.Log(1 + (docs-float64(df)+0.5)/(float64(df)+0.5))
+	}
+	idf := make([]float64, len(df))
+	for i, n := range df {
+		idf[i] = math.Log(1 + (docs-float64(n)+0.5)/(float64(n)+0.5))
 	}
 
-	scored := len(contenders) <= scoreCap
-	if scored {
-		var missing []int64
-		for _, c := range contenders {
-			if !c.loaded {
-				missing = append(missing, c.id)
-			}
+	if len(contenders) <= scoreCap {
+		if err := s.load(contenders); err != nil {
+			return nil, err
 		}
-		if err := s.loadItems(missing, false, true, func(int64, int, []byte) {}); err != nil {
-			scored = false
-		}
-	}
-	if scored {
 		s.scoreBM25(contenders, idf)
 	} else {
+		// Too many to read: rank them on their terms' IDF alone.
 		for i := range contenders {
 			c := &contenders[i]
-			for t := range s.q.terms {
+			for t := range idf {
 				if c.terms.has(t) {
 					c.score += idf[t]
 				}
@@ -492,7 +565,7 @@ func (s *itemSearch) rank(limit int) []store.Hit {
 		}
 	}
 	slices.SortFunc(contenders, func(a, b candidate) int {
-		if c := cmp.Compare(b.terms.count(), a.terms.count()); c != 0 {
+		if c := cmp.Compare(b.nterms, a.nterms); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(b.score, a.score); c != 0 {
@@ -501,52 +574,74 @@ func (s *itemSearch) rank(limit int) []store.Hit {
 		return cmp.Compare(a.id, b.id)
 	})
 	top := contenders[:min(limit, len(contenders))]
+	// The hits' data, when the scoring did not need it.
+	byID := slices.Clone(top)
+	slices.SortFunc(byID, func(a, b candidate) int { return cmp.Compare(a.id, b.id) })
+	if err := s.load(byID); err != nil {
+		return nil, err
+	}
 	hits := make([]store.Hit, 0, len(top))
 	for _, c := range top {
-		hits = append(hits, store.Hit{Index: c.idx, Score: c.score, Terms: c.terms.count(), Item: c.data})
+		if !c.loaded {
+			c = *s.find(byID, c.id)
+		}
+		if !c.loaded {
+			return nil, fmt.Errorf("item %d vanished during the search", c.id)
+		}
+		hits = append(hits, store.Hit{Index: c.idx, Score: c.score, Terms: c.nterms, Item: c.data})
 	}
-	return hits
+	return hits, nil
 }
 
 // scoreBM25 scores loaded candidates: for each matched term, its IDF
-// weighted by its frequency in the item against the item's length.
+// weighted by its frequency in the item against the item's length. An
+// item's length is its size in characters against the workspace's average,
+// or, with Fields, the size of the text under them against the candidates'
+// average. Items are tokenized on every core.
 func (s *itemSearch) scoreBM25(cands []candidate, idf []float64) {
-	m := &matcher{q: s.q}
-	freq := make([]int, len(s.q.terms))
-	lengths := make([]int, len(cands))
+	lengths := make([]float64, len(cands))
 	freqs := make([][]int, len(cands))
-	total := 0
-	var buf []byte
-	for i := range cands {
+	type state struct {
+		m    matcher
+		freq []int
+		buf  []byte
+	}
+	parallel(len(cands), func() *state {
+		return &state{m: matcher{q: s.q}, freq: make([]int, len(s.q.terms))}
+	}, func(i int, st *state) {
 		c := &cands[i]
-		var text string
+		text := ""
 		if len(s.fields) > 0 {
 			text = store.SearchableText(c.data, s.fields)
+			lengths[i] = float64(utf8.RuneCountInString(text))
 		} else {
 			var err error
-			if buf, err = appendScalars(buf[:0], c.data, true); err != nil {
-				continue
+			if st.buf, err = appendScalars(st.buf[:0], c.data, true); err == nil {
+				text = string(st.buf)
 			}
-			text = string(buf)
+			lengths[i] = float64(utf8.RuneCount(c.data))
 		}
-		lengths[i] = max(m.match(text, &c.terms, freq), 1)
-		freqs[i] = slices.Clone(freq)
-		total += lengths[i]
+		st.m.match(text, &c.terms, st.freq)
+		freqs[i] = slices.Clone(st.freq)
+	})
+	avg := float64(s.ref.itemChars) / float64(max(s.ref.items, 1))
+	if len(s.fields) > 0 {
+		var total float64
+		for _, l := range lengths {
+			total += l
+		}
+		avg = total / float64(len(cands))
 	}
-	avg := float64(total) / float64(len(cands))
+	avg = max(avg, 1)
 	for i := range cands {
 		c := &cands[i]
-		norm := bm25K1 * (1 - bm25B + bm25B*float64(lengths[i])/avg)
+		norm := bm25K1 * (1 - bm25B + bm25B*lengths[i]/avg)
 		for t := range s.q.terms {
 			if !c.terms.has(t) {
 				continue
 			}
-			// The index may match a token the Go tokenizer reads
-			// differently; a matched term counts at least once.
-			tf := 1.0
-			if freqs[i] != nil && freqs[i][t] > 0 {
-				tf = float64(freqs[i][t])
-			}
+			// The index matched the term, so it counts at least once.
+			tf := float64(max(freqs[i][t], 1))
 			c.score += idf[t] * tf * (bm25K1 + 1) / (tf + norm)
 		}
 	}

@@ -95,8 +95,8 @@ func (s *Store) insertChunks(t *txn, key int64, chunks []chunk, terms []string) 
 	}
 	lo := idBase(key)
 	t.wrote += termBytes(terms)
-	s.staged.set(terms)
-	defer s.staged.set(nil)
+	s.staged.set(termPrefix(key), terms)
+	defer s.staged.set("", nil)
 	if _, err := t.exec(qIndexChunks, lo, lo+int64(len(chunks))); err != nil {
 		return fmt.Errorf("index text: %w", err)
 	}
@@ -226,9 +226,9 @@ func searchChunks(t *txn, ref *wsRef, q *query, limit int) ([]store.TextHit, err
 	for i, term := range q.terms {
 		var expr string
 		if q.plain[i] {
-			expr = ftsPrefix(q.stems[i])
+			expr = ftsPrefix(termPrefix(ref.key), q.stems[i])
 		} else {
-			expr = substringFilter(term)
+			expr = substringFilter(termPrefix(ref.key), term)
 		}
 		var ids []int64
 		var err error

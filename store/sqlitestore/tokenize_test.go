@@ -246,7 +246,7 @@ func TestSubstringFilter(t *testing.T) {
 		{"-running-", `"run"`},
 		{"%", ""},
 	} {
-		if got := substringFilter(tc.term); got != tc.want {
+		if got := substringFilter("", tc.term); got != tc.want {
 			t.Errorf("substringFilter(%q) = %q, want %q", tc.term, got, tc.want)
 		}
 	}
