@@ -244,3 +244,19 @@ func BenchmarkItemsDeep100k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSearchSmallBesideLarge searches a 20-item list in a store that
+// also holds the 100,000-item list: the large one must not slow it down.
+func BenchmarkSearchSmallBesideLarge(b *testing.B) {
+	s, _ := withLarge(b)
+	ws := &store.Workspace{ID: "small", Type: "t", Shape: store.ShapeList, Producer: "p"}
+	if err := s.Put(b.Context(), ws, &store.Content{Items: largeList()[:20]}); err != nil {
+		b.Fatal(err)
+	}
+	q := strings.Join(wordsByShare(0.5, 2), " ")
+	for b.Loop() {
+		if _, _, err := s.SearchItems(b.Context(), "small", store.Query{Text: q}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

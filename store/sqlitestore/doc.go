@@ -1,59 +1,65 @@
 // Package sqlitestore is the default [store.Store]: one SQLite file,
 // $CTXKIT_HOME/ctxkit.db, shared by every ctxkit process of a user. The MCP
 // wrapper runs one process per wrapped server, and a result one of them
-// stores must be explorable from another, so the file is the only place
-// state lives: nothing is cached in memory across calls.
+// stores must be explorable from another, so the file is where all state
+// lives: nothing is cached in memory across calls.
 //
 // It uses modernc.org/sqlite, a pure-Go translation of SQLite, so the binary
 // builds with CGO_ENABLED=0.
 //
 // # Concurrency
 //
-// SQLite allows many readers and one writer. The database is in WAL mode, so
-// readers never block the writer and the writer never blocks readers; what
-// remains is writers contending with each other, within a process and
+// SQLite allows many readers and one writer. The database is in WAL mode,
+// so readers never block the writer and the writer never blocks readers;
+// what remains is writers contending with each other, within a process and
 // across processes.
 //
 // Every write is an immediate transaction (BEGIN IMMEDIATE, through the
 // driver's _txlock=immediate), which takes the write lock before it reads
-// anything. A deferred transaction would take a read snapshot first and try
-// to upgrade it to a write lock later; when another connection wrote in
-// between, the upgrade fails at once with SQLITE_BUSY, and busy_timeout
-// cannot help because waiting would not make the stale snapshot current.
-// Measured under contention, deferred transactions lost a third to two
-// thirds of their commits that way and immediate ones none. An immediate
-// transaction instead waits, under busy_timeout, for the lock it needs, and
-// then reads the latest data: a read-check-write sequence such as Put's
-// conflict check or DeleteItems' renumbering is serialised with every other
-// writer in every process.
+// anything. A deferred transaction would read first and upgrade to a write
+// lock later; when another connection has written in between, the upgrade
+// fails at once with SQLITE_BUSY, and busy_timeout cannot help, since
+// waiting would not make the stale read current. Measured under contention,
+// deferred transactions lost a third to two thirds of their commits that
+// way and immediate ones none. An immediate transaction instead waits, under
+// busy_timeout, for the lock, and then reads the latest data, so that a
+// read-check-write such as Put's conflict check or DeleteItems' renumbering
+// is serialised with every other writer in every process.
 //
 // Within a process all writes go through one connection (a *sql.DB limited
 // to one open connection), so goroutines queue in database/sql rather than
-// spin on SQLite's file lock, and reads use a separate pool of query_only
-// connections. Every pragma (busy_timeout, journal_mode=WAL,
-// synchronous=NORMAL, foreign_keys) is set through the DSN, so each pooled
-// connection gets it when it is opened. A read that needs several
-// statements (a search, a scan) runs in one read transaction and so sees
-// one snapshot.
+// spin on SQLite's file lock; reads use a separate pool of query_only
+// connections. Every pragma (busy_timeout, foreign_keys, journal_mode=WAL,
+// synchronous=NORMAL) is set through the DSN, so each pooled connection
+// gets it when it is opened. A read that needs several statements (a
+// search, a scan) runs in one read transaction and sees one snapshot.
 //
-// SQLITE_BUSY can still surface in rare cases busy_timeout does not cover
-// (recovery of a WAL left by a crashed process, two processes creating the
-// schema of a fresh file at once, a writer holding the lock longer than the
-// timeout); the store then retries the whole transaction a bounded number
-// of times with jittered backoff. Transactions are written so that a retry
-// is safe: they have no effect outside the database. No "database is
-// locked" reaches a caller unless the lock stays held through every retry.
+// SQLITE_BUSY can still happen where busy_timeout does not apply (recovery
+// of a WAL a crashed process left, processes creating the schema of a new
+// file at once) or when another process holds the lock longer than the
+// timeout (indexing a very large list); the store then retries the whole
+// transaction a bounded number of times with jittered backoff.
+// Transactions have no effect outside the database, so a retry is safe. No
+// "database is locked" reaches a caller unless the lock stays taken through
+// every retry.
+//
+// The connection that commits does not checkpoint the WAL (which would make
+// the Put of a large list pay for copying it all into the database file
+// again); a goroutine runs passive checkpoints on a read connection once
+// enough has been written.
 //
 // # What is safe across processes
 //
 // Everything the store does. Each method is one transaction (DeleteExpired
 // is one per workspace), so another process sees a Put, an append or a
 // deletion whole or not at all. Schema migrations run in immediate
-// transactions keyed on PRAGMA user_version, so processes opening a fresh
-// or older file at once apply each migration exactly once; a file whose
-// version is newer than the code is refused. Processes must not share the
-// file over a network file system, where SQLite's locking and WAL's shared
-// memory do not work.
+// transactions keyed on PRAGMA user_version, so processes opening a new or
+// older file at once apply each migration exactly once; a file whose
+// version is newer than the code, or that is not a ctxkit store, is refused.
+// Indexing a workspace after Put (below) is idempotent: whichever process
+// takes the write lock first does it. The file must not be shared over a
+// network file system, where SQLite's locks and WAL's shared memory do not
+// work.
 //
 // # Schema
 //
@@ -61,30 +67,49 @@
 // (by creation time, session and type) and for the expiry sweep (a partial
 // index on expires_at). Its integer key is never reused (AUTOINCREMENT); a
 // replaced workspace gets a new key. blobs holds a workspace's original
-// bytes and a dict's object, apart from the metadata that listing scans.
+// bytes and a dict's object apart from the metadata that listing scans.
 //
 // items holds one row per list item: data is the item's JSON text, so
 // json_extract(data, '$.a.b') can filter, sort and group in SQL. Its id is
 // (workspace key << 32 | sequence number): a workspace's items are one id
-// range, and id order is list order, since appends take new, higher
-// sequence numbers and deletions only remove. idx is the position, indexed
-// with the workspace for paging, and renumbered by DeleteItems.
+// range, in list order, since appends take new, higher sequence numbers and
+// deletions only remove. idx is the position, indexed with the workspace
+// for paging, and renumbered by DeleteItems. Texts are cut into chunks of
+// about 16k characters that end at white space; chunks holds them with
+// their character offsets, so TextSlice reads only the chunks it returns.
 //
-// items_fts is a contentless FTS5 index (contentless_delete=1, so rows can
-// be deleted without their text) over every scalar value of each item,
-// tokenized "porter unicode61 remove_diacritics 0", with the item's id as
-// rowid. Texts are cut into chunks of about 16k characters that end at
-// white space; chunks holds them with their character offset, and
-// chunks_fts indexes them the same way.
+// # Full-text index
+//
+// items_fts and chunks_fts are contentless FTS5 tables (contentless_delete=1,
+// so rows can be deleted without their text; detail=none, since search
+// needs only which rows hold a term). They do not tokenize text themselves:
+// Go computes each row's index terms, the distinct tokens of its text as
+// SQLite's unicode61 tokenizer splits them (remove_diacritics 0), folded to
+// lower case and stemmed by the Porter stemmer exactly as SQLite's porter
+// tokenizer does, each prefixed with the workspace's key. The ascii
+// tokenizer then only splits them on spaces. This puts the linguistic work
+// on every core instead of inside the single writer, makes Go code that
+// locates matches agree with the index by construction, and keeps every
+// workspace's terms apart: FTS5 evaluates a prefix query over the whole
+// index, whatever rowid range is asked for, so without the prefix a search
+// of a small workspace would read a large one's entries.
+//
+// Content up to 4 MB is indexed inside Put's transaction. Larger content is
+// stored first and indexed by a background goroutine right after, or by the
+// first search that needs it if that comes first (or if the process that
+// stored it exited): ingesting 100,000 items into FTS5 takes about twice as
+// long as storing them, and many stored results are paged or filtered but
+// never searched. Mutations keep the index exact, in their transaction,
+// once a workspace is indexed.
 //
 // # Search
 //
-// A search term that is a plain word is a stemmed prefix query on the
-// index; other terms (C++, e-mail, x@example.com) match by substring, the
-// index narrowing the candidates when the term contains whole words. The
-// store reads the candidates that can rank and computes BM25 itself with
-// the workspace's own statistics, since FTS5's bm25() would use those of
-// the whole table, where one large workspace skews every small one.
-// SearchText reads the chunks that may hold the most terms first and
-// locates matches with a Go mirror of the tokenizer and stemmer.
+// A plain-word term is a prefix query on its stem ("parse" finds "parser");
+// another term (C++, e-mail, x@example.com) matches by substring, reading
+// every item unless the term contains whole words the index can narrow
+// the items to. Items rank by distinct terms matched, then by BM25 computed
+// over the workspace's own statistics, then by position; only the items that
+// can reach the requested places are read and scored. SearchText reads the
+// chunks that may hold the most terms first and locates matches with the
+// same tokenizer, grouping them into passages.
 package sqlitestore

@@ -267,3 +267,27 @@ func TestSearchManyContenders(t *testing.T) {
 		t.Errorf("hits %v, want %v", got, want)
 	}
 }
+
+// TestSearchStaysInWorkspace puts enough workspaces that their keys share
+// digits (1 and 12, say) and checks that each search sees its own items.
+func TestSearchStaysInWorkspace(t *testing.T) {
+	s := openTemp(t, Options{})
+	defer s.Close()
+	for i := range 13 {
+		ws := &store.Workspace{ID: fmt.Sprintf("ws%d", i), Type: "t", Shape: store.ShapeList, Producer: "p"}
+		items := []json.RawMessage{json.RawMessage(fmt.Sprintf(`{"owner":"ws%d","t":"shared words"}`, i))}
+		if err := s.Put(t.Context(), ws, &store.Content{Items: items}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 13 {
+		id := fmt.Sprintf("ws%d", i)
+		hits, total, err := s.SearchItems(t.Context(), id, store.Query{Text: "shared ws1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total != 1 || len(hits) != 1 || !strings.Contains(string(hits[0].Item), `"owner":"`+id+`"`) {
+			t.Errorf("search in %s: total %d, hits %+v", id, total, hits)
+		}
+	}
+}
