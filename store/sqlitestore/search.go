@@ -12,6 +12,7 @@ import (
 	"math/bits"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -310,23 +311,25 @@ func (s *itemSearch) find(cands []candidate, id int64) *candidate {
 }
 
 // ftsRowids returns the rowids in [lo, hi) that match expr, in order, with
-// query, one of qMatchItems and qMatchChunks.
+// query, one of qMatchItems and qMatchChunks. The query aggregates the
+// rowids into one comma-separated list of offsets from lo: for the tens of
+// thousands of rows a common word matches, that is a third faster than a
+// result row each.
 func ftsRowids(t *txn, query, expr string, lo, hi int64) ([]int64, error) {
-	rows, err := t.query(query, expr, lo, hi)
-	if err != nil {
+	var list sql.NullString
+	if err := t.queryRow(query, expr, lo, hi).Scan(&list); err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
+	if list.String == "" {
+		return nil, nil
+	}
+	ids := make([]int64, 0, strings.Count(list.String, ",")+1)
+	for f := range strings.SplitSeq(list.String, ",") {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("read matching rows: %w", err)
 		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
+		ids = append(ids, lo+n)
 	}
 	if !slices.IsSorted(ids) {
 		slices.Sort(ids)

@@ -112,7 +112,7 @@ const (
 	qIndexItem   = `INSERT INTO items_fts (rowid, terms) VALUES (?, ?)`
 	qUnindexItem = `DELETE FROM items_fts WHERE rowid = ?`
 	qUnindexSome = `DELETE FROM items_fts WHERE rowid IN (SELECT value FROM json_each(?))`
-	qMatchItems  = `SELECT rowid FROM items_fts WHERE items_fts MATCH ? AND rowid >= ? AND rowid < ?`
+	qMatchItems  = `SELECT group_concat(rowid - ?2) FROM items_fts WHERE items_fts MATCH ?1 AND rowid >= ?2 AND rowid < ?3`
 
 	qIndexChunks = `INSERT INTO chunks_fts (rowid, terms) SELECT id, ctxkit_staged(id - ?1) FROM chunks WHERE id >= ?1 AND id < ?2`
 	qChunk       = `SELECT start, text FROM chunks WHERE id = ?`
@@ -122,7 +122,7 @@ const (
 	qChunksSpan  = `SELECT start, text FROM chunks
 		WHERE ws = ?1 AND start < ?3 AND start >= (SELECT coalesce(max(start), 0) FROM chunks WHERE ws = ?1 AND start <= ?2)
 		ORDER BY start`
-	qMatchChunks = `SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid >= ? AND rowid < ?`
+	qMatchChunks = `SELECT group_concat(rowid - ?2) FROM chunks_fts WHERE chunks_fts MATCH ?1 AND rowid >= ?2 AND rowid < ?3`
 )
 
 var readQueries = []string{
