@@ -34,7 +34,6 @@ func (s *Store) insertItems(t *txn, key, seq int64, idx int, items [][]byte, ter
 	if seq+int64(len(items)) > maxSeq {
 		return fmt.Errorf("list would exceed %d items ever added", maxSeq)
 	}
-	var full *sql.Stmt
 	args := make([]any, 0, 4*itemBatch)
 	for start := 0; start < len(items); start += itemBatch {
 		end := min(start+itemBatch, len(items))
@@ -43,19 +42,11 @@ func (s *Store) insertItems(t *txn, key, seq int64, idx int, items [][]byte, ter
 			args = append(args, idBase(key)+seq+int64(i), key, idx+i, string(items[i]))
 			t.wrote += int64(len(items[i]))
 		}
-		var err error
-		if end-start == itemBatch {
-			if full == nil {
-				if full, err = t.tx.PrepareContext(t.ctx, insertItemsSQL(itemBatch)); err != nil {
-					return err
-				}
-				defer full.Close()
-			}
-			_, err = full.ExecContext(t.ctx, args...)
-		} else {
-			_, err = t.exec(insertItemsSQL(end-start), args...)
+		q := qInsertItems // prepared; a shorter last batch is not
+		if end-start < itemBatch {
+			q = insertItemsSQL(end - start)
 		}
-		if err != nil {
+		if _, err := t.exec(q, args...); err != nil {
 			return fmt.Errorf("insert items %d to %d: %w", idx+start, idx+end-1, err)
 		}
 	}
@@ -72,6 +63,10 @@ func (s *Store) insertItems(t *txn, key, seq int64, idx int, items [][]byte, ter
 	return nil
 }
 
+// qInsertItems inserts itemBatch items.
+var qInsertItems = insertItemsSQL(itemBatch)
+
+// insertItemsSQL is the statement inserting n items.
 func insertItemsSQL(n int) string {
 	return `INSERT INTO items (id, ws, idx, data) VALUES ` + strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?),`, n), ",")
 }

@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -302,5 +303,36 @@ func TestPathWithSpecialCharacters(t *testing.T) {
 	s.Close()
 	if _, err := os.Stat(path); err != nil {
 		t.Errorf("database not at %q: %v", path, err)
+	}
+}
+
+// TestOpenSettings checks the settings a new database gets through the DSN:
+// WAL, 16 KiB pages, and no checkpoint by the committing connection.
+func TestOpenSettings(t *testing.T) {
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "ctxkit.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, tc := range []struct {
+		db     *sql.DB
+		pragma string
+		want   string
+	}{
+		{s.r, "journal_mode", "wal"},
+		{s.r, "page_size", "16384"},
+		{s.r, "query_only", "1"},
+		{s.r, "foreign_keys", "1"},
+		{s.w, "wal_autocheckpoint", "0"},
+		{s.w, "synchronous", "1"}, // NORMAL
+		{s.w, "busy_timeout", "10000"},
+	} {
+		var got string
+		if err := tc.db.QueryRowContext(t.Context(), "PRAGMA "+tc.pragma).Scan(&got); err != nil {
+			t.Fatalf("PRAGMA %s: %v", tc.pragma, err)
+		}
+		if got != tc.want {
+			t.Errorf("PRAGMA %s = %s, want %s", tc.pragma, got, tc.want)
+		}
 	}
 }

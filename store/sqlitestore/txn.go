@@ -134,7 +134,7 @@ var readQueries = []string{
 var writeQueries = []string{
 	qLookup, qOwner, qInsertWorkspace, qInsertBlobs, qDeleteBlobs, qDeleteWorkspace,
 	qDeleteItemsFTS, qDeleteItemRange, qDeleteChunksFTS, qDeleteChunks, qTouch, qStillExpired,
-	qListSize, qSetIndexed, qChunkCount, qItemsData, qChunksText,
+	qListSize, qSetIndexed, qChunkCount, qItemsData, qChunksText, qInsertItems,
 	qItemAt, qItemsAt, qUpdateItem, qDeleteItems, qShiftItems, qIndexItems, qIndexItem,
 	qUnindexItem, qUnindexSome, qIndexChunks,
 }
