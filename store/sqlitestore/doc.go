@@ -97,9 +97,8 @@
 // Content up to 4 MB is indexed inside Put's transaction. Larger content is
 // stored first and indexed by a background goroutine right after, or by the
 // first search that needs it if that comes first (or if the process that
-// stored it exited): ingesting 100,000 items into FTS5 takes about twice as
-// long as storing them, and many stored results are paged or filtered but
-// never searched. Mutations keep the index exact, in their transaction,
+// stored it exited): indexing takes several times as long as storing, and
+// many stored results are paged or filtered but never searched. Mutations keep the index exact, in their transaction,
 // once a workspace is indexed.
 //
 // # Search

@@ -207,8 +207,8 @@ func termBytes(terms []string) int64 {
 // defaultIndexInline is the size up to which content is indexed inside
 // Put's transaction. Larger content is indexed after Put returns, by a
 // background goroutine or by the first search that needs it, whichever
-// comes first: indexing takes longer than storing (FTS5 in the pure-Go
-// SQLite inserts about 50,000 items a second), and an offloaded result is
+// comes first: indexing takes several times as long as storing (FTS5
+// in the pure-Go SQLite is the slow part), and an offloaded result is
 // often paged through or filtered without ever being searched.
 const defaultIndexInline = 4 << 20
 
