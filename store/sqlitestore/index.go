@@ -20,9 +20,9 @@ import (
 // each item or chunk, its distinct tokens (as the unicode61 tokenizer
 // splits and folds them) stemmed by the Porter stemmer, joined by spaces.
 // The FTS5 tables themselves only split that on spaces. Doing the
-// linguistic work in Go means it runs on every core, outside the write
-// lock, and that Go code locating matches afterwards agrees with the index
-// by construction. The tables keep no positions (detail=none): search needs
+// linguistic work in Go means it runs on every core (for Put, before the
+// write lock is taken), and that Go code locating matches afterwards
+// agrees with the index by construction. The tables keep no positions (detail=none): search needs
 // to know which rows hold a term, and computes frequencies and BM25 itself.
 
 // termBuilder computes index terms, reusing its memory from one text to
