@@ -1,13 +1,13 @@
 package offload_test
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/ctxkit/ctxkit/internal/benchdata"
 
 	"github.com/ctxkit/ctxkit/offload"
 	"github.com/ctxkit/ctxkit/store/sqlitestore"
@@ -23,48 +23,16 @@ func benchSizes() (items, textBytes int) {
 	return 10_000, 5 << 20
 }
 
-var words = strings.Fields(`the of and to in is for on that with as by this from at be are or an it
-not which have has was were can will more data model system query index search result page token
-context agent tool store memory vector graph table stream cache error timeout latency throughput
-parser schema field value record batch window offset limit filter group count sort order sample`)
-
-// benchList returns n JSON items of about 400 bytes each.
 func benchList(n int) []byte {
-	r := rand.New(rand.NewPCG(1, 2))
-	cats := []string{"ml", "db", "os", "net", "ui", "sec", "hpc", "pl"}
-	items := make([]map[string]any, n)
-	for i := range items {
-		body := make([]string, 30)
-		for j := range body {
-			body[j] = words[r.IntN(len(words))]
-		}
-		items[i] = map[string]any{
-			"id": i, "title": fmt.Sprintf("%s %s %s %d", words[r.IntN(len(words))], words[r.IntN(len(words))], words[r.IntN(len(words))], i),
-			"body": strings.Join(body, " "), "category": cats[r.IntN(len(cats))], "score": float64(r.IntN(10000)) / 100,
-			"year": 2000 + r.IntN(26), "tags": []string{cats[r.IntN(len(cats))], words[r.IntN(len(words))]},
-			"author": map[string]any{"name": fmt.Sprintf("author%d", r.IntN(500)), "h": r.IntN(80)},
-		}
-	}
-	b, _ := json.Marshal(items)
-	return b
+	var b bytes.Buffer
+	_ = benchdata.WriteList(&b, n) // writes to memory cannot fail
+	return b.Bytes()
 }
 
-// benchText returns about size bytes of paragraphs.
 func benchText(size int) []byte {
-	r := rand.New(rand.NewPCG(3, 4))
-	var b strings.Builder
-	b.Grow(size + 1000)
-	for b.Len() < size {
-		for range 5 + r.IntN(10) {
-			b.WriteString(words[r.IntN(len(words))])
-			b.WriteByte(' ')
-		}
-		b.WriteString("end.\n")
-		if r.IntN(4) == 0 {
-			b.WriteByte('\n')
-		}
-	}
-	return []byte(b.String())
+	var b bytes.Buffer
+	_ = benchdata.WriteText(&b, size)
+	return b.Bytes()
 }
 
 func benchEngine(b *testing.B) *offload.Engine {
