@@ -1,0 +1,774 @@
+package sqlitestore
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ctxkit/ctxkit/offload/pipeline"
+	"github.com/ctxkit/ctxkit/store"
+)
+
+// pipeConformancePath is the shared vector file of the pipeline language:
+// its first line holds the items, each further line steps and the value
+// they must produce.
+const pipeConformancePath = "../../../shared/conformance/pipeline.jsonl"
+
+// openPipeStore opens a store in a fresh temporary directory.
+func openPipeStore(tb testing.TB) *Store {
+	tb.Helper()
+	s, err := Open(context.Background(), filepath.Join(tb.TempDir(), "ctxkit.db"), Options{})
+	if err != nil {
+		tb.Fatalf("Open: %v", err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// putList stores items as the list workspace id.
+func putList(tb testing.TB, s *Store, id string, items []json.RawMessage) {
+	tb.Helper()
+	ws := &store.Workspace{ID: id, Type: "test", Shape: store.ShapeList, Format: "json", Producer: "pipe_test"}
+	if err := s.Put(context.Background(), ws, &store.Content{Items: items}); err != nil {
+		tb.Fatalf("Put %s: %v", id, err)
+	}
+}
+
+// rawItems turns JSON texts into items.
+func rawItems(texts ...string) []json.RawMessage {
+	out := make([]json.RawMessage, len(texts))
+	for i, t := range texts {
+		out[i] = json.RawMessage(t)
+	}
+	return out
+}
+
+// goRun runs p in Go alone over the items of workspace id, the reference
+// Pipe must match.
+func goRun(ctx context.Context, s *Store, id string, p *pipeline.Pipeline) (any, error) {
+	return p.Run(ctx, func(yield func(any, error) bool) {
+		for raw, err := range s.ScanItems(ctx, id) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			v, err := pipeline.Decode(raw)
+			if !yield(v, err) || err != nil {
+				return
+			}
+		}
+	})
+}
+
+// canon writes a pipeline value so that two values have the same text
+// exactly when they are identical: same Go types, same float64 bits (but
+// for NaN), same keys.
+func canon(v any) string {
+	var b strings.Builder
+	var walk func(v any)
+	walk = func(v any) {
+		switch t := v.(type) {
+		case nil:
+			b.WriteString("null")
+		case bool:
+			b.WriteString(strconv.FormatBool(t))
+		case string:
+			b.WriteString(strconv.Quote(t))
+		case float64:
+			b.WriteString("f" + strconv.FormatFloat(t, 'g', -1, 64))
+		case json.Number:
+			b.WriteString("n" + string(t))
+		case []any:
+			b.WriteByte('[')
+			for i, x := range t {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				walk(x)
+			}
+			b.WriteByte(']')
+		case map[string]any:
+			b.WriteByte('{')
+			for i, k := range slices.Sorted(maps.Keys(t)) {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(strconv.Quote(k) + ":")
+				walk(t[k])
+			}
+			b.WriteByte('}')
+		default:
+			fmt.Fprintf(&b, "%T(%v)", v, v)
+		}
+	}
+	walk(v)
+	return b.String()
+}
+
+// samePipe checks that Pipe gives exactly what Run gives, errors included,
+// and returns the steps Pipe ran in SQL.
+func samePipe(t *testing.T, s *Store, id string, steps string) int {
+	t.Helper()
+	p, err := pipeline.Parse(json.RawMessage(steps))
+	if err != nil {
+		t.Fatalf("Parse(%s): %v", steps, err)
+	}
+	ctx := context.Background()
+	want, werr := goRun(ctx, s, id, p)
+	got, pushed, gerr := s.pipe(ctx, id, p)
+	if (werr != nil) != (gerr != nil) || werr != nil && werr.Error() != gerr.Error() {
+		t.Fatalf("steps %s on %s: Pipe error %v, Run error %v", steps, id, gerr, werr)
+	}
+	if g, w := canon(got), canon(want); g != w {
+		t.Fatalf("steps %s on %s (%d steps in SQL):\nPipe %s\nRun  %s", steps, id, pushed, g, w)
+	}
+	return pushed
+}
+
+// tolerantDiff describes how got differs from want, numbers compared with a
+// relative tolerance of 1e-9, as the pipeline's conformance test does; ""
+// means they match.
+func tolerantDiff(got, want any, at string) string {
+	switch w := want.(type) {
+	case float64:
+		g, ok := got.(float64)
+		if !ok {
+			return fmt.Sprintf("%s: got %s, want %v", at, canon(got), w)
+		}
+		if g == w || math.Abs(g-w) <= 1e-9*math.Max(math.Abs(g), math.Abs(w)) {
+			return ""
+		}
+		return fmt.Sprintf("%s: got %v, want %v", at, g, w)
+	case []any:
+		g, ok := got.([]any)
+		if !ok {
+			return fmt.Sprintf("%s: got %s, want an array of %d", at, canon(got), len(w))
+		}
+		if len(g) != len(w) {
+			return fmt.Sprintf("%s: got %d elements, want %d", at, len(g), len(w))
+		}
+		for i := range w {
+			if d := tolerantDiff(g[i], w[i], fmt.Sprintf("%s[%d]", at, i)); d != "" {
+				return d
+			}
+		}
+		return ""
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return fmt.Sprintf("%s: got %s, want an object", at, canon(got))
+		}
+		if !slices.Equal(slices.Sorted(maps.Keys(g)), slices.Sorted(maps.Keys(w))) {
+			return fmt.Sprintf("%s: got keys %v, want %v", at, slices.Sorted(maps.Keys(g)), slices.Sorted(maps.Keys(w)))
+		}
+		for k := range w {
+			if d := tolerantDiff(g[k], w[k], at+"."+k); d != "" {
+				return d
+			}
+		}
+		return ""
+	}
+	if canon(got) != canon(want) {
+		return fmt.Sprintf("%s: got %s, want %s", at, canon(got), canon(want))
+	}
+	return ""
+}
+
+// roundTrip passes v through JSON, as a tool result does, so that it
+// compares in the form a model sees.
+func roundTrip(tb testing.TB, v any) any {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatalf("marshal %s: %v", canon(v), err)
+	}
+	out, err := pipeline.Decode(b)
+	if err != nil {
+		tb.Fatalf("decode %s: %v", b, err)
+	}
+	return out
+}
+
+// conformanceVector is one line of the conformance file after the first.
+type conformanceVector struct {
+	line     int
+	steps    json.RawMessage
+	expected json.RawMessage
+}
+
+// loadConformance reads the conformance file, skipping the test when it is
+// absent.
+func loadConformance(tb testing.TB) ([]json.RawMessage, []conformanceVector) {
+	tb.Helper()
+	f, err := os.Open(pipeConformancePath)
+	if errors.Is(err, fs.ErrNotExist) {
+		tb.Skipf("pipeline conformance vectors not found at %s; they live outside the repository", pipeConformancePath)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	if !sc.Scan() {
+		tb.Fatalf("read %s: no items line (%v)", pipeConformancePath, sc.Err())
+	}
+	var head struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(sc.Bytes(), &head); err != nil {
+		tb.Fatalf("decode the items line: %v", err)
+	}
+	if len(head.Items) == 0 {
+		tb.Fatal("the items line holds no items")
+	}
+	var vecs []conformanceVector
+	for line := 2; sc.Scan(); line++ {
+		var c struct {
+			Steps    json.RawMessage `json:"steps"`
+			Expected json.RawMessage `json:"expected"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			tb.Fatalf("line %d: %v", line, err)
+		}
+		vecs = append(vecs, conformanceVector{line, c.Steps, c.Expected})
+	}
+	if err := sc.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	if len(vecs) == 0 {
+		tb.Fatal("no conformance vectors")
+	}
+	return head.Items, vecs
+}
+
+// TestPipeConformance runs every shared vector through Pipe.
+func TestPipeConformance(t *testing.T) {
+	items, vecs := loadConformance(t)
+	s := openPipeStore(t)
+	putList(t, s, "conf", items)
+	pushedAny := 0
+	for _, v := range vecs {
+		t.Run(fmt.Sprintf("line%03d", v.line), func(t *testing.T) {
+			p, err := pipeline.Parse(v.steps)
+			if err != nil {
+				t.Fatalf("Parse(%s): %v", v.steps, err)
+			}
+			got, pushed, err := s.pipe(t.Context(), "conf", p)
+			if err != nil {
+				t.Fatalf("Pipe(%s): %v", v.steps, err)
+			}
+			if pushed > 0 {
+				pushedAny++
+			}
+			want, err := pipeline.Decode(v.expected)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := tolerantDiff(roundTrip(t, got), want, "result"); d != "" {
+				t.Errorf("steps %s (%d in SQL)\n%s", v.steps, pushed, d)
+			}
+		})
+	}
+	// Every vector starts with a filter that SQL runs.
+	if pushedAny != len(vecs) {
+		t.Errorf("%d of %d vectors ran a prefix in SQL, want all", pushedAny, len(vecs))
+	}
+}
+
+// plainItems mix types, nulls, missing fields, nested arrays, odd keys,
+// unicode and integers beyond 2^53, none of which makes the SQL hand the
+// pipeline back to Go.
+var plainItems = rawItems(
+	`{"id": 0, "n": 3, "s": "beta", "v": 1, "kind": "a", "tags": ["x", "y"], "m": [[1, 2], [3]], "author": {"name": "Ada", "h": 2}, "big": 9007199254740993, "q\"k": 1, "b\\s": 2, "é": "ü", "": {"": 5}, "a.b": 1, "o": {"0": "zero"}, "arr": [1,2], "f": -0.30000000000000004}`,
+	`{"id": 1, "n": 1.5, "s": "alpha", "v": "1", "kind": "b", "tags": ["y"], "m": [[2]], "author": {"name": "Ken", "h": 5}, "big": 9007199254740992, "é": "é", "arr": {"a":1}, "f": 1.7976931348623157e+308}`,
+	`{"id": 2, "n": -2, "s": "", "v": true, "kind": true, "tags": [], "author": {"name": "Ada"}, "big": -9223372036854775808, "o": {"0": 0}, "f": 0.000000000000000000000123456789}`,
+	`{"id": 3, "n": 0, "s": "Zeta", "v": null, "kind": null, "tags": ["x"], "author": null, "big": 9223372036854775807}`,
+	`{"id": 4, "s": "gamma ☃", "kind": 1, "tags": "x", "author": {"name": "Grace", "h": 5}, "big": 12345678901234567}`,
+	`{"id": 5, "n": 1e2, "s": "δέλτα", "v": 0, "kind": 1.0, "tags": ["x", 1, true, null, 2.5], "author": {"name": "Ken", "h": 1.5}, "big": 1e300}`,
+	`{"id": 6, "n": 100, "s": "beta", "v": false, "kind": "a", "tags": ["z"], "author": {"name": "Ada", "h": 2}, "m": [[1], [2, 3]], "o": [5, 6]}`,
+	`{"id": 7, "n": 2.5, "s": "10", "v": 12, "kind": false, "tags": [["x"]], "author": {"name": "ken"}, "big": 1}`,
+	`{"id": 8, "n": "3", "s": 3, "v": "", "kind": "b", "author": {"name": "Ada", "h": true}, "big": "9007199254740993"}`,
+	`{"id": 9, "n": 1e-7, "s": "beta", "v": 1.0, "kind": "a", "tags": ["é", "ü"], "author": {"h": 7}, "big": 2e-308}`,
+	`[1, 2, 3]`,
+	`"a string item"`,
+	`7`,
+	`null`,
+)
+
+// edgeLists hold values SQLite cannot hold as Go does, one kind per list
+// so that each check of the compiled SQL meets its case alone: integers
+// beyond int64, literals too long for SQLite's parser, numbers beyond
+// float64, lone surrogates and invalid UTF-8, NUL, negative zero, arrays
+// and objects where scalars are compared. Pipe must still match Run, by
+// handing such runs to Go when the values matter.
+var edgeLists = map[string][]json.RawMessage{
+	"bigint": rawItems(
+		`{"id": 0, "g": 1, "n": 5, "s": "x", "tags": [18446744073709551617]}`,
+		`{"id": 1, "g": 1, "n": 18446744073709551617, "tags": [18446744073709551616]}`,
+		`{"id": 2, "g": 1, "n": 18446744073709551616, "tags": [1.8446744073709552e19]}`,
+		`{"id": 3, "g": 2, "n": 1.8446744073709552e19}`,
+		`{"id": 4, "g": 2, "n": 9223372036854775808}`,
+		`{"id": 5, "g": 2, "n": -9223372036854775809}`,
+		`{"id": 6, "g": 3, "n": 9223372036854775807}`,
+	),
+	"long": rawItems(
+		`{"id": 0, "g": 1, "n": 1.905409544972363e10, "tags": [1.905409544972363e10]}`,
+		`{"id": 1, "g": 1, "n": 19054095449.72362709085, "tags": [19054095449.72362709085]}`,
+		`{"id": 2, "g": 2, "n": 0.1000000000000000000001, "tags": [0.1]}`,
+		`{"id": 3, "g": 2, "n": 0.1}`,
+		`{"id": 4, "g": 3, "n": 2}`,
+	),
+	"inf": rawItems(
+		`{"id": 0, "g": 1, "n": 1e401}`,
+		`{"id": 1, "g": 1, "n": 1e400}`,
+		`{"id": 2, "g": 2, "n": -1e400}`,
+		`{"id": 3, "g": 2, "n": 1.7976931348623157e308}`,
+		`{"id": 4, "g": 3, "n": 5}`,
+	),
+	"text": rawItems(
+		`{"id": 0, "g": 1, "s": "a\ud800b"}`,
+		`{"id": 1, "g": 1, "s": "a\uFFFDb"}`,
+		`{"id": 2, "g": 2, "s": "\ud800"}`,
+		`{"id": 3, "g": 2, "s": "\udbff"}`,
+		`{"id": 4, "g": 3, "s": "`+"\xff\xfe"+`"}`,
+		`{"id": 5, "g": 3, "s": "\ud83d\ude00"}`,
+		`{"id": 6, "g": 3, "s": "\uF000"}`,
+		`{"id": 7, "g": 3, "s": "c"}`,
+	),
+	"nul": rawItems(
+		`{"id": 0, "g": 1, "s": "a\u0000\ud800"}`,
+		`{"id": 1, "g": 1, "s": "a\u0000\uFFFD"}`,
+		`{"id": 2, "g": 2, "s": "a\u0000\uF000"}`,
+		`{"id": 3, "g": 2, "s": "a\u0000b"}`,
+	),
+	"negzero": rawItems(
+		`{"id": 0, "g": 1, "n": 0, "v": -0}`,
+		`{"id": 1, "g": 1, "n": -0, "v": 0}`,
+		`{"id": 2, "g": 1, "n": -0.0, "v": 0.0}`,
+		`{"id": 3, "g": 2, "n": -0.0, "v": 0}`,
+		`{"id": 4, "g": 2, "n": 0.0, "v": -0}`,
+	),
+	"composite": rawItems(
+		`{"id": 0, "g": 1, "v": {"b": 2, "a": 1}, "s": [1]}`,
+		`{"id": 1, "g": 1, "v": [1, 2], "s": {"a": 1}}`,
+		`{"id": 2, "g": 2, "v": {"a": 1, "b": 2}, "s": "[1]"}`,
+		`{"id": 3, "g": 2, "v": [1, 10]}`,
+		`{"id": 4, "g": 2, "v": "x"}`,
+		`{"id": 5, "g": 3, "v": [1, 9]}`,
+	),
+}
+
+// edgeSteps aim at the values of edgeLists.
+var edgeSteps = []string{
+	`[{"sort": {"field": "n"}}]`,
+	`[{"sort": {"field": "n", "order": "desc"}}]`,
+	`[{"sort": {"field": "s"}}]`,
+	`[{"sort": {"field": "v"}}]`,
+	`[{"group_by": {"field": "n"}}]`,
+	`[{"group_by": {"field": "s"}}]`,
+	`[{"group_by": {"field": "v"}}]`,
+	`[{"group_by": {"field": "g", "metrics": {"lo": "min:n", "hi": "max:n", "t": "sum:n", "m": "mean:n", "md": "median:n", "sd": "stddev:n"}}}]`,
+	`[{"group_by": {"field": "g", "metrics": {"lo": "min:n", "hi": "max:n", "vlo": "min:v", "vhi": "max:v"}}}]`,
+	`[{"filter": {"n": {"$gt": 1.8446744073709552e19}}}]`,
+	`[{"filter": {"n": {"$gte": 1.8446744073709552e19}}}]`,
+	`[{"filter": {"n": {"$lt": 9.223372036854775807e18}}}]`,
+	`[{"filter": {"n": 1.905409544972363e10}}]`,
+	`[{"filter": {"n": {"$ne": 1.905409544972363e10}}}]`,
+	`[{"filter": {"n": {"$in": [1.905409544972363e10, 2]}}}]`,
+	`[{"filter": {"n": {"$in": [1.8446744073709552e19]}}}]`,
+	`[{"filter": {"n": {"$lte": 0.1}}}]`,
+	`[{"filter": {"n": {"$gt": 3}}}]`,
+	`[{"filter": {"n": {"$gt": 1e308}}}]`,
+	`[{"filter": {"s": {"$gt": "a\uF000"}}}]`,
+	`[{"filter": {"s": {"$lt": "\uF000"}}}]`,
+	`[{"filter": {"s": {"$gte": "a\u0000\uF000"}}}]`,
+	`[{"filter": {"s": "\uFFFD"}}]`,
+	`[{"filter": {"s": {"$contains": "b"}}}]`,
+	`[{"filter": {"s": {"$startswith": "a"}}}]`,
+	`[{"filter": {"s": "[1]"}}]`,
+	`[{"filter": {"tags": {"$contains": 1.905409544972363e10}}}]`,
+	`[{"filter": {"tags": {"$contains": 1.8446744073709552e19}}}]`,
+	`[{"filter": {"tags": {"$contains": 0.1}}}]`,
+	`[{"filter": {"n": {"$startswith": "1"}}}]`,
+	`[{"filter": {"n": {"$contains": "0"}}}]`,
+	`[{"filter": {"n": {"$exists": true}}}, {"count": true}]`,
+}
+
+// extraSteps are pipelines beyond the conformance vectors, aimed at the
+// corners of the compiler.
+var extraSteps = []string{
+	`[{"filter": {"v": 1}}]`,
+	`[{"filter": {"v": {"$ne": 1}}}]`,
+	`[{"filter": {"v": {"$gt": 0}}}]`,
+	`[{"filter": {"v": {"$gte": "1"}}}]`,
+	`[{"filter": {"s": {"$lt": "beta"}}}]`,
+	`[{"filter": {"s": {"$lte": "b"}}}]`,
+	`[{"filter": {"n": {"$gt": 1.5}}}]`,
+	`[{"filter": {"n": {"$lte": 0}}}]`,
+	`[{"filter": {"n": {"$gte": 18446744073709551616}}}]`,
+	`[{"filter": {"n": {"$lt": 1e308}}}]`,
+	`[{"filter": {"n": 0.1}}]`,
+	`[{"filter": {"v": null}}]`,
+	`[{"filter": {"v": {"$ne": null}}}]`,
+	`[{"filter": {"v": true}}]`,
+	`[{"filter": {"v": false}}]`,
+	`[{"filter": {"v": {"$in": [1, "1", true, null]}}}]`,
+	`[{"filter": {"v": {"$nin": [1, "1"]}}}]`,
+	`[{"filter": {"v": {"$in": []}}}]`,
+	`[{"filter": {"v": {"$in": [[1, 2]]}}}]`,
+	`[{"filter": {"arr": "[1,2]"}}]`,
+	`[{"filter": {"arr": {"$in": ["{\"a\":1}", 1]}}}]`,
+	`[{"filter": {"arr": {"$gte": "["}}}]`,
+	`[{"filter": {"arr": {"$startswith": "["}}}]`,
+	`[{"filter": {"arr": {"$contains": "a"}}}]`,
+	`[{"filter": {"v": {"$exists": true}}}]`,
+	`[{"filter": {"v": {"$exists": false}}}]`,
+	`[{"filter": {"v": {"$contains": "1"}}}]`,
+	`[{"filter": {"v": {"$contains": 1}}}]`,
+	`[{"filter": {"s": {"$contains": "a"}}}]`,
+	`[{"filter": {"s": {"$contains": ""}}}]`,
+	`[{"filter": {"s": {"$contains": 3}}}]`,
+	`[{"filter": {"s": {"$startswith": "b"}}}]`,
+	`[{"filter": {"s": {"$startswith": "1"}}}]`,
+	`[{"filter": {"n": {"$startswith": "1"}}}]`,
+	`[{"filter": {"n": {"$startswith": ""}}}]`,
+	`[{"filter": {"n": {"$startswith": "x"}}}]`,
+	`[{"filter": {"big": {"$startswith": "9"}}}]`,
+	`[{"filter": {"big": {"$contains": "0"}}}]`,
+	`[{"filter": {"tags": {"$contains": "x"}}}]`,
+	`[{"filter": {"tags": {"$contains": 1}}}]`,
+	`[{"filter": {"tags": {"$contains": true}}}]`,
+	`[{"filter": {"tags": {"$contains": {"a": 1}}}}]`,
+	`[{"filter": {"tags.0": "x"}}]`,
+	`[{"filter": {"tags.00": "x"}}]`,
+	`[{"filter": {"m.0.1": 2}}]`,
+	`[{"filter": {"m.1.0": {"$exists": true}}}]`,
+	`[{"filter": {"o.0": {"$exists": true}}}]`,
+	`[{"filter": {"o.1": 6}}]`,
+	`[{"filter": {"q\"k": 1}}]`,
+	`[{"filter": {"b\\s": 2}}]`,
+	`[{"filter": {"é": "ü"}}]`,
+	`[{"filter": {".": 5}}]`,
+	`[{"filter": {"a.b": 1}}]`,
+	`[{"filter": {"author.name": "Ada"}}]`,
+	`[{"filter": {"author.h": {"$gte": 2}}}]`,
+	`[{"filter": {"author.name.x": {"$exists": false}}}]`,
+	`[{"filter": {"big": 9007199254740993}}]`,
+	`[{"filter": {"big": {"$gt": 9007199254740992}}}]`,
+	`[{"filter": {"big": {"$in": [9007199254740993, 1]}}}]`,
+	`[{"filter": {"$not": {"v": 1}}}]`,
+	`[{"filter": {"$or": []}}]`,
+	`[{"filter": {"$and": []}}, {"count": true}]`,
+	`[{"filter": {"$or": [{"n": {"$gt": 2}}, {"s": "beta"}], "kind": {"$ne": "b"}}}]`,
+	`[{"filter": {"s": {"$regex": "^b"}}}, {"count": true}]`,
+	`[{"filter": {"n": {"$gt": 0}}}, {"filter": {"s": {"$regex": "a"}}}, {"count": true}]`,
+	`[{"sort": {"field": "v"}}]`,
+	`[{"sort": {"field": "v", "order": "desc"}}]`,
+	`[{"sort": [{"field": "kind"}, {"field": "n", "order": "desc"}]}]`,
+	`[{"sort": {"field": "s"}}, {"limit": 3}]`,
+	`[{"sort": {"field": "n"}}, {"skip": 2}]`,
+	`[{"sort": {"field": "big", "order": "desc"}}, {"slice": [1, 4]}]`,
+	`[{"sort": {"field": "n"}}, {"sort": {"field": "kind", "order": "desc"}}]`,
+	`[{"sort": {"field": "tags.0"}}]`,
+	`[{"limit": 4}, {"filter": {"n": {"$gt": 0}}}]`,
+	`[{"skip": 1}, {"sort": {"field": "n"}}, {"limit": 2}]`,
+	`[{"slice": [1, 6]}, {"count": true}]`,
+	`[{"skip": 3}, {"skip": 2}, {"limit": 10}, {"limit": 4}]`,
+	`[{"limit": 0}]`,
+	`[{"skip": 100}, {"count": true}]`,
+	`[{"sort": {"field": "n"}}, {"limit": 5}, {"sort": {"field": "s"}}, {"filter": {"v": {"$exists": true}}}, {"limit": 3}]`,
+	`[{"count": true}]`,
+	`[{"group_by": {"field": "kind", "metrics": {"n": "count", "s": "sum:n", "m": "mean:n", "lo": "min:n", "hi": "max:n", "md": "median:n", "sd": "stddev:n"}}}]`,
+	`[{"group_by": {"field": "kind"}}]`,
+	`[{"group_by": {"field": "missing", "metrics": {"n": "count", "lo": "min:v", "hi": "max:author.h"}}}]`,
+	`[{"group_by": {"field": "v", "metrics": {"t": "sum:v", "lo": "min:v"}}}]`,
+	`[{"group_by": {"field": "author.name", "metrics": {"n": "count", "avg": "mean:author.h", "kind": "max:id"}}}]`,
+	`[{"group_by": {"field": "tags.0", "metrics": {"n": "count", "who": "values:id"}}}]`,
+	`[{"filter": {"n": {"$exists": true}}}, {"group_by": {"field": "kind", "metrics": {"n": "count", "avg": "mean:n"}}}, {"sort": {"field": "n", "order": "desc"}}, {"limit": 2}]`,
+	`[{"limit": 5}, {"group_by": {"field": "s", "metrics": {"sd": "stddev:n", "md": "median:n"}}}]`,
+	`[{"sort": {"field": "n"}}, {"group_by": {"field": "kind", "metrics": {"s": "sum:n"}}}]`,
+	`[{"filter": {"n": {"$gt": 0}}}, {"unique": "kind"}]`,
+	`[{"search": "beta"}]`,
+	`[{"flatten": "tags"}, {"count": true}]`,
+	`[{"filter": {"v": {"$exists": true}}}, {"select": ["id", "v"]}]`,
+}
+
+// TestPipeMatchesRun is the differential test: on every item set, every
+// conformance vector and every extra pipeline gives exactly what Run
+// gives.
+func TestPipeMatchesRun(t *testing.T) {
+	s := openPipeStore(t)
+	putList(t, s, "plain", plainItems)
+	putList(t, s, "empty", nil)
+	lists := []string{"plain", "empty"}
+	for _, name := range slices.Sorted(maps.Keys(edgeLists)) {
+		putList(t, s, name, edgeLists[name])
+		lists = append(lists, name)
+	}
+	steps := slices.Concat(extraSteps, edgeSteps)
+	if _, err := os.Stat(pipeConformancePath); err == nil {
+		items, vecs := loadConformance(t)
+		putList(t, s, "conf", items)
+		lists = append(lists, "conf")
+		for _, v := range vecs {
+			steps = append(steps, string(v.steps))
+		}
+	} else {
+		t.Logf("conformance vectors not found at %s; running the extra pipelines only", pipeConformancePath)
+	}
+	checked := 0
+	for _, id := range lists {
+		for _, st := range steps {
+			samePipe(t, s, id, st)
+			checked++
+		}
+	}
+	t.Logf("%d pipelines matched on %d lists", checked, len(lists))
+}
+
+// TestPipePushdown checks how much of each pipeline runs in SQL, so that a
+// regression to streaming everything through Go fails.
+func TestPipePushdown(t *testing.T) {
+	s := openPipeStore(t)
+	putList(t, s, "plain", plainItems)
+	cases := []struct {
+		steps  string
+		pushed int
+	}{
+		{`[{"filter": {"n": {"$gt": 1}}}]`, 1},
+		{`[{"filter": {"kind": {"$in": ["a", "b"]}, "n": {"$gte": 0}}}, {"sort": {"field": "n", "order": "desc"}}, {"limit": 3}]`, 3},
+		{`[{"filter": {"s": {"$startswith": "b"}}}, {"count": true}]`, 2},
+		{`[{"filter": {"n": {"$exists": true}}}, {"group_by": {"field": "author.name", "metrics": {"n": "count", "avg": "mean:n"}}}, {"sort": {"field": "n", "order": "desc"}}, {"limit": 2}]`, 2},
+		{`[{"sort": [{"field": "s"}, {"field": "n", "order": "desc"}]}, {"skip": 1}, {"limit": 4}]`, 3},
+		{`[{"slice": [1, 6]}, {"filter": {"tags": {"$contains": "x"}}}, {"count": true}]`, 3},
+		{`[{"group_by": {"field": "kind", "metrics": {"lo": "min:n", "hi": "max:n", "md": "median:n", "sd": "stddev:n", "t": "sum:n"}}}]`, 1},
+		{`[{"filter": {"s": {"$regex": "a"}}}, {"count": true}]`, 0},
+		{`[{"filter": {"n": {"$gt": 0}}}, {"filter": {"s": {"$regex": "a"}}}, {"count": true}]`, 1},
+		{`[{"group_by": {"field": "kind", "metrics": {"who": "values:id"}}}]`, 0},
+		{`[{"sort": {"field": "n"}}, {"group_by": {"field": "kind"}}]`, 1},
+		{`[{"filter": {"n": 1}}, {"select": ["id"]}, {"count": true}]`, 1},
+		{`[{"search": "beta"}, {"count": true}]`, 0},
+		// 17 significant digits in 20 characters or more still sort in SQL.
+		{`[{"sort": {"field": "f", "order": "desc"}}, {"filter": {"f": {"$lt": 1}}}]`, 2},
+	}
+	for _, c := range cases {
+		if got := samePipe(t, s, "plain", c.steps); got != c.pushed {
+			t.Errorf("steps %s: %d steps ran in SQL, want %d", c.steps, got, c.pushed)
+		}
+	}
+}
+
+// TestPipeFallback checks that values SQLite cannot hold exactly send the
+// pipeline to Go rather than give a different answer, and only when they
+// matter.
+func TestPipeFallback(t *testing.T) {
+	s := openPipeStore(t)
+	for name, items := range edgeLists {
+		putList(t, s, name, items)
+	}
+	cases := []struct {
+		list, steps string
+		pushed      int
+	}{
+		{"bigint", `[{"sort": {"field": "n"}}]`, 0},
+		{"bigint", `[{"filter": {"n": {"$gt": 1.8446744073709552e19}}}]`, 0},
+		{"bigint", `[{"filter": {"n": {"$gt": 3}}}]`, 1}, // far from every value
+		{"bigint", `[{"group_by": {"field": "g", "metrics": {"hi": "max:n"}}}]`, 0},
+		{"bigint", `[{"group_by": {"field": "g", "metrics": {"t": "sum:n"}}}]`, 1}, // sums read the text
+		{"long", `[{"filter": {"n": 1.905409544972363e10}}]`, 0},
+		{"long", `[{"filter": {"n": {"$lt": 1}}}]`, 1},
+		{"long", `[{"sort": {"field": "n"}}]`, 0},
+		{"inf", `[{"sort": {"field": "n"}}]`, 0},
+		{"inf", `[{"filter": {"n": {"$gt": 1e308}}}]`, 1},
+		{"text", `[{"sort": {"field": "s"}}]`, 0},
+		{"text", `[{"group_by": {"field": "s"}}]`, 0},
+		{"text", `[{"filter": {"s": {"$startswith": "a"}}}]`, 1}, // prefixes need no ordering
+		{"nul", `[{"sort": {"field": "s"}}]`, 0},
+		{"negzero", `[{"group_by": {"field": "g", "metrics": {"lo": "min:v"}}}]`, 0},
+		{"negzero", `[{"sort": {"field": "n"}}]`, 1},
+		{"composite", `[{"sort": {"field": "v"}}]`, 0},
+		{"composite", `[{"filter": {"v": {"$exists": true}}}, {"count": true}]`, 2},
+	}
+	for _, c := range cases {
+		if pushed := samePipe(t, s, c.list, c.steps); pushed != c.pushed {
+			t.Errorf("%s, steps %s: %d steps ran in SQL, want %d", c.list, c.steps, pushed, c.pushed)
+		}
+	}
+}
+
+func TestPipeErrors(t *testing.T) {
+	s := openPipeStore(t)
+	putList(t, s, "plain", plainItems)
+	ctx := context.Background()
+	p, err := pipeline.Parse(json.RawMessage(`[{"count": true}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pipe(ctx, "nope", p); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Pipe on a missing workspace: %v, want ErrNotFound", err)
+	}
+	ws := &store.Workspace{ID: "d", Type: "test", Shape: store.ShapeDict, Format: "json", Producer: "pipe_test"}
+	if err := s.Put(ctx, ws, &store.Content{Value: json.RawMessage(`{"a": 1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pipe(ctx, "d", p); !errors.Is(err, store.ErrWrongShape) {
+		t.Errorf("Pipe on a dict: %v, want ErrWrongShape", err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.Pipe(cancelled, "plain", p); !errors.Is(err, context.Canceled) {
+		t.Errorf("Pipe with a cancelled context: %v, want context.Canceled", err)
+	}
+	// A bad step is the StepError Run reports, before anything is read.
+	bad := &pipeline.Pipeline{Steps: []pipeline.Step{pipeline.Filter{Cond: pipeline.FieldCond{Path: "n", Op: pipeline.OpGt, Value: 1.0}}, pipeline.Limit{N: -1}}}
+	_, err = s.Pipe(ctx, "plain", bad)
+	var se *pipeline.StepError
+	if !errors.As(err, &se) || se.Index != 1 {
+		t.Errorf("Pipe with a bad limit: %v, want a StepError for step 1", err)
+	}
+	if _, err := s.Pipe(ctx, "plain", nil); err == nil {
+		t.Error("Pipe with a nil pipeline succeeded")
+	}
+}
+
+// TestPipeHandBuilt runs pipelines built in Go, with pointer steps and
+// values of Go types Parse never produces.
+func TestPipeHandBuilt(t *testing.T) {
+	s := openPipeStore(t)
+	putList(t, s, "plain", plainItems)
+	ctx := context.Background()
+	for i, p := range []*pipeline.Pipeline{
+		{Steps: []pipeline.Step{&pipeline.Filter{Cond: &pipeline.FieldCond{Path: "n", Op: pipeline.OpGte, Value: 1}}, &pipeline.Count{}}},
+		{Steps: []pipeline.Step{pipeline.Filter{Cond: pipeline.FieldCond{Path: "big", Value: int64(9007199254740993)}}}},
+		{Steps: []pipeline.Step{pipeline.Filter{Cond: &pipeline.Or{Conds: []pipeline.Cond{&pipeline.Not{Cond: pipeline.FieldCond{Path: "v", Value: uint64(1)}}}}}}},
+		{Steps: []pipeline.Step{&pipeline.Sort{Keys: []pipeline.SortKey{{Path: "n", Desc: true}}}, &pipeline.Limit{N: 2}}},
+		{Steps: []pipeline.Step{&pipeline.GroupBy{Path: "kind", Metrics: []pipeline.Metric{{Name: "x", Func: pipeline.MetricCount}, {Name: "x", Func: pipeline.MetricSum, Path: "n"}}}}},
+		{Steps: []pipeline.Step{pipeline.Filter{Cond: pipeline.FieldCond{Path: "s", Value: "\xffbad"}}}},
+	} {
+		want, werr := goRun(ctx, s, "plain", p)
+		got, gerr := s.Pipe(ctx, "plain", p)
+		if (werr != nil) != (gerr != nil) || canon(got) != canon(want) {
+			t.Errorf("pipeline %d: Pipe %s (%v), Run %s (%v)", i, canon(got), gerr, canon(want), werr)
+		}
+	}
+}
+
+// randomPipeline builds a pipeline of up to five steps from fields, values
+// and operators that meet every type in the test items.
+func randomPipeline(r *rand.Rand) string {
+	paths := []string{"n", "s", "v", "arr", "kind", "tags", "tags.0", "author.name", "author.h", "big", "m.0.0", "o.0", "missing", "é"}
+	values := []string{`0`, `1`, `1.5`, `-2`, `100`, `"a"`, `"beta"`, `"1"`, `""`, `true`, `false`, `null`, `9007199254740993`, `1e-7`, `"x"`, `"Ada"`, `"[1,2]"`}
+	ops := []string{"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$contains", "$startswith", "$exists"}
+	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
+	var cond func(depth int) string
+	cond = func(depth int) string {
+		if depth < 2 && r.IntN(4) == 0 {
+			switch r.IntN(3) {
+			case 0:
+				return `{"$or": [` + cond(depth+1) + `, ` + cond(depth+1) + `]}`
+			case 1:
+				return `{"$and": [` + cond(depth+1) + `, ` + cond(depth+1) + `]}`
+			default:
+				return `{"$not": ` + cond(depth+1) + `}`
+			}
+		}
+		p, _ := json.Marshal(pick(paths))
+		op := pick(ops)
+		var v string
+		switch op {
+		case "$in", "$nin":
+			v = `[` + pick(values) + `, ` + pick(values) + `]`
+		case "$startswith":
+			v = pick([]string{`"a"`, `"b"`, `"1"`, `""`, `"9"`})
+		case "$exists":
+			v = pick([]string{`true`, `false`})
+		case "$contains":
+			v = pick([]string{`"a"`, `"x"`, `1`, `true`, `"1"`})
+		default:
+			v = pick(values)
+		}
+		return `{` + string(p) + `: {"` + op + `": ` + v + `}}`
+	}
+	steps := make([]string, 0, 5)
+	for n := 1 + r.IntN(5); len(steps) < n; {
+		switch r.IntN(8) {
+		case 0, 1, 2:
+			steps = append(steps, `{"filter": `+cond(0)+`}`)
+		case 3:
+			p, _ := json.Marshal(pick(paths))
+			steps = append(steps, `{"sort": [{"field": `+string(p)+`, "order": "`+pick([]string{"asc", "desc"})+`"}]}`)
+		case 4:
+			steps = append(steps, pick([]string{`{"limit": 3}`, `{"skip": 2}`, `{"slice": [1, 4]}`, `{"limit": 0}`}))
+		case 5:
+			p, _ := json.Marshal(pick(paths))
+			m, _ := json.Marshal(pick(paths))
+			steps = append(steps, `{"group_by": {"field": `+string(p)+`, "metrics": {"n": "count", "a": "mean:`+string(m[1:len(m)-1])+`", "b": "`+pick([]string{"min", "max", "sum", "median", "stddev"})+`:`+string(m[1:len(m)-1])+`"}}}`)
+		case 6:
+			steps = append(steps, pick([]string{`{"unique": "kind"}`, `{"select": ["id", "n"]}`, `{"flatten": "tags"}`}))
+		default:
+			steps = append(steps, `{"count": true}`)
+			n = len(steps) // count ends a pipeline
+		}
+	}
+	return "[" + strings.Join(steps, ", ") + "]"
+}
+
+// TestPipeRandom compares Pipe with Run on many generated pipelines.
+func TestPipeRandom(t *testing.T) {
+	s := openPipeStore(t)
+	putList(t, s, "plain", plainItems)
+	putList(t, s, "bigint", edgeLists["bigint"])
+	r := rand.New(rand.NewPCG(42, 7))
+	n := 1500
+	if testing.Short() {
+		n = 200
+	}
+	for range n {
+		steps := randomPipeline(r)
+		if _, err := pipeline.Parse(json.RawMessage(steps)); err != nil {
+			continue // an operator with a value it does not take
+		}
+		samePipe(t, s, "plain", steps)
+		samePipe(t, s, "bigint", steps)
+	}
+}
+
+// FuzzPipe checks Pipe against Run on pipelines the fuzzer derives from the
+// extra pipelines and the generated ones.
+func FuzzPipe(f *testing.F) {
+	for _, st := range slices.Concat(extraSteps, edgeSteps) {
+		f.Add(st)
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	for range 50 {
+		f.Add(randomPipeline(r))
+	}
+	s := openPipeStore(f)
+	putList(f, s, "plain", plainItems)
+	names := slices.Sorted(maps.Keys(edgeLists))
+	for _, name := range names {
+		putList(f, s, name, edgeLists[name])
+	}
+	f.Fuzz(func(t *testing.T, steps string) {
+		if _, err := pipeline.Parse(json.RawMessage(steps)); err != nil {
+			return
+		}
+		samePipe(t, s, "plain", steps)
+		for _, name := range names {
+			samePipe(t, s, name, steps)
+		}
+	})
+}
