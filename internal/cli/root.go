@@ -91,7 +91,7 @@ func (g *globals) openStore(ctx context.Context) (store.Store, error) {
 		}
 		spec = filepath.Join(dir, "ctxkit.db")
 	}
-	s, err := sqlitestore.Open(ctx, spec, sqlitestore.Options{})
+	s, err := sqlitestore.Open(ctx, spec, sqlitestore.Options{NoBackgroundIndex: true})
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", spec, err)
 	}

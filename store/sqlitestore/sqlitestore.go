@@ -26,6 +26,11 @@ type Options struct {
 	BusyTimeout time.Duration
 	// ReadConns bounds the pool of read-only connections. Zero means 4.
 	ReadConns int
+	// NoBackgroundIndex leaves the search index of large content to the
+	// first search that needs it, instead of a goroutine started by Put.
+	// Short-lived processes (a CLI command) set it so that Close does not
+	// wait for indexing they would abandon anyway.
+	NoBackgroundIndex bool
 
 	// chunkRunes and indexInline override the text chunk size and the
 	// inline indexing threshold (-1 for none), for tests.
@@ -146,7 +151,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("sqlitestore: %s: %w", abs, err)
 	}
 	s.ckpt = newCheckpointer(s.r)
-	s.indexer = newIndexer(s)
+	if !opts.NoBackgroundIndex {
+		s.indexer = newIndexer(s)
+	}
 	return s, nil
 }
 

@@ -35,6 +35,15 @@ func TestConformanceIndexLater(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t, Options{indexInline: -1}) })
 }
 
+// TestConformanceIndexOnSearch runs the suite with indexing deferred and no
+// background indexer, as the CLI opens the store: every search of a
+// non-empty workspace builds its index first.
+func TestConformanceIndexOnSearch(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return openTemp(t, Options{indexInline: -1, NoBackgroundIndex: true})
+	})
+}
+
 func BenchmarkStore(b *testing.B) {
 	storetest.Bench(b, func(b *testing.B) store.Store { return openTemp(b, Options{}) })
 }

@@ -262,7 +262,7 @@ func (s *Store) Put(ctx context.Context, ws *store.Workspace, c *store.Content) 
 	if err != nil {
 		return fmt.Errorf("put %q: %w", ws.ID, err)
 	}
-	if p.deferred(ws.Shape) {
+	if p.deferred(ws.Shape) && s.indexer != nil {
 		s.indexer.enqueue(ws.ID)
 	}
 	return nil
