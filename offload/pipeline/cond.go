@@ -25,7 +25,7 @@ func lookup(v any, path string) (any, bool) {
 			}
 			v = x
 		case []any:
-			i, ok := arrayIndex(head)
+			i, ok := ArrayIndex(head)
 			if !ok || i >= len(t) {
 				return nil, false
 			}
@@ -40,8 +40,12 @@ func lookup(v any, path string) (any, bool) {
 	}
 }
 
-// arrayIndex reads a path segment of decimal digits as an array index.
-func arrayIndex(s string) (int, bool) {
+// ArrayIndex reports whether a segment of a dot path reads as an index when
+// it meets an array, and which: a segment of one to nine decimal digits
+// (leading zeros allowed). Any other segment, on an array, finds nothing.
+// It is exported so that a store compiling paths to its own query language
+// can follow exactly the rule the evaluator's lookup follows.
+func ArrayIndex(s string) (int, bool) {
 	if s == "" || len(s) > 9 {
 		return 0, false
 	}

@@ -32,11 +32,13 @@
 //
 // [Parse] turns the JSON into a [Pipeline], a typed syntax tree of [Step]
 // and [Cond] values, so that a store can compile a prefix of the steps into
-// SQL and run the rest with [Pipeline.RunFrom]. [Pipeline.Run] evaluates a
-// whole pipeline over decoded items (see [Decode] for their form), and
-// [Output] shapes the final value for the model. Every mistake in the steps
-// is reported as a [*StepError] naming the step, the problem and a valid
-// example to copy.
+// SQL and run the rest with [Pipeline.RunFrom]; such a store reads paths
+// by [ArrayIndex]'s rule and computes group metrics with [Aggregate], the
+// evaluator's own code, so that its results match to the bit.
+// [Pipeline.Run] evaluates a whole pipeline over decoded items (see
+// [Decode] for their form), and [Output] shapes the final value for the
+// model. Every mistake in the steps is reported as a [*StepError] naming
+// the step, the problem and a valid example to copy.
 //
 // Steps are evaluated as a chain of iterators. filter, search, select,
 // exclude, flatten, unique, limit, skip and slice stream: they pass items on

@@ -468,7 +468,7 @@ func replaceAt(v any, path string, x any) any {
 		}
 		return c
 	case []any:
-		i, ok := arrayIndex(head)
+		i, ok := ArrayIndex(head)
 		if !ok || i >= len(t) {
 			return v
 		}

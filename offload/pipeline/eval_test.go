@@ -8,6 +8,8 @@ import (
 	"iter"
 	"strings"
 	"testing"
+
+	"github.com/ctxkit/ctxkit/offload/pipeline/pipelinetest"
 )
 
 // testItems covers the awkward cases: null and missing fields, a string
@@ -197,7 +199,7 @@ func TestSteps(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := mustDecode(t, tt.want)
-			if d := diff(roundTrip(t, got), want, "result"); d != "" {
+			if d := pipelinetest.Diff(roundTrip(t, got), want); d != "" {
 				t.Errorf("%s\n%s", tt.steps, d)
 			}
 		})
@@ -360,7 +362,7 @@ func TestRunErrors(t *testing.T) {
 		_ = yield(json.RawMessage(`{"a": 2}`), nil) && yield([]byte(`{"a": 1}`), nil)
 	}
 	got, err := p.Run(context.Background(), rawOK)
-	if err != nil || diff(got, mustDecode(t, `[{"a": 1}, {"a": 2}]`), "result") != "" {
+	if err != nil || pipelinetest.Diff(got, mustDecode(t, `[{"a": 1}, {"a": 2}]`)) != "" {
 		t.Errorf("raw items: got %v, %v", got, err)
 	}
 	if _, err := p.RunFrom(context.Background(), 2, rawOK); err == nil {
@@ -425,7 +427,7 @@ func TestRunFromSkipsPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := diff(roundTrip(t, got), mustDecode(t, `[{"id": 5}, {"id": 2}]`), "result"); d != "" {
+	if d := pipelinetest.Diff(roundTrip(t, got), mustDecode(t, `[{"id": 5}, {"id": 2}]`)); d != "" {
 		t.Error(d)
 	}
 }
@@ -462,7 +464,7 @@ func TestHoldLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := diff(roundTrip(t, got), mustDecode(t, `[{"i": 2}, {"i": 1}]`), "top"); d != "" {
+	if d := pipelinetest.Diff(roundTrip(t, got), mustDecode(t, `[{"i": 2}, {"i": 1}]`)); d != "" {
 		t.Error(d)
 	}
 }
@@ -485,7 +487,7 @@ func TestOutput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := roundTrip(t, Output(tt.value, tt.inline))
-		if d := diff(got, mustDecode(t, tt.want), "output"); d != "" {
+		if d := pipelinetest.Diff(got, mustDecode(t, tt.want)); d != "" {
 			t.Errorf("Output(%v, %d): %s", tt.value, tt.inline, d)
 		}
 	}

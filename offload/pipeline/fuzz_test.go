@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+
+	"github.com/ctxkit/ctxkit/offload/pipeline/pipelinetest"
 )
 
 // fuzzSeeds are pipelines, good and bad, that start the fuzzers near the
@@ -71,7 +73,7 @@ func FuzzRun(f *testing.F) {
 			t.Fatalf("Run(%s) gave a value JSON cannot hold: %v", steps, err)
 		}
 		// Steps never change their input.
-		if d := diff(roundTrip(t, data), mustDecode(t, testItems), "items"); d != "" {
+		if d := pipelinetest.Diff(roundTrip(t, data), mustDecode(t, testItems)); d != "" {
 			t.Fatalf("Run(%s) changed the items: %s", steps, d)
 		}
 	})

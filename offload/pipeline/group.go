@@ -28,8 +28,16 @@ func checkGroupBy(g GroupBy) error {
 	return nil
 }
 
-// accumulator gathers one metric for one group.
-type accumulator struct {
+// Aggregate computes one group_by metric over the items of one group, fed
+// one at a time. It is what group_by itself uses, and it is exported for a
+// store that runs part of a pipeline natively (forming groups in SQL, say):
+// such a store must give each metric bit for bit what the evaluator gives,
+// so it hands the group's values, in item order, to the same code rather
+// than computing sums and statistics its own way. The zero value is not
+// usable; call [NewAggregate].
+type Aggregate struct {
+	m        Metric
+	items    int     // values fed, missing ones included: the group's size
 	n        int     // numbers seen
 	sum      float64 // their sum
 	min, max float64
@@ -38,16 +46,29 @@ type accumulator struct {
 	values   []any // distinct values, for values
 }
 
-type group struct {
-	key  any
-	n    int
-	accs []accumulator
+// NewAggregate returns an empty aggregate for metric m. It does not check m;
+// [Parse] does, and a run checks hand-built steps.
+func NewAggregate(m Metric) *Aggregate {
+	return &Aggregate{m: m}
 }
 
-// add feeds the value v of metric m to the accumulator; it returns how many
-// values it now holds more than before.
-func (a *accumulator) add(m Metric, v any) int {
-	if m.Func == MetricValues {
+type group struct {
+	key  any
+	accs []Aggregate
+}
+
+// Add feeds the metric's value for one more item of the group: the value
+// at the metric's path, nil when it is missing (a count takes nil too). It
+// returns how many values the aggregate now holds more than before, which
+// a caller adds up against [MaxHeldItems] as group_by does. Values that are
+// not numbers (or NaN) count towards the group's size only, except for
+// [MetricValues], which keeps each distinct non-null value.
+func (a *Aggregate) Add(v any) int {
+	a.items++
+	switch a.m.Func {
+	case MetricCount:
+		return 0
+	case MetricValues:
 		if v == nil {
 			return 0
 		}
@@ -74,17 +95,20 @@ func (a *accumulator) add(m Metric, v any) int {
 	}
 	a.n++
 	a.sum += f
-	if m.Func == MetricMedian || m.Func == MetricStddev {
+	if a.m.Func == MetricMedian || a.m.Func == MetricStddev {
 		a.nums = append(a.nums, f)
 		return 1
 	}
 	return 0
 }
 
-func (a *accumulator) result(m Metric, groupSize int) any {
-	switch m.Func {
+// Result is the metric's value for the values fed so far, as group_by
+// reports it: a float64, nil where the metric is null (or a sum overflows),
+// or for [MetricValues] a []any.
+func (a *Aggregate) Result() any {
+	switch a.m.Func {
 	case MetricCount:
-		return float64(groupSize)
+		return float64(a.items)
 	case MetricSum:
 		return finite(a.sum)
 	case MetricMean:
@@ -164,19 +188,23 @@ func groupStage(i int, g GroupBy) stage {
 				hk := hashKey(key)
 				gr := groups[hk]
 				if gr == nil {
-					gr = &group{key: key, accs: make([]accumulator, len(g.Metrics))}
+					gr = &group{key: key, accs: make([]Aggregate, len(g.Metrics))}
+					for j, m := range g.Metrics {
+						gr.accs[j].m = m
+					}
 					groups[hk] = gr
 					order = append(order, gr)
 					held++
 				}
-				gr.n++
 				for k, p := range paths {
 					vals[k] = get(v, p)
 				}
-				for j, m := range g.Metrics {
+				for j := range gr.accs {
+					var x any // a count reads no field
 					if slot[j] >= 0 {
-						held += gr.accs[j].add(m, vals[slot[j]])
+						x = vals[slot[j]]
 					}
+					held += gr.accs[j].Add(x)
 				}
 				if held > MaxHeldItems {
 					yield(nil, holdError(i, "group_by"))
@@ -187,7 +215,7 @@ func groupStage(i int, g GroupBy) stage {
 				row := make(map[string]any, len(g.Metrics)+1)
 				row[g.Path] = gr.key
 				for j, m := range g.Metrics {
-					row[m.Name] = gr.accs[j].result(m, gr.n)
+					row[m.Name] = gr.accs[j].Result()
 				}
 				if !yield(row, nil) {
 					return

@@ -19,10 +19,11 @@
 //   - count, as count(*);
 //   - group_by with count, sum, mean, min, max, median and stddev, as GROUP
 //     BY. SQL forms the groups, counts them and finds their first item; the
-//     sums and the statistics are computed in Go from each group's numbers,
-//     which SQL hands over as their JSON text in item order, because Go
-//     adds float64 values one by one in that order and SQLite's sum()
-//     compensates rounding errors: the two differ in the last bits.
+//     sums and the statistics are computed in Go, by the evaluator's own
+//     [pipeline.Aggregate], from each group's numbers, which SQL hands over
+//     as their JSON text in item order, because Go adds float64 values one
+//     by one in that order and SQLite's sum() compensates rounding errors:
+//     the two differ in the last bits.
 //
 // Everything else streams in Go: search (its case folding is Unicode's),
 // $regex (RE2), select, exclude, unique, flatten and sample (they reshape
@@ -508,7 +509,7 @@ func fieldOn(col, path string) (field, bool) {
 	segs := strings.Split(path, ".")
 	digits := 0
 	for _, s := range segs {
-		if _, ok := arrayIndex(s); ok {
+		if _, ok := pipeline.ArrayIndex(s); ok {
 			digits++
 		}
 	}
@@ -523,7 +524,7 @@ func fieldOn(col, path string) (field, bool) {
 func pathChoice(col, prefix string, segs []string) string {
 	for len(segs) > 0 {
 		s := segs[0]
-		if n, ok := arrayIndex(s); ok {
+		if n, ok := pipeline.ArrayIndex(s); ok {
 			arr := pathChoice(col, prefix+"["+strconv.Itoa(n)+"]", segs[1:])
 			obj := pathChoice(col, prefix+"."+jsonLabel(s), segs[1:])
 			return "(CASE json_type(" + col + ", " + sqlString(prefix) + ") WHEN 'array' THEN " + arr + " ELSE " + obj + " END)"
@@ -532,22 +533,6 @@ func pathChoice(col, prefix string, segs []string) string {
 		segs = segs[1:]
 	}
 	return sqlString(prefix)
-}
-
-// arrayIndex reads a path segment as Go's lookup does: up to 9 decimal
-// digits.
-func arrayIndex(s string) (int, bool) {
-	if s == "" || len(s) > 9 {
-		return 0, false
-	}
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-		n = n*10 + int(s[i]-'0')
-	}
-	return n, true
 }
 
 // jsonLabel quotes an object key for a SQLite JSON path. SQLite decodes
@@ -1118,94 +1103,22 @@ func (b *sqlBuilder) groupBy(i int, g pipeline.GroupBy) (*groupPlan, bool) {
 	return gp, true
 }
 
-// numList is one group's numbers at one path, as Go's accumulator keeps
-// them.
-type numList struct {
-	n        int
-	sum      float64
-	min, max float64
-	nums     []float64
-}
-
-func parseNumList(text sql.NullString) (*numList, error) {
-	a := &numList{}
+// parseNumbers appends to dst the numbers of a group's number list, the
+// JSON texts of its numbers joined by commas in item order, as float64
+// values the way the pipeline decodes them: a number beyond float64's range
+// is an infinity.
+func parseNumbers(dst []float64, text sql.NullString) ([]float64, error) {
 	if !text.Valid {
-		return a, nil
+		return dst, nil
 	}
 	for s := range strings.SplitSeq(text.String, ",") {
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil && !errors.Is(err, strconv.ErrRange) {
 			return nil, fmt.Errorf("read number %q of a group: %w", s, err)
 		}
-		if math.IsNaN(f) {
-			continue
-		}
-		if a.n == 0 || f < a.min {
-			a.min = f
-		}
-		if a.n == 0 || f > a.max {
-			a.max = f
-		}
-		a.n++
-		a.sum += f
-		a.nums = append(a.nums, f)
+		dst = append(dst, f)
 	}
-	return a, nil
-}
-
-// finite is f, or nil when JSON cannot hold it, as the pipeline reports an
-// overflowing sum.
-func finite(f float64) any {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return nil
-	}
-	return f
-}
-
-// result is metric m of a group of size n from its number list, computed
-// the way the pipeline's accumulator computes it.
-func (a *numList) result(m pipeline.Metric) any {
-	switch m.Func {
-	case pipeline.MetricSum:
-		return finite(a.sum)
-	case pipeline.MetricMean:
-		if a.n == 0 {
-			return float64(0)
-		}
-		return finite(a.sum / float64(a.n))
-	case pipeline.MetricMin:
-		if a.n == 0 {
-			return nil
-		}
-		return a.min
-	case pipeline.MetricMax:
-		if a.n == 0 {
-			return nil
-		}
-		return a.max
-	case pipeline.MetricMedian:
-		if a.n == 0 {
-			return nil
-		}
-		s := slices.Clone(a.nums)
-		slices.Sort(s)
-		mid := len(s) / 2
-		if len(s)%2 == 1 {
-			return s[mid]
-		}
-		return finite((s[mid-1] + s[mid]) / 2)
-	case pipeline.MetricStddev:
-		if a.n < 2 {
-			return float64(0)
-		}
-		mean := a.sum / float64(a.n)
-		var ss float64
-		for _, x := range a.nums {
-			ss += (x - mean) * (x - mean)
-		}
-		return finite(math.Sqrt(ss / float64(a.n-1)))
-	}
-	return nil
+	return dst, nil
 }
 
 // runGroups runs a group plan and returns the group_by step's output rows.
@@ -1223,6 +1136,7 @@ func runGroups(t *txn, pl *pipePlan) ([]any, error) {
 		held int
 	)
 	lists := make([]sql.NullString, gp.lists)
+	nums := make([][]float64, gp.lists)
 	aggs := make([]any, gp.aggs)
 	var n int64
 	var key sql.NullString
@@ -1244,9 +1158,8 @@ func runGroups(t *txn, pl *pipePlan) ([]any, error) {
 				return nil, fmt.Errorf("decode the key of group %d: %w", len(out), err)
 			}
 		}
-		parsed := make([]*numList, len(lists))
 		for k, l := range lists {
-			if parsed[k], err = parseNumList(l); err != nil {
+			if nums[k], err = parseNumbers(nums[k][:0], l); err != nil {
 				return nil, err
 			}
 		}
@@ -1261,11 +1174,13 @@ func runGroups(t *txn, pl *pipePlan) ([]any, error) {
 			case srcSQL:
 				row[m.Name] = sqlFloat(aggs[src.col])
 			case srcList:
-				l := parsed[src.col]
-				row[m.Name] = l.result(m)
-				if m.Func == pipeline.MetricMedian || m.Func == pipeline.MetricStddev {
-					held += l.n
+				// The evaluator's own aggregate, fed the same numbers in the
+				// same order, gives the same bits.
+				a := pipeline.NewAggregate(m)
+				for _, f := range nums[src.col] {
+					held += a.Add(f)
 				}
+				row[m.Name] = a.Result()
 			}
 		}
 		if held > pipeline.MaxHeldItems {

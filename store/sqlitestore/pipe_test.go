@@ -1,16 +1,13 @@
 package sqlitestore
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
-	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,13 +15,9 @@ import (
 	"testing"
 
 	"github.com/ctxkit/ctxkit/offload/pipeline"
+	"github.com/ctxkit/ctxkit/offload/pipeline/pipelinetest"
 	"github.com/ctxkit/ctxkit/store"
 )
-
-// pipeConformancePath is the shared vector file of the pipeline language:
-// its first line holds the items, each further line steps and the value
-// they must produce.
-const pipeConformancePath = "../../../shared/conformance/pipeline.jsonl"
 
 // openPipeStore opens a store in a fresh temporary directory.
 func openPipeStore(tb testing.TB) *Store {
@@ -137,55 +130,6 @@ func samePipe(t *testing.T, s *Store, id string, steps string) int {
 	return pushed
 }
 
-// tolerantDiff describes how got differs from want, numbers compared with a
-// relative tolerance of 1e-9, as the pipeline's conformance test does; ""
-// means they match.
-func tolerantDiff(got, want any, at string) string {
-	switch w := want.(type) {
-	case float64:
-		g, ok := got.(float64)
-		if !ok {
-			return fmt.Sprintf("%s: got %s, want %v", at, canon(got), w)
-		}
-		if g == w || math.Abs(g-w) <= 1e-9*math.Max(math.Abs(g), math.Abs(w)) {
-			return ""
-		}
-		return fmt.Sprintf("%s: got %v, want %v", at, g, w)
-	case []any:
-		g, ok := got.([]any)
-		if !ok {
-			return fmt.Sprintf("%s: got %s, want an array of %d", at, canon(got), len(w))
-		}
-		if len(g) != len(w) {
-			return fmt.Sprintf("%s: got %d elements, want %d", at, len(g), len(w))
-		}
-		for i := range w {
-			if d := tolerantDiff(g[i], w[i], fmt.Sprintf("%s[%d]", at, i)); d != "" {
-				return d
-			}
-		}
-		return ""
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return fmt.Sprintf("%s: got %s, want an object", at, canon(got))
-		}
-		if !slices.Equal(slices.Sorted(maps.Keys(g)), slices.Sorted(maps.Keys(w))) {
-			return fmt.Sprintf("%s: got keys %v, want %v", at, slices.Sorted(maps.Keys(g)), slices.Sorted(maps.Keys(w)))
-		}
-		for k := range w {
-			if d := tolerantDiff(g[k], w[k], at+"."+k); d != "" {
-				return d
-			}
-		}
-		return ""
-	}
-	if canon(got) != canon(want) {
-		return fmt.Sprintf("%s: got %s, want %s", at, canon(got), canon(want))
-	}
-	return ""
-}
-
 // roundTrip passes v through JSON, as a tool result does, so that it
 // compares in the form a model sees.
 func roundTrip(tb testing.TB, v any) any {
@@ -201,84 +145,31 @@ func roundTrip(tb testing.TB, v any) any {
 	return out
 }
 
-// conformanceVector is one line of the conformance file after the first.
-type conformanceVector struct {
-	line     int
-	steps    json.RawMessage
-	expected json.RawMessage
-}
-
-// loadConformance reads the conformance file, skipping the test when it is
-// absent.
-func loadConformance(tb testing.TB) ([]json.RawMessage, []conformanceVector) {
-	tb.Helper()
-	f, err := os.Open(pipeConformancePath)
-	if errors.Is(err, fs.ErrNotExist) {
-		tb.Skipf("pipeline conformance vectors not found at %s; they live outside the repository", pipeConformancePath)
-	}
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 64<<20)
-	if !sc.Scan() {
-		tb.Fatalf("read %s: no items line (%v)", pipeConformancePath, sc.Err())
-	}
-	var head struct {
-		Items []json.RawMessage `json:"items"`
-	}
-	if err := json.Unmarshal(sc.Bytes(), &head); err != nil {
-		tb.Fatalf("decode the items line: %v", err)
-	}
-	if len(head.Items) == 0 {
-		tb.Fatal("the items line holds no items")
-	}
-	var vecs []conformanceVector
-	for line := 2; sc.Scan(); line++ {
-		var c struct {
-			Steps    json.RawMessage `json:"steps"`
-			Expected json.RawMessage `json:"expected"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			tb.Fatalf("line %d: %v", line, err)
-		}
-		vecs = append(vecs, conformanceVector{line, c.Steps, c.Expected})
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatal(err)
-	}
-	if len(vecs) == 0 {
-		tb.Fatal("no conformance vectors")
-	}
-	return head.Items, vecs
-}
-
 // TestPipeConformance runs every shared vector through Pipe.
 func TestPipeConformance(t *testing.T) {
-	items, vecs := loadConformance(t)
+	items, vecs := pipelinetest.LoadConformance(t)
 	s := openPipeStore(t)
 	putList(t, s, "conf", items)
 	pushedAny := 0
 	for _, v := range vecs {
-		t.Run(fmt.Sprintf("line%03d", v.line), func(t *testing.T) {
-			p, err := pipeline.Parse(v.steps)
+		t.Run(fmt.Sprintf("line%03d", v.Line), func(t *testing.T) {
+			p, err := pipeline.Parse(v.Steps)
 			if err != nil {
-				t.Fatalf("Parse(%s): %v", v.steps, err)
+				t.Fatalf("Parse(%s): %v", v.Steps, err)
 			}
 			got, pushed, err := s.pipe(t.Context(), "conf", p)
 			if err != nil {
-				t.Fatalf("Pipe(%s): %v", v.steps, err)
+				t.Fatalf("Pipe(%s): %v", v.Steps, err)
 			}
 			if pushed > 0 {
 				pushedAny++
 			}
-			want, err := pipeline.Decode(v.expected)
+			want, err := pipeline.Decode(v.Expected)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := tolerantDiff(roundTrip(t, got), want, "result"); d != "" {
-				t.Errorf("steps %s (%d in SQL)\n%s", v.steps, pushed, d)
+			if d := pipelinetest.Diff(roundTrip(t, got), want); d != "" {
+				t.Errorf("steps %s (%d in SQL)\n%s", v.Steps, pushed, d)
 			}
 		})
 	}
@@ -519,15 +410,17 @@ func TestPipeMatchesRun(t *testing.T) {
 		lists = append(lists, name)
 	}
 	steps := slices.Concat(extraSteps, edgeSteps)
-	if _, err := os.Stat(pipeConformancePath); err == nil {
-		items, vecs := loadConformance(t)
+	switch items, vecs, err := pipelinetest.ReadConformance(); {
+	case err == nil:
 		putList(t, s, "conf", items)
 		lists = append(lists, "conf")
 		for _, v := range vecs {
-			steps = append(steps, string(v.steps))
+			steps = append(steps, string(v.Steps))
 		}
-	} else {
-		t.Logf("conformance vectors not found at %s; running the extra pipelines only", pipeConformancePath)
+	case errors.Is(err, fs.ErrNotExist):
+		t.Logf("%v; running the extra pipelines only", err)
+	default:
+		t.Fatal(err)
 	}
 	checked := 0
 	for _, id := range lists {
