@@ -47,6 +47,12 @@
 // Sort and group_by are pushed down only for lists of at most
 // [pipeline.MaxHeldItems] items, so that the step that would hold too many
 // items in Go fails the same way.
+//
+// Pipelines that aggregate (group_by or count) after steps that read only
+// known fields do not go to SQL at all, unless they read no field: they run
+// in Go over items decoded only as far as those fields' top-level members
+// (see [pipeline.Pipeline.Projection] and projectedRows), which is faster
+// than json_extract and gives Go's answer even on objects that repeat a key.
 
 package sqlitestore
 
@@ -58,9 +64,11 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/offload/pipeline"
@@ -103,9 +111,34 @@ func (s *Store) Pipe(ctx context.Context, id string, p *pipeline.Pipeline) (any,
 	return v, err
 }
 
+// pipeMode says how pipeWith runs a pipeline.
+type pipeMode int
+
+const (
+	// pipeAuto projects when the pipeline allows it (see projectedRows)
+	// and pushes a prefix down to SQL otherwise.
+	pipeAuto pipeMode = iota
+	// pipeSQL always pushes down, so that tests and benchmarks can hold
+	// the SQL to Run's answers and time it.
+	pipeSQL
+)
+
 // pipe is Pipe, also reporting how many steps ran in SQL (0 when the
-// pipeline ran in Go after all).
+// pipeline ran in Go).
 func (s *Store) pipe(ctx context.Context, id string, p *pipeline.Pipeline) (any, int, error) {
+	return s.pipeWith(ctx, id, p, pipeAuto)
+}
+
+// pipeWith is pipe in the given mode.
+//
+// A pipeline whose final value cannot hold whole items (it aggregates with
+// group_by or count, reading items only through known fields) runs in Go
+// over items of which only the top-level members it reads are decoded, by
+// several goroutines. Measured on 100,000 items of 400 bytes, that beats the
+// SQL, which spends its time in json_extract parsing each item again for
+// every field, several times over. Projections that read no field at all
+// (a bare count) stay in SQL, which then reads no JSON.
+func (s *Store) pipeWith(ctx context.Context, id string, p *pipeline.Pipeline, mode pipeMode) (any, int, error) {
 	if p == nil {
 		return nil, 0, fmt.Errorf("pipe %q: nil pipeline", id)
 	}
@@ -127,6 +160,11 @@ func (s *Store) pipe(ctx context.Context, id string, p *pipeline.Pipeline) (any,
 		t := &txn{ctx: ctx, tx: tx, stmts: s.rst}
 		ref, err := lookup(t, id, store.ShapeList)
 		if err != nil {
+			return err
+		}
+		if keys, ok := p.Projection(); ok && len(keys) > 0 && mode == pipeAuto {
+			pushed = 0
+			value, err = p.Run(ctx, projectedRows(t, ref, keys))
 			return err
 		}
 		value, pushed, err = runPlan(t, ref, p)
@@ -186,6 +224,154 @@ func scanRows(t *txn, ref *wsRef) iter.Seq2[any, error] {
 			return
 		}
 		yieldRows(rows, yield)
+	}
+}
+
+// projectBatch is how many rows a decoding goroutine takes at a time: enough
+// to make handing them over cheap, few enough to keep little in memory.
+const projectBatch = 256
+
+// rowBatch is consecutive rows of a list on their way through projectedRows.
+type rowBatch struct {
+	buf   []byte // the rows' JSON, one after another
+	ends  []int  // where each row ends in buf
+	items []any  // the rows decoded, up to err
+	err   error
+	done  chan struct{} // closed when items and err are final
+}
+
+// projectedRows yields every item of the list in order, decoded by
+// [pipeline.DecodeKeys] to the members keys, which is what an item reduced
+// to a pipeline's projection decodes to. One goroutine reads the rows and
+// GOMAXPROCS goroutines decode batches of them; the batches are yielded in
+// the order they were read. All of them stop and are waited for before the
+// sequence returns, so the rows are closed before the transaction ends.
+func projectedRows(t *txn, ref *wsRef, keys []string) iter.Seq2[any, error] {
+	return func(yield func(any, error) bool) {
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		ctx, cancel := context.WithCancel(t.ctx)
+		defer cancel()
+		workers := runtime.GOMAXPROCS(0)
+		jobs := make(chan *rowBatch, workers)
+		order := make(chan *rowBatch, 2*workers)
+		wg.Add(1 + workers)
+		go func() {
+			defer wg.Done()
+			defer close(jobs)
+			defer close(order)
+			readBatches(ctx, t, ref, func(b *rowBatch) bool {
+				select {
+				case order <- b:
+				case <-ctx.Done():
+					return false
+				}
+				if b.err != nil {
+					close(b.done)
+					return false
+				}
+				select {
+				case jobs <- b:
+					return true
+				case <-ctx.Done():
+					return false
+				}
+			})
+		}()
+		for range workers {
+			go func() {
+				defer wg.Done()
+				for b := range jobs {
+					decodeBatch(b, keys)
+				}
+			}()
+		}
+		for b := range order {
+			// Checked first, so that a cancelled run stops at the next batch
+			// even when that batch is ready too.
+			if err := ctx.Err(); err != nil {
+				yield(nil, fmt.Errorf("read items: %w", err))
+				return
+			}
+			select {
+			case <-b.done:
+			case <-ctx.Done():
+				yield(nil, fmt.Errorf("read items: %w", ctx.Err()))
+				return
+			}
+			for _, v := range b.items {
+				if !yield(v, nil) {
+					return
+				}
+			}
+			if b.err != nil {
+				yield(nil, b.err)
+				return
+			}
+		}
+	}
+}
+
+// readBatches reads the rows of the list in order and hands them to send
+// in batches, the last one holding the error that ended the reading, if any;
+// it stops when send returns false.
+func readBatches(ctx context.Context, t *txn, ref *wsRef, send func(*rowBatch) bool) {
+	// Each batch's buffer starts as large as the last one ended, so that it
+	// rarely grows.
+	size := 0
+	newBatch := func() *rowBatch {
+		return &rowBatch{buf: make([]byte, 0, size+size/8), ends: make([]int, 0, projectBatch), done: make(chan struct{})}
+	}
+	fail := func(err error) {
+		b := newBatch()
+		b.err = err
+		send(b)
+	}
+	rows, err := t.tx.QueryContext(ctx, qItemsAll, idBase(ref.key), idBase(ref.key+1))
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer rows.Close()
+	b := newBatch()
+	for rows.Next() {
+		var data sql.RawBytes
+		if err := rows.Scan(&data); err != nil {
+			fail(err)
+			return
+		}
+		b.buf = append(b.buf, data...)
+		b.ends = append(b.ends, len(b.buf))
+		if len(b.ends) == projectBatch {
+			size = len(b.buf)
+			if !send(b) {
+				return
+			}
+			b = newBatch()
+		}
+	}
+	if err := rows.Err(); err != nil {
+		fail(err)
+		return
+	}
+	if len(b.ends) > 0 {
+		send(b)
+	}
+}
+
+// decodeBatch decodes the rows of b, stopping at the first that fails.
+func decodeBatch(b *rowBatch, keys []string) {
+	defer close(b.done)
+	b.items = make([]any, 0, len(b.ends))
+	start := 0
+	for _, end := range b.ends {
+		v, err := pipeline.DecodeKeys(b.buf[start:end], keys)
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.items = append(b.items, v)
+		start = end
 	}
 }
 

@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,8 +112,16 @@ func canon(v any) string {
 }
 
 // samePipe checks that Pipe gives exactly what Run gives, errors included,
-// and returns the steps Pipe ran in SQL.
+// both when it may project and when it must push down to SQL, and returns
+// the steps the latter ran in SQL.
 func samePipe(t *testing.T, s *Store, id string, steps string) int {
+	t.Helper()
+	sameMode(t, s, id, steps, pipeAuto)
+	return sameMode(t, s, id, steps, pipeSQL)
+}
+
+// sameMode is samePipe in one mode.
+func sameMode(t *testing.T, s *Store, id string, steps string, mode pipeMode) int {
 	t.Helper()
 	p, err := pipeline.Parse(json.RawMessage(steps))
 	if err != nil {
@@ -120,14 +129,24 @@ func samePipe(t *testing.T, s *Store, id string, steps string) int {
 	}
 	ctx := context.Background()
 	want, werr := goRun(ctx, s, id, p)
-	got, pushed, gerr := s.pipe(ctx, id, p)
+	got, pushed, gerr := s.pipeWith(ctx, id, p, mode)
 	if (werr != nil) != (gerr != nil) || werr != nil && werr.Error() != gerr.Error() {
-		t.Fatalf("steps %s on %s: Pipe error %v, Run error %v", steps, id, gerr, werr)
+		t.Fatalf("steps %s on %s (mode %d): Pipe error %v, Run error %v", steps, id, mode, gerr, werr)
 	}
 	if g, w := canon(got), canon(want); g != w {
-		t.Fatalf("steps %s on %s (%d steps in SQL):\nPipe %s\nRun  %s", steps, id, pushed, g, w)
+		t.Fatalf("steps %s on %s (mode %d, %d steps in SQL):\nPipe %s\nRun  %s", steps, id, mode, pushed, g, w)
 	}
 	return pushed
+}
+
+// projects reports whether Pipe runs steps over projected items.
+func projects(tb testing.TB, steps string) bool {
+	p, err := pipeline.Parse(json.RawMessage(steps))
+	if err != nil {
+		tb.Fatalf("Parse(%s): %v", steps, err)
+	}
+	keys, ok := p.Projection()
+	return ok && len(keys) > 0
 }
 
 // roundTrip passes v through JSON, as a tool result does, so that it
@@ -157,19 +176,21 @@ func TestPipeConformance(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse(%s): %v", v.Steps, err)
 			}
-			got, pushed, err := s.pipe(t.Context(), "conf", p)
-			if err != nil {
-				t.Fatalf("Pipe(%s): %v", v.Steps, err)
-			}
-			if pushed > 0 {
-				pushedAny++
-			}
 			want, err := pipeline.Decode(v.Expected)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := pipelinetest.Diff(roundTrip(t, got), want); d != "" {
-				t.Errorf("steps %s (%d in SQL)\n%s", v.Steps, pushed, d)
+			for _, mode := range []pipeMode{pipeAuto, pipeSQL} {
+				got, pushed, err := s.pipeWith(t.Context(), "conf", p, mode)
+				if err != nil {
+					t.Fatalf("Pipe(%s) in mode %d: %v", v.Steps, mode, err)
+				}
+				if pushed > 0 && mode == pipeSQL {
+					pushedAny++
+				}
+				if d := pipelinetest.Diff(roundTrip(t, got), want); d != "" {
+					t.Errorf("steps %s (mode %d, %d in SQL)\n%s", v.Steps, mode, pushed, d)
+				}
 			}
 		})
 	}
@@ -395,7 +416,32 @@ var extraSteps = []string{
 	`[{"search": "beta"}]`,
 	`[{"flatten": "tags"}, {"count": true}]`,
 	`[{"filter": {"v": {"$exists": true}}}, {"select": ["id", "v"]}]`,
+	// Projected: every step before the aggregate reads known fields.
+	`[{"search": {"query": "a", "fields": ["s", "author"]}}, {"group_by": {"field": "kind", "metrics": {"n": "count", "who": "values:author"}}}]`,
+	`[{"select": ["id", "author.name", "n"]}, {"exclude": ["id"]}, {"group_by": {"field": "author.name", "metrics": {"t": "sum:n", "ids": "values:id"}}}]`,
+	`[{"flatten": "tags"}, {"unique": "tags"}, {"group_by": {"field": "tags", "metrics": {"n": "count", "vs": "values:v"}}}]`,
+	`[{"sample": {"n": 5, "seed": 3}}, {"filter": {"$not": {"n": {"$regex": "^1"}}}}, {"count": true}]`,
+	`[{"sort": [{"field": "n", "order": "desc"}]}, {"limit": 4}, {"group_by": {"field": "kind", "metrics": {"m": "median:n", "lo": "min:big"}}}, {"sort": {"field": "m"}}]`,
+	`[{"filter": {"$or": [{"dup": {"$exists": true}}, {"o.0": 0}]}}, {"group_by": {"field": "dup", "metrics": {"n": "count", "x": "values:x"}}}]`,
+	`[{"filter": {"dup.k": {"$gte": 1}}}, {"count": true}]`,
+	`[{"filter": {"x": {"$exists": true}}}, {"count": true}]`,
 }
+
+// dupItems repeat keys, where Go reads the last value and SQLite the
+// first, and mix in items that are not objects or hold escaped keys. Only
+// projected runs are held to Run's answers on them.
+var dupItems = rawItems(
+	`{"dup": 1, "x": "a", "dup": 2}`,
+	`{"dup": {"k": 1}, "dup": {"k": 3, "j": 1}, "x": [1, {"y": 2}]}`,
+	`{"d\u0075p": "escaped", "x": "\u00e9\n"}`,
+	`{"dup": null, "x": 1e400, "dup": 2, "big": 12345678901234567890}`,
+	`{"x": 1, "x": {"a": [1, "b"]}, "n": 3, "kind": "a"}`,
+	`["dup", 1]`,
+	`"dup"`,
+	`12`,
+	`null`,
+	`{}`,
+)
 
 // TestPipeMatchesRun is the differential test: on every item set, every
 // conformance vector and every extra pipeline gives exactly what Run
@@ -428,6 +474,17 @@ func TestPipeMatchesRun(t *testing.T) {
 			samePipe(t, s, id, st)
 			checked++
 		}
+	}
+	putList(t, s, "dups", dupItems)
+	projected := 0
+	for _, st := range steps {
+		if projects(t, st) {
+			sameMode(t, s, "dups", st, pipeAuto)
+			projected++
+		}
+	}
+	if projected < 10 {
+		t.Errorf("only %d pipelines were projected, want many", projected)
 	}
 	t.Logf("%d pipelines matched on %d lists", checked, len(lists))
 }
@@ -664,4 +721,74 @@ func FuzzPipe(f *testing.F) {
 			samePipe(t, s, name, steps)
 		}
 	})
+}
+
+// TestProjectedRowsStop reads a list of several batches through
+// projectedRows, in order, and stops early and on a cancelled context
+// without leaving its goroutines blocked (the race detector and the test's
+// end would show them).
+func TestProjectedRowsStop(t *testing.T) {
+	s := openPipeStore(t)
+	items := make([]json.RawMessage, 3*projectBatch+7)
+	for i := range items {
+		items[i] = json.RawMessage(fmt.Sprintf(`{"i": %d, "skip": "x", "i": %d}`, -i, i))
+	}
+	putList(t, s, "many", items)
+	read := func(ctx context.Context, stop int) (n int, err error) {
+		tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return 0, err
+		}
+		defer tx.Rollback()
+		tr := &txn{ctx: ctx, tx: tx, stmts: s.rst}
+		ref, err := lookup(tr, "many", store.ShapeList)
+		if err != nil {
+			return 0, err
+		}
+		for v, err := range projectedRows(tr, ref, []string{"i"}) {
+			if err != nil {
+				return n, err
+			}
+			if want := map[string]any{"i": float64(n)}; canon(v) != canon(want) {
+				return n, fmt.Errorf("item %d is %s, want %s", n, canon(v), canon(want))
+			}
+			if n++; n == stop {
+				return n, nil
+			}
+		}
+		return n, nil
+	}
+	if n, err := read(t.Context(), -1); err != nil || n != len(items) {
+		t.Errorf("read %d items (%v), want %d", n, err, len(items))
+	}
+	if n, err := read(t.Context(), projectBatch+1); err != nil || n != projectBatch+1 {
+		t.Errorf("stopping after %d items read %d (%v)", projectBatch+1, n, err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	n := 0
+	_, err := func() (int, error) {
+		tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return 0, err
+		}
+		defer tx.Rollback()
+		tr := &txn{ctx: ctx, tx: tx, stmts: s.rst}
+		ref, err := lookup(tr, "many", store.ShapeList)
+		if err != nil {
+			return 0, err
+		}
+		for _, err := range projectedRows(tr, ref, []string{"i"}) {
+			if err != nil {
+				return n, err
+			}
+			if n++; n == 10 {
+				cancel()
+			}
+		}
+		return n, nil
+	}()
+	cancel()
+	if !errors.Is(err, context.Canceled) || n >= len(items) {
+		t.Errorf("cancelled after 10 items: read %d, error %v; want context.Canceled", n, err)
+	}
 }
