@@ -306,13 +306,25 @@ func (e *Engine) fieldValues(ctx context.Context, ws *store.Workspace, in fieldV
 // decodedItems yields a list's items as decoded JSON, the form the pipeline
 // and field statistics work on.
 func (e *Engine) decodedItems(ctx context.Context, id string) iter.Seq2[any, error] {
+	return e.projectedItems(ctx, id, nil)
+}
+
+// projectedItems is decodedItems decoding only the top-level keys given
+// (all of them when keys is nil): a pipeline whose result depends on a few
+// fields (pipeline.Projection) need not decode whole items.
+func (e *Engine) projectedItems(ctx context.Context, id string, keys []string) iter.Seq2[any, error] {
 	return func(yield func(any, error) bool) {
 		for raw, err := range e.store.ScanItems(ctx, id) {
 			if err != nil {
 				yield(nil, fmt.Errorf("scan %q: %w", id, err))
 				return
 			}
-			v, err := pipeline.Decode(raw)
+			var v any
+			if keys == nil {
+				v, err = pipeline.Decode(raw)
+			} else {
+				v, err = pipeline.DecodeKeys(raw, keys)
+			}
 			if !yield(v, err) {
 				return
 			}
@@ -335,7 +347,14 @@ func (e *Engine) pipe(ctx context.Context, ws *store.Workspace, in pipeArgs) (an
 	if ps, ok := e.store.(piper); ok {
 		value, err = ps.Pipe(ctx, ws.ID, p)
 	} else {
-		value, err = p.Run(ctx, e.decodedItems(ctx, ws.ID))
+		keys, projected := p.Projection()
+		switch {
+		case !projected:
+			keys = nil // decode whole items
+		case keys == nil:
+			keys = []string{} // a bare count reads no field
+		}
+		value, err = p.Run(ctx, e.projectedItems(ctx, ws.ID, keys))
 	}
 	if err != nil {
 		return nil, stepError(err)
