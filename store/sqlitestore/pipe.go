@@ -309,6 +309,11 @@ func projectedRows(t *txn, ref *wsRef, keys []string) iter.Seq2[any, error] {
 				return
 			}
 		}
+		// The reader stops without a batch when the context ends between
+		// two batches; the items yielded so far are then not all of them.
+		if err := ctx.Err(); err != nil {
+			yield(nil, fmt.Errorf("read items: %w", err))
+		}
 	}
 }
 
