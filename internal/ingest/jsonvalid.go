@@ -249,3 +249,15 @@ func skipDigitBytes(d []byte, i int) int {
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
+
+// ValueEnd returns the index just past the JSON value that starts at
+// data[i] (no white space before it), or -1 when no valid value starts
+// there. It accepts exactly what json.Valid accepts, so a caller can skip a
+// value it does not need without decoding it.
+func ValueEnd(data []byte, i int) int {
+	if i < 0 {
+		return -1
+	}
+	v := validator{data: data}
+	return v.value(i, 0)
+}

@@ -6,10 +6,11 @@ package pipeline
 // pipelines a store may decode just those fields and get the same result.
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/ingest"
 )
 
 // maxScanDepth bounds the nesting DecodeKeys skips on its own; deeper items
@@ -171,7 +172,7 @@ func decodeKeys(raw []byte, keys []string) (map[string]any, bool) {
 			}
 		}
 		if kept < 0 {
-			if !s.value(0) {
+			if !s.skip() {
 				return nil, false
 			}
 		} else {
@@ -248,7 +249,7 @@ func (s *scanner) decode(depth int) (any, bool) {
 		}
 		return v, true
 	case c == '-' || '0' <= c && c <= '9':
-		if !s.num() {
+		if !s.skip() {
 			return nil, false
 		}
 		// Decode gives every number literal what numberFromLiteral gives it.
@@ -307,11 +308,11 @@ func (s *scanner) decode(depth int) (any, bool) {
 			}
 		}
 	case c == 't':
-		return true, s.lit("true")
+		return true, s.skip()
 	case c == 'f':
-		return false, s.lit("false")
+		return false, s.skip()
 	case c == 'n':
-		return nil, s.lit("null")
+		return nil, s.skip()
 	}
 	return nil, false
 }
@@ -342,180 +343,18 @@ func (s *scanner) byte(c byte) bool {
 	return false
 }
 
-// value skips one value.
-func (s *scanner) value(depth int) bool {
-	if s.i >= len(s.b) {
+// skip moves past the value at the cursor, checking its syntax as
+// json.Valid does (ingest's validator), without building it.
+func (s *scanner) skip() bool {
+	end := ingest.ValueEnd(s.b, s.i)
+	if end < 0 {
 		return false
 	}
-	switch c := s.b[s.i]; {
-	case c == '"':
-		return s.str()
-	case c == '{':
-		if depth >= maxScanDepth {
-			return false
-		}
-		s.i++
-		s.ws()
-		if s.byte('}') {
-			return true
-		}
-		for {
-			s.ws()
-			if !s.str() {
-				return false
-			}
-			s.ws()
-			if !s.byte(':') {
-				return false
-			}
-			s.ws()
-			if !s.value(depth + 1) {
-				return false
-			}
-			s.ws()
-			if s.byte('}') {
-				return true
-			}
-			if !s.byte(',') {
-				return false
-			}
-		}
-	case c == '[':
-		if depth >= maxScanDepth {
-			return false
-		}
-		s.i++
-		s.ws()
-		if s.byte(']') {
-			return true
-		}
-		for {
-			s.ws()
-			if !s.value(depth + 1) {
-				return false
-			}
-			s.ws()
-			if s.byte(']') {
-				return true
-			}
-			if !s.byte(',') {
-				return false
-			}
-		}
-	case c == 't':
-		return s.lit("true")
-	case c == 'f':
-		return s.lit("false")
-	case c == 'n':
-		return s.lit("null")
-	case c == '-' || '0' <= c && c <= '9':
-		return s.num()
-	}
-	return false
-}
-
-func (s *scanner) lit(w string) bool {
-	if len(s.b)-s.i >= len(w) && string(s.b[s.i:s.i+len(w)]) == w {
-		s.i += len(w)
-		return true
-	}
-	return false
-}
-
-// str skips a string, checking its escapes and that it holds no control
-// characters. Invalid UTF-8 is not an error: Decode reads it as U+FFFD.
-func (s *scanner) str() bool {
-	if !s.byte('"') {
-		return false
-	}
-	for s.i < len(s.b) {
-		// Eight bytes at a time while none is a quote, a backslash or a
-		// control character: most of an item is plain text.
-		for len(s.b)-s.i >= 8 && !special(binary.LittleEndian.Uint64(s.b[s.i:])) {
-			s.i += 8
-		}
-		if s.i >= len(s.b) {
-			break
-		}
-		c := s.b[s.i]
-		s.i++
-		switch {
-		case c == '"':
-			return true
-		case c < 0x20:
-			return false
-		case c == '\\':
-			if s.i >= len(s.b) {
-				return false
-			}
-			e := s.b[s.i]
-			s.i++
-			switch e {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if len(s.b)-s.i < 4 {
-					return false
-				}
-				for _, h := range s.b[s.i : s.i+4] {
-					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
-						return false
-					}
-				}
-				s.i += 4
-			default:
-				return false
-			}
-		}
-	}
-	return false
-}
-
-// num skips a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (s *scanner) num() bool {
-	s.byte('-')
-	switch {
-	case s.byte('0'):
-	case s.i < len(s.b) && '1' <= s.b[s.i] && s.b[s.i] <= '9':
-		s.digits()
-	default:
-		return false
-	}
-	if s.byte('.') && !s.digits() {
-		return false
-	}
-	if s.byte('e') || s.byte('E') {
-		if !s.byte('+') {
-			s.byte('-')
-		}
-		if !s.digits() {
-			return false
-		}
-	}
+	s.i = end
 	return true
 }
 
-// digits skips one or more digits.
-func (s *scanner) digits() bool {
-	start := s.i
-	for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
-		s.i++
-	}
-	return s.i > start
-}
-
-// Masks for special, which tests eight bytes at once.
-const (
-	lows  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// special reports whether one of the eight bytes of x may be a quote, a
-// backslash or below 0x20 (it may also say so of bytes of 0x80 and up, which
-// are then looked at one by one).
-func special(x uint64) bool {
-	quote := x ^ (lows * '"')
-	slash := x ^ (lows * '\\')
-	// A byte b has b - k borrowing into its high bit when b < k, or b was
-	// already 0x80 or more.
-	return ((x-lows*0x20)|(quote-lows)|(slash-lows))&highs != 0
+// str moves past the string at the cursor.
+func (s *scanner) str() bool {
+	return s.i < len(s.b) && s.b[s.i] == '"' && s.skip()
 }

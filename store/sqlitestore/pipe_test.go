@@ -734,7 +734,9 @@ func TestProjectedRowsStop(t *testing.T) {
 		items[i] = json.RawMessage(fmt.Sprintf(`{"i": %d, "skip": "x", "i": %d}`, -i, i))
 	}
 	putList(t, s, "many", items)
-	read := func(ctx context.Context, stop int) (n int, err error) {
+	// read reads the projected rows of "many" until stop items (-1: all),
+	// calling after, when set, after each item.
+	read := func(ctx context.Context, stop int, after func(n int)) (n int, err error) {
 		tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
 			return 0, err
@@ -752,41 +754,27 @@ func TestProjectedRowsStop(t *testing.T) {
 			if want := map[string]any{"i": float64(n)}; canon(v) != canon(want) {
 				return n, fmt.Errorf("item %d is %s, want %s", n, canon(v), canon(want))
 			}
-			if n++; n == stop {
+			if n++; after != nil {
+				after(n)
+			}
+			if n == stop {
 				return n, nil
 			}
 		}
 		return n, nil
 	}
-	if n, err := read(t.Context(), -1); err != nil || n != len(items) {
+	if n, err := read(t.Context(), -1, nil); err != nil || n != len(items) {
 		t.Errorf("read %d items (%v), want %d", n, err, len(items))
 	}
-	if n, err := read(t.Context(), projectBatch+1); err != nil || n != projectBatch+1 {
+	if n, err := read(t.Context(), projectBatch+1, nil); err != nil || n != projectBatch+1 {
 		t.Errorf("stopping after %d items read %d (%v)", projectBatch+1, n, err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	n := 0
-	_, err := func() (int, error) {
-		tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-		if err != nil {
-			return 0, err
+	n, err := read(ctx, -1, func(n int) {
+		if n == 10 {
+			cancel()
 		}
-		defer tx.Rollback()
-		tr := &txn{ctx: ctx, tx: tx, stmts: s.rst}
-		ref, err := lookup(tr, "many", store.ShapeList)
-		if err != nil {
-			return 0, err
-		}
-		for _, err := range projectedRows(tr, ref, []string{"i"}) {
-			if err != nil {
-				return n, err
-			}
-			if n++; n == 10 {
-				cancel()
-			}
-		}
-		return n, nil
-	}()
+	})
 	cancel()
 	if !errors.Is(err, context.Canceled) || n >= len(items) {
 		t.Errorf("cancelled after 10 items: read %d, error %v; want context.Canceled", n, err)
