@@ -73,7 +73,8 @@ type Handler struct {
 	log    *slog.Logger
 	store  *fileStore
 
-	flowMu sync.Mutex // held for a whole Authorize: one flow at a time
+	flowMu       sync.Mutex // held for a whole Authorize: one flow at a time
+	forcedAccess string     // access token of the last refreshNow; guarded by flowMu
 
 	mu       sync.Mutex
 	ts       *persistingSource              // current token source, nil when there is no token
@@ -157,7 +158,9 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 			h.log.Debug("oauth: a newer token is available; retrying")
 			return nil
 		}
-		if sent != "" && h.refreshNow(ctx) {
+		// Once per refreshed token: if the server refuses a token fresh
+		// from the refresh too, only a new authorization can help.
+		if sent != "" && sent != "Bearer "+h.forcedAccess && h.refreshNow(ctx) {
 			h.log.Info("oauth: server refused the access token; refreshed it")
 			return nil
 		}
@@ -184,17 +187,20 @@ func (h *Handler) currentToken() *oauth2.Token {
 }
 
 // refreshNow redeems the stored refresh token regardless of the access
-// token's expiry and reports whether that gave a new token.
+// token's expiry and reports whether that gave a new token. The caller
+// holds flowMu.
 func (h *Handler) refreshNow(ctx context.Context) bool {
 	rec, err := h.store.load()
 	if err != nil || !rec.refreshable() {
 		return false
 	}
 	src := h.newSource(h.refreshContext(), rec.oauthConfig(), &oauth2.Token{RefreshToken: rec.Token.RefreshToken})
-	if _, err := src.Token(); err != nil {
+	tok, err := src.Token()
+	if err != nil {
 		h.log.Info("oauth: refresh failed", "err", err)
 		return false
 	}
+	h.forcedAccess = tok.AccessToken
 	h.setSource(src)
 	return ctx.Err() == nil
 }

@@ -128,6 +128,19 @@ func streamable(url string, h *Handler) *mcp.StreamableClientTransport {
 	return &mcp.StreamableClientTransport{Endpoint: url, OAuthHandler: h, DisableStandaloneSSE: true}
 }
 
+// authorized starts the servers and runs a first connect through the
+// browser flow; it returns the env, the browser and the endpoint URL.
+func authorized(t *testing.T) (*env, *browser, string) {
+	t.Helper()
+	e := newEnv(t)
+	b := &browser{t: t}
+	url := e.rs.streamableURL()
+	if got, err := callWhoami(t, streamable(url, e.handler(url, b.open))); err != nil || got != "hello user-1" {
+		t.Fatalf("first connect: %q, %v", got, err)
+	}
+	return e, b, url
+}
+
 func TestFlowStoresTokenAndNextProcessReusesIt(t *testing.T) {
 	e := newEnv(t)
 	b := &browser{t: t}
@@ -177,12 +190,7 @@ func TestFlowStoresTokenAndNextProcessReusesIt(t *testing.T) {
 }
 
 func TestExpiredTokenIsRefreshedAndPersisted(t *testing.T) {
-	e := newEnv(t)
-	b := &browser{t: t}
-	url := e.rs.streamableURL()
-	if _, err := callWhoami(t, streamable(url, e.handler(url, b.open))); err != nil {
-		t.Fatal(err)
-	}
+	e, _, url := authorized(t)
 	before := e.record(url).Token
 
 	// A later process finds the stored token expired.
@@ -238,12 +246,7 @@ func TestTinyExpiryRefreshesDuringSession(t *testing.T) {
 }
 
 func TestRevokedRefreshTokenFallsBackToBrowser(t *testing.T) {
-	e := newEnv(t)
-	b := &browser{t: t}
-	url := e.rs.streamableURL()
-	if _, err := callWhoami(t, streamable(url, e.handler(url, b.open))); err != nil {
-		t.Fatal(err)
-	}
+	e, b, url := authorized(t)
 	e.as.revokeRefresh()
 	e.expireStored(url)
 
@@ -264,12 +267,7 @@ func TestRevokedRefreshTokenFallsBackToBrowser(t *testing.T) {
 }
 
 func TestRejectedAccessTokenIsRefreshedWithoutBrowser(t *testing.T) {
-	e := newEnv(t)
-	b := &browser{t: t}
-	url := e.rs.streamableURL()
-	if _, err := callWhoami(t, streamable(url, e.handler(url, b.open))); err != nil {
-		t.Fatal(err)
-	}
+	e, _, url := authorized(t)
 	// The server forgets the access token although it has not expired.
 	e.as.revokeAccess()
 	if got, err := callWhoami(t, streamable(url, e.handler(url, noBrowser(t)))); err != nil || got != "hello user-1" {
@@ -277,6 +275,30 @@ func TestRejectedAccessTokenIsRefreshedWithoutBrowser(t *testing.T) {
 	}
 	if _, authz, _, refr := e.as.counts(); authz != 1 || refr != 1 {
 		t.Errorf("authorizations %d, refreshes %d; want 1, 1", authz, refr)
+	}
+}
+
+func TestRefusedRefreshedTokenLeadsToBrowser(t *testing.T) {
+	e, b, url := authorized(t)
+	e.as.revokeAccess()
+	e.as.mu.Lock()
+	e.as.refreshedUnusable = true
+	e.as.mu.Unlock()
+
+	// The refresh gives a token the server refuses too. The transport
+	// retries a request once, so depending on how many requests the
+	// connect makes, the browser flow comes in this connect or the next;
+	// either way there is one refresh, not a refresh loop.
+	h := e.handler(url, b.open)
+	got, err := callWhoami(t, streamable(url, h))
+	if err != nil {
+		got, err = callWhoami(t, streamable(url, h))
+	}
+	if err != nil || got != "hello user-1" {
+		t.Fatalf("connect: %q, %v", got, err)
+	}
+	if _, authz, _, refr := e.as.counts(); authz != 2 || refr != 1 || b.count() != 2 {
+		t.Errorf("authorizations %d, refreshes %d, browser %d; want 2, 1, 2", authz, refr, b.count())
 	}
 }
 

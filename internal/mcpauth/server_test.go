@@ -37,6 +37,9 @@ type testAS struct {
 	refresh   map[string]string    // refresh token → client id
 	accessTTL time.Duration
 	deny      bool
+	// refreshedUnusable makes tokens minted by the refresh grant unknown
+	// to the resource server.
+	refreshedUnusable bool
 	minted    []string // every code and token handed out, for leak checks
 
 	registrations, authorizations, exchanges, refreshes int
@@ -183,7 +186,9 @@ func (a *testAS) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	at, rt := "at-"+rand.Text(), "rt-"+rand.Text()
-	a.access[at] = time.Now().Add(a.accessTTL)
+	if !a.refreshedUnusable || r.PostForm.Get("grant_type") != "refresh_token" {
+		a.access[at] = time.Now().Add(a.accessTTL)
+	}
 	a.refresh[rt] = clientID
 	a.minted = append(a.minted, at, rt)
 	writeJSON(w, http.StatusOK, map[string]any{
