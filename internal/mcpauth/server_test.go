@@ -40,7 +40,7 @@ type testAS struct {
 	// refreshedUnusable makes tokens minted by the refresh grant unknown
 	// to the resource server.
 	refreshedUnusable bool
-	minted    []string // every code and token handed out, for leak checks
+	minted            []string // every code and token handed out, for leak checks
 
 	registrations, authorizations, exchanges, refreshes int
 }
