@@ -1,0 +1,89 @@
+// Package clientconfig installs `ctxkit wrap` into AI clients' MCP
+// configuration files (ctxkit install, uninstall, status and add): Claude
+// Desktop, Claude Code, Cursor, VS Code, Windsurf, Codex, Gemini CLI, Zed,
+// Cline and OpenCode.
+//
+// # Never damaging a configuration
+//
+// A file is parsed completely before anything is changed; a file that does
+// not parse is refused with its line and column, and nothing is written.
+// Every JSON file is read as JSONC (comments, trailing commas). Edits are
+// byte splices: the hujson syntax tree (JSON) and go-toml's unstable parser
+// (TOML, checked first with go-toml's decoder) give the byte range of each
+// entry, and only those bytes are replaced, so comments, key order,
+// indentation and the trailing newline of the rest of the file stay as
+// they were. A rewritten entry keeps every member ctxkit does not change
+// byte for byte; comments between an entry's own members are not carried
+// into the wrapped entry (uninstall brings them back with the original).
+// Codex entries are edited only when written as one [mcp_servers.NAME]
+// block (with its sub-tables); dotted keys and inline tables are reported
+// as unsupported. The edited bytes are parsed again and checked before
+// they are written. Before each write the old file is copied to
+// $CTXKIT_HOME/backups/CLIENT/TIMESTAMP-NAME-HASH (0600; kept out of
+// project directories so backups holding secrets are not committed), then
+// the file is replaced atomically (temporary file in the same directory,
+// fsync, rename) keeping its mode. A missing file is created by add (0600,
+// or 0644 in a project); an empty file counts as {}.
+//
+// # The manifest
+//
+// $CTXKIT_HOME/install/manifest.json (written atomically; every command that
+// writes holds $CTXKIT_HOME/install/lock) records, per client, file, servers
+// object and server, the exact original text of the entry and the text
+// ctxkit wrote. Uninstall puts the original bytes back where the wrapped
+// entry is, so install followed by uninstall gives back the original file
+// byte for byte. If the entry changed since install (drift: the client
+// rewrote its file, as Claude Desktop does, or the user edited it), or is
+// gone, uninstall leaves it alone and fails with ErrDrift; --force restores
+// the original anyway (re-adding it if it is gone). Status shows drift.
+//
+// # Wrapped entries
+//
+// A stdio entry keeps its env and every other key; command becomes ctxkit
+// and args become wrap --name NAME -- COMMAND ARGS.... A remote entry (url,
+// serverUrl, httpUrl) becomes a stdio entry: wrap --name NAME --transport
+// http|sse|auto URL -H Name:value.... Transports: an explicit type wins;
+// Gemini's httpUrl is http and its url sse; Codex urls are http; otherwise
+// auto. An entry whose command's base name is ctxkit and whose first
+// argument is wrap is already wrapped and left alone.
+//
+// The command written is "ctxkit" when the ctxkit on PATH is the running
+// binary, else the running binary's absolute path (Options.Executable
+// overrides it).
+//
+// Headers: secrets stay references in the client's own syntax and no
+// argument gets a space (some clients do not quote arguments on Windows).
+// For most clients a header's value moves, verbatim, into the entry's env
+// under a generated name (CTXKIT_HEADER_AUTHORIZATION) and the argument is
+// -H Authorization:${CTXKIT_HEADER_AUTHORIZATION}; the client resolves its
+// own references inside env (${env:X} for Cursor, Windsurf and VS Code,
+// ${input:x} for VS Code, $X for Gemini, {env:X} for OpenCode) and wrap
+// expands ${VAR} in -H values from its environment. Two clients differ:
+// Claude Code expands ${VAR} in args itself and reports unset variables as
+// errors, so its header values go verbatim into the -H argument, where
+// Claude Code expands them as it did in headers; Codex cannot reference
+// variables in env, so bearer_token_env_var = "X" becomes -H
+// 'Authorization:Bearer ${X}', env_http_headers {H = "X"} becomes -H
+// 'H:${X}' (wrap expands them), and the variables go into env_vars, the
+// list of variables Codex passes through to a stdio server (it passes only
+// a fixed whitelist otherwise). ctxkit add takes headers in ctxkit's ${VAR}
+// syntax and translates them into the client's syntax in env (or keeps them
+// in the argument for clients without interpolation: Claude Desktop, Zed,
+// Cline).
+//
+// Windows: the original command line is kept exactly, including a
+// `cmd /c npx ...` form, after `--`; wrap starts it as the client did, and
+// a bare npx or uvx is resolved by wrap to its .cmd shim. Nothing is
+// rewritten in it, so uninstall gives back what the user had.
+//
+// # Paths
+//
+// Client.Path is a pure function of Env (GOOS, home, working directory,
+// environment lookup, existence check), so every operating system's paths
+// are computed and tested on any machine. Claude Desktop on Windows uses
+// the MSIX location when %LOCALAPPDATA%\Packages\Claude_pzs8sxrjxfjjc
+// exists. Scopes: user; project (files relative to the working directory:
+// .mcp.json, .cursor/mcp.json, .vscode/mcp.json, .codex/config.toml,
+// .gemini/settings.json, .zed/settings.json, opencode.json); and, for
+// Claude Code, local (projects["/abs/cwd"].mcpServers in ~/.claude.json).
+package clientconfig
