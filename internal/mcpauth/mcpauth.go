@@ -385,7 +385,6 @@ func (h *Handler) clientFor(ctx context.Context, asm *oauthex.AuthServerMeta) (*
 	redirect := redirectURI(cb.port())
 	meta := &oauthex.ClientRegistrationMetadata{
 		ClientName:              "ctxkit",
-		ClientURI:               "https://github.com/ctxkit/ctxkit",
 		RedirectURIs:            []string{redirect},
 		TokenEndpointAuthMethod: "none",
 		GrantTypes:              []string{"authorization_code", "refresh_token"},
