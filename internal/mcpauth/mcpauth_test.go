@@ -7,11 +7,13 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	neturl "net/url"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -266,6 +268,32 @@ func TestRevokedRefreshTokenFallsBackToBrowser(t *testing.T) {
 	e.checkNoLeak()
 }
 
+func TestBusyRedirectPortRegistersAgain(t *testing.T) {
+	e, b, url := authorized(t)
+	port, ok := redirectPort(e.record(url).Client.RedirectURI)
+	if !ok {
+		t.Fatalf("stored redirect URI %q", e.record(url).Client.RedirectURI)
+	}
+	// Another program now holds the port the client was registered with.
+	lis, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		t.Skipf("cannot take port %d: %v", port, err)
+	}
+	defer lis.Close()
+	e.as.revokeRefresh()
+	e.expireStored(url)
+
+	if got, err := callWhoami(t, streamable(url, e.handler(url, b.open))); err != nil || got != "hello user-1" {
+		t.Fatalf("connect: %q, %v", got, err)
+	}
+	if reg, _, _, _ := e.as.counts(); reg != 2 {
+		t.Errorf("registrations = %d, want 2 (a new client on a free port)", reg)
+	}
+	if p, _ := redirectPort(e.record(url).Client.RedirectURI); p == port {
+		t.Errorf("the new registration kept the busy port")
+	}
+}
+
 func TestRejectedAccessTokenIsRefreshedWithoutBrowser(t *testing.T) {
 	e, _, url := authorized(t)
 	// The server forgets the access token although it has not expired.
@@ -461,6 +489,18 @@ func TestNewHandlerRejectsBadConfig(t *testing.T) {
 	} {
 		if _, err := NewHandler(cfg); err == nil {
 			t.Errorf("NewHandler(%+v) succeeded", cfg)
+		}
+	}
+}
+
+func TestDescribeOAuthErrorQuotesAndClips(t *testing.T) {
+	for _, tc := range []struct{ code, desc, want string }{
+		{"access_denied", "", `"access_denied"`},
+		{"access_denied", "no\x1b[31m", `"access_denied": "no\x1b[31m"`},
+		{"x", strings.Repeat("d", 400), `"x": "` + strings.Repeat("d", 300) + `..."`},
+	} {
+		if got := describeOAuthError(tc.code, tc.desc); got != tc.want {
+			t.Errorf("describeOAuthError(%q, %q) = %s, want %s", tc.code, tc.desc, got, tc.want)
 		}
 	}
 }
