@@ -137,9 +137,9 @@ type dialect struct {
 	headersInArgs bool
 }
 
-func envColon(n string) string  { return "${env:" + n + "}" }
+func envColon(n string) string    { return "${env:" + n + "}" }
 func dollarBrace(n string) string { return "${" + n + "}" }
-func braceEnv(n string) string  { return "{env:" + n + "}" }
+func braceEnv(n string) string    { return "{env:" + n + "}" }
 
 var standardURL = map[string]string{"url": "auto"}
 

@@ -316,7 +316,9 @@ func (in *Installer) lockUnless(ctx context.Context, dry bool) (func(), error) {
 	return lock(ctx, in.opts.DataDir)
 }
 
-func selected(names []string, name string) bool { return len(names) == 0 || slices.Contains(names, name) }
+func selected(names []string, name string) bool {
+	return len(names) == 0 || slices.Contains(names, name)
+}
 
 // Install rewrites the client's entries (or the named ones) so that they run
 // through `ctxkit wrap`, recording each original entry in the manifest.
@@ -406,38 +408,55 @@ func (in *Installer) Uninstall(ctx context.Context, req Request) (*Result, error
 		return nil, err
 	}
 	recs := m.at(l.c.Name, l.path, l.keys)
-	es, err := l.entries()
-	if err != nil {
-		return nil, err
-	}
 	for _, n := range req.Servers {
 		if !slices.ContainsFunc(recs, func(r Record) bool { return r.Server == n }) {
 			return nil, fmt.Errorf("%w %q installed by ctxkit in %s", ErrNoServer, n, l.path)
 		}
 	}
-	var edits []edit
+	// Edits are applied one at a time, each on a fresh parse: removing two
+	// neighbouring entries touches the same comma.
+	w := &loc{c: l.c, scope: l.scope, path: l.path, keys: l.keys}
+	work := l.src
+	if err := w.parse(work); err != nil {
+		return nil, err
+	}
+	changed := false
+	do := func(e edit) error {
+		work = apply(work, []edit{e})
+		changed = true
+		if err := w.parse(work); err != nil {
+			return fmt.Errorf("internal error: the edited %s would not parse (%v); nothing written", l.path, err)
+		}
+		return nil
+	}
 	var done []Record
 	drift := 0
 	for _, r := range recs {
 		if !selected(req.Servers, r.Server) {
 			continue
 		}
+		es, err := w.entries()
+		if err != nil {
+			return nil, err
+		}
 		e, ok := find(es, r.Server)
 		var cur string
 		if ok {
-			cur = l.text(e)
+			cur = w.text(e)
 		}
+		var ed *edit
 		switch {
-		case ok && (cur == r.Wrapped || l.equal(cur, r.Wrapped)):
+		case ok && (cur == r.Wrapped || w.equal(cur, r.Wrapped)):
 			if r.Added {
-				edits = append(edits, l.removeEdit(e))
+				x := w.removeEdit(e)
+				ed = &x
 				res.Changes = append(res.Changes, Change{r.Server, "removed", "added by ctxkit add"})
 			} else {
-				edits = append(edits, edit{e.start, e.end, r.Original})
+				ed = &edit{e.start, e.end, r.Original}
 				res.Changes = append(res.Changes, Change{r.Server, "restored", ""})
 			}
 			done = append(done, r)
-		case ok && !r.Added && (cur == r.Original || l.equal(cur, r.Original)):
+		case ok && !r.Added && (cur == r.Original || w.equal(cur, r.Original)):
 			res.Changes = append(res.Changes, Change{r.Server, "unchanged", "already the original entry"})
 			done = append(done, r)
 		case !req.Force:
@@ -451,25 +470,32 @@ func (in *Installer) Uninstall(ctx context.Context, req Request) (*Result, error
 			res.Changes = append(res.Changes, Change{r.Server, "unchanged", "already gone"})
 			done = append(done, r)
 		case !ok:
-			edits = append(edits, l.insertEdit(r.Server, nil, r.Original))
+			x := w.insertEdit(r.Server, nil, r.Original)
+			ed = &x
 			res.Changes = append(res.Changes, Change{r.Server, "restored", "re-added (it was gone)"})
 			done = append(done, r)
 		case r.Added:
-			edits = append(edits, l.removeEdit(e))
+			x := w.removeEdit(e)
+			ed = &x
 			res.Changes = append(res.Changes, Change{r.Server, "removed", "forced over changes"})
 			done = append(done, r)
 		default:
-			edits = append(edits, edit{e.start, e.end, r.Original})
+			ed = &edit{e.start, e.end, r.Original}
 			res.Changes = append(res.Changes, Change{r.Server, "restored", "forced over changes"})
 			done = append(done, r)
+		}
+		if ed != nil {
+			if err := do(*ed); err != nil {
+				return nil, err
+			}
 		}
 	}
 	var driftErr error
 	if drift > 0 {
 		driftErr = fmt.Errorf("%w: %d entr%s in %s; nothing restored for %s (use --force)", ErrDrift, drift, plural(drift, "y", "ies"), l.path, plural(drift, "it", "them"))
 	}
-	if len(edits) > 0 {
-		out := l.finish(apply(l.src, edits))
+	if changed {
+		out := l.finish(work)
 		if err := l.check(out, nil); err != nil {
 			return nil, err
 		}

@@ -16,11 +16,11 @@ import (
 // the text ctxkit wrote, so drift (the client or the user changed the entry
 // since) is noticed.
 type Record struct {
-	Client string    `json:"client"`
-	Scope  Scope     `json:"scope"`
-	Path   string    `json:"path"`
-	Keys   []string  `json:"keys"` // from the document root to the servers object
-	Server string    `json:"server"`
+	Client string   `json:"client"`
+	Scope  Scope    `json:"scope"`
+	Path   string   `json:"path"`
+	Keys   []string `json:"keys"` // from the document root to the servers object
+	Server string   `json:"server"`
 	// Original is the entry's text before install (a JSON value or a TOML
 	// table block); empty when ctxkit add created the entry.
 	Original string    `json:"original"`

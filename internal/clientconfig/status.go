@@ -10,8 +10,8 @@ import (
 // ServerStatus is one server in a configuration file, as Status sees it.
 type ServerStatus struct {
 	Name    string `json:"name"`
-	Kind    string `json:"kind"`  // stdio, remote, or "" when gone
-	State   string `json:"state"` // wrapped, not wrapped, unsupported, missing
+	Kind    string `json:"kind"`            // stdio, remote, or "" when gone
+	State   string `json:"state"`           // wrapped, not wrapped, unsupported, missing
 	Managed bool   `json:"managed"`         // ctxkit's manifest holds its original
 	Drift   string `json:"drift,omitempty"` // how the entry changed since install
 	Detail  string `json:"detail,omitempty"`

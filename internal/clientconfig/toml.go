@@ -258,7 +258,9 @@ func wrapTOML(d *tomlDoc, e tomlEntry, exe string) string {
 	var edits []edit
 	rel := func(x int) int { return x - e.start }
 	main := e.exprs[0].keys
-	inMain := func(x tomlExpr) bool { return x.kind == unstable.KeyValue && len(x.keys) == len(main)+len(x.local) && hasPrefix(x.keys, main) }
+	inMain := func(x tomlExpr) bool {
+		return x.kind == unstable.KeyValue && len(x.keys) == len(main)+len(x.local) && hasPrefix(x.keys, main)
+	}
 	s := e.server
 	insertAfter := func(x tomlExpr, text string) {
 		pos := rel(x.end)
