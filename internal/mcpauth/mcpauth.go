@@ -240,11 +240,11 @@ func (h *Handler) runFlow(ctx context.Context, req *http.Request, resp *http.Res
 		// transport retries once and reports the 403.
 		return nil
 	}
-	prm, err := h.resourceMetadata(ctx, challenges)
+	prm, foundPRM, err := h.resourceMetadata(ctx, challenges)
 	if err != nil {
 		return err
 	}
-	asm, err := h.authServerMetadata(ctx, prm.AuthorizationServers[0])
+	asm, foundASM, err := h.authServerMetadata(ctx, prm.AuthorizationServers[0])
 	if err != nil {
 		return err
 	}
@@ -252,6 +252,10 @@ func (h *Handler) runFlow(ctx context.Context, req *http.Request, resp *http.Res
 
 	client, cb, err := h.clientFor(ctx, asm)
 	if err != nil {
+		if !foundPRM && !foundASM {
+			return fmt.Errorf("%w: the server answered %d but publishes neither protected resource nor authorization server metadata, and the default registration failed (%v); if it expects a fixed credential, send it as a header",
+				ErrNoOAuth, resp.StatusCode, err)
+		}
 		return err
 	}
 	defer cb.close()
@@ -303,13 +307,14 @@ func (h *Handler) runFlow(ctx context.Context, req *http.Request, resp *http.Res
 // resourceMetadata discovers the protected resource metadata (RFC 9728) in
 // the order the MCP specification gives: the challenge's resource_metadata,
 // then the well-known URI at the endpoint's path, then at the root; without
-// any, the server's origin is taken as its authorization server (2025-03-26).
+// any, the server's origin is taken as its authorization server (2025-03-26)
+// and found is false.
 // The SDK's handler repeats this discovery; doing it here too tells us the
 // authorization server before the SDK needs a client id.
-func (h *Handler) resourceMetadata(ctx context.Context, challenges []oauthex.Challenge) (*oauthex.ProtectedResourceMetadata, error) {
+func (h *Handler) resourceMetadata(ctx context.Context, challenges []oauthex.Challenge) (_ *oauthex.ProtectedResourceMetadata, found bool, _ error) {
 	su, err := url.Parse(h.cfg.ServerURL)
 	if err != nil {
-		return nil, fmt.Errorf("parse server URL: %w", err)
+		return nil, false, fmt.Errorf("parse server URL: %w", err)
 	}
 	type candidate struct{ metadata, resource string }
 	var cands []candidate
@@ -331,30 +336,31 @@ func (h *Handler) resourceMetadata(ctx context.Context, challenges []oauthex.Cha
 			continue
 		}
 		if len(prm.AuthorizationServers) == 0 {
-			return nil, fmt.Errorf("protected resource metadata at %s names no authorization server", c.metadata)
+			return nil, false, fmt.Errorf("protected resource metadata at %s names no authorization server", c.metadata)
 		}
-		return prm, nil
+		return prm, true, nil
 	}
-	return &oauthex.ProtectedResourceMetadata{Resource: h.cfg.ServerURL, AuthorizationServers: []string{origin.String()}}, nil
+	return &oauthex.ProtectedResourceMetadata{Resource: h.cfg.ServerURL, AuthorizationServers: []string{origin.String()}}, false, nil
 }
 
 // authServerMetadata fetches the authorization server metadata (RFC 8414 or
-// OpenID discovery), falling back to the 2025-03-26 default endpoints.
-func (h *Handler) authServerMetadata(ctx context.Context, issuer string) (*oauthex.AuthServerMeta, error) {
+// OpenID discovery), falling back to the 2025-03-26 default endpoints
+// (found is then false).
+func (h *Handler) authServerMetadata(ctx context.Context, issuer string) (_ *oauthex.AuthServerMeta, found bool, _ error) {
 	asm, err := auth.GetAuthServerMetadata(ctx, issuer, h.client)
 	if err != nil {
-		return nil, fmt.Errorf("authorization server metadata of %s: %w", issuer, err)
+		return nil, false, fmt.Errorf("authorization server metadata of %s: %w", issuer, err)
 	}
-	if asm == nil {
-		base := strings.TrimSuffix(issuer, "/")
-		asm = &oauthex.AuthServerMeta{
-			Issuer:                issuer,
-			AuthorizationEndpoint: base + "/authorize",
-			TokenEndpoint:         base + "/token",
-			RegistrationEndpoint:  base + "/register",
-		}
+	if asm != nil {
+		return asm, true, nil
 	}
-	return asm, nil
+	base := strings.TrimSuffix(issuer, "/")
+	return &oauthex.AuthServerMeta{
+		Issuer:                issuer,
+		AuthorizationEndpoint: base + "/authorize",
+		TokenEndpoint:         base + "/token",
+		RegistrationEndpoint:  base + "/register",
+	}, false, nil
 }
 
 // clientFor returns the client to authorize with at asm and the redirect

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	neturl "net/url"
 	"os"
 	"path/filepath"
@@ -367,6 +368,24 @@ func TestForgedCallbackIsIgnored(t *testing.T) {
 	url := e.rs.streamableURL()
 	if got, err := callWhoami(t, streamable(url, e.handler(url, b.open))); err != nil || got != "hello user-1" {
 		t.Fatalf("connect: %q, %v", got, err)
+	}
+}
+
+func TestUnauthorizedWithoutOAuth(t *testing.T) {
+	e := newEnv(t)
+	// A server that wants a fixed API key: 401, no metadata anywhere.
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Api-Key") != "k" {
+			http.Error(w, "missing key", http.StatusUnauthorized)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer plain.Close()
+	url := plain.URL + "/mcp"
+	_, err := callWhoami(t, streamable(url, e.handler(url, noBrowser(t))))
+	if !errors.Is(err, ErrNoOAuth) || !strings.Contains(err.Error(), url) {
+		t.Errorf("error %v: want ErrNoOAuth naming the server", err)
 	}
 }
 

@@ -27,6 +27,11 @@ const callbackPath = "/callback"
 // the user refused.
 var ErrDenied = errors.New("authorization refused")
 
+// ErrNoOAuth is wrapped by the error of a flow against a server that
+// answered 401 or 403 but offers no way to authorize with OAuth: no
+// metadata, and no registration at the default endpoint.
+var ErrNoOAuth = errors.New("server does not offer OAuth")
+
 // redirectURI is the loopback redirect URI on port (RFC 8252 §7.3).
 func redirectURI(port int) string {
 	return "http://127.0.0.1:" + strconv.Itoa(port) + callbackPath
