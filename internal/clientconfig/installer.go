@@ -198,6 +198,9 @@ func (l *loc) entries() ([]entry, error) {
 	for i := range obj.Members {
 		m := &obj.Members[i]
 		name := m.Name.Value.(hujson.Literal).String()
+		if _, dup := find(out, name); dup {
+			return nil, fmt.Errorf("%w: %s: server %q appears twice; fix the file first", ErrShape, l.path, name)
+		}
 		j := l.c.readJSONEntry(name, &m.Value)
 		out = append(out, entry{name: name, start: m.Value.StartOffset, end: m.Value.EndOffset, server: j.server, wrapped: j.wrapped, unsupported: j.unsupported, j: j})
 	}
