@@ -110,6 +110,16 @@ type diffOp struct {
 
 func lcsOps(x, y []string) []diffOp {
 	n, m := len(x), len(y)
+	if n*m > 1<<20 { // too big to align: all of x removed, all of y added
+		var ops []diffOp
+		for _, l := range x {
+			ops = append(ops, diffOp{'-', l})
+		}
+		for _, l := range y {
+			ops = append(ops, diffOp{'+', l})
+		}
+		return ops
+	}
 	t := make([][]int, n+1)
 	for i := range t {
 		t[i] = make([]int, m+1)

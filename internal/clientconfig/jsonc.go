@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tailscale/hujson"
 )
@@ -47,6 +48,20 @@ func parseJSON(path string, src []byte) (*jsonDoc, error) {
 	if len(bytes.TrimSpace(src)) == 0 {
 		d.empty = true
 		d.src = []byte("{}")
+	}
+	// JSON text is UTF-8 (RFC 8259); the decoder would silently replace
+	// invalid bytes, and the manifest could not keep them exactly.
+	if !utf8.Valid(d.src) {
+		off := 0
+		for off < len(d.src) {
+			r, n := utf8.DecodeRune(d.src[off:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			off += n
+		}
+		line, col := lineCol(d.src, off)
+		return nil, fmt.Errorf("%w: %s: line %d, column %d: invalid UTF-8", ErrParse, path, line, col)
 	}
 	v, err := hujson.Parse(d.src)
 	if err != nil {
