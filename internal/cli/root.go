@@ -69,6 +69,8 @@ func newRoot(streams IO) *cobra.Command {
 	root.AddGroup(&cobra.Group{ID: "offload", Title: "Offload (large tool results):"})
 	root.AddCommand(newVersionCmd(streams))
 	root.AddCommand(newOffloadCmd(g, streams))
+	root.AddGroup(&cobra.Group{ID: "clients", Title: "AI clients (run their MCP servers through ctxkit wrap):"})
+	root.AddCommand(newClientCmds(streams)...)
 	return root
 }
 

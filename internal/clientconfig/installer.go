@@ -114,6 +114,7 @@ type loc struct {
 	mode   fs.FileMode
 	jd     *jsonDoc
 	td     *tomlDoc
+	exe    string // the command this installer writes: also recognised as wrapped
 }
 
 // entry is a server entry of either format.
@@ -139,7 +140,7 @@ func (in *Installer) open(client string, scope Scope) (*loc, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &loc{c: c, scope: scope, path: path, keys: c.serversPath(scope, in.opts.Env)}
+	l := &loc{c: c, scope: scope, path: path, keys: c.serversPath(scope, in.opts.Env), exe: in.opts.Executable}
 	l.orig, l.mode, l.exists, err = readConfig(path)
 	if err != nil {
 		return nil, err
@@ -176,7 +177,21 @@ func (l *loc) finish(out []byte) []byte {
 	return out
 }
 
+// entries returns the file's server entries. Besides IsWrapped, an entry
+// running this installer's own executable with "wrap" counts as wrapped
+// (a binary not named ctxkit).
 func (l *loc) entries() ([]entry, error) {
+	es, err := l.rawEntries()
+	for i := range es {
+		s := es[i].server
+		if !es[i].wrapped && s.Command != "" && s.Command == l.exe && len(s.Args) > 0 && s.Args[0] == "wrap" {
+			es[i].wrapped = true
+		}
+	}
+	return es, err
+}
+
+func (l *loc) rawEntries() ([]entry, error) {
 	var out []entry
 	if l.td != nil {
 		ts, err := l.td.servers(l.c.RootKey)
@@ -274,7 +289,7 @@ func (l *loc) newEntryText(s Server, exe string) ([]rawMember, string) {
 // check parses the new bytes and confirms every named entry is wrapped
 // (wrapped true) or not (false), so a bug never reaches the disk.
 func (l *loc) check(out []byte, want map[string]bool) error {
-	nl := &loc{c: l.c, scope: l.scope, path: l.path, keys: l.keys}
+	nl := &loc{c: l.c, scope: l.scope, path: l.path, keys: l.keys, exe: l.exe}
 	if err := nl.parse(out); err != nil {
 		return fmt.Errorf("internal error: the edited %s would not parse (%v); nothing written", l.path, err)
 	}
@@ -418,7 +433,7 @@ func (in *Installer) Uninstall(ctx context.Context, req Request) (*Result, error
 	}
 	// Edits are applied one at a time, each on a fresh parse: removing two
 	// neighbouring entries touches the same comma.
-	w := &loc{c: l.c, scope: l.scope, path: l.path, keys: l.keys}
+	w := &loc{c: l.c, scope: l.scope, path: l.path, keys: l.keys, exe: l.exe}
 	work := l.src
 	if err := w.parse(work); err != nil {
 		return nil, err
@@ -584,7 +599,7 @@ func (in *Installer) Add(ctx context.Context, req AddRequest) (*Result, error) {
 	}
 	if rec.Added {
 		// Record the entry's text as it sits in the new file.
-		nl := &loc{c: l.c, scope: l.scope, path: l.path, keys: l.keys}
+		nl := &loc{c: l.c, scope: l.scope, path: l.path, keys: l.keys, exe: l.exe}
 		if err := nl.parse(out); err == nil {
 			if nes, err := nl.entries(); err == nil {
 				if e, ok := find(nes, s.Name); ok {
