@@ -24,19 +24,13 @@ func Diff(name string, a, b []byte) string {
 	}
 	ops := lcsOps(x[pre:len(x)-suf], y[pre:len(y)-suf])
 	// Full op list: equal head, middle ops, equal tail.
-	type op struct {
-		kind byte // ' ', '-', '+'
-		line string
-	}
-	var all []op
+	var all []diffOp
 	for _, l := range x[:pre] {
-		all = append(all, op{' ', l})
+		all = append(all, diffOp{' ', l})
 	}
-	for _, o := range ops {
-		all = append(all, op{o.kind, o.line})
-	}
+	all = append(all, ops...)
 	for _, l := range x[len(x)-suf:] {
-		all = append(all, op{' ', l})
+		all = append(all, diffOp{' ', l})
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "--- %s\n+++ %s\n", name, name)
@@ -104,7 +98,7 @@ func splitLines(s string) []string {
 }
 
 type diffOp struct {
-	kind byte
+	kind byte // ' ', '-' or '+'
 	line string
 }
 

@@ -166,13 +166,12 @@ func onOwnLine(src []byte, off int) bool {
 // of the first member of the root object, or two spaces.
 func (d *jsonDoc) indentUnit() string {
 	obj := d.root.Value.(*hujson.Object)
-	for _, m := range obj.Members {
-		if onOwnLine(d.src, m.Name.StartOffset) {
-			if in := lineIndent(d.src, m.Name.StartOffset); in != "" {
+	if len(obj.Members) > 0 {
+		if off := obj.Members[0].Name.StartOffset; onOwnLine(d.src, off) {
+			if in := lineIndent(d.src, off); in != "" {
 				return in
 			}
 		}
-		break
 	}
 	return "  "
 }

@@ -85,15 +85,15 @@ func TestMissingAndEmptyFiles(t *testing.T) {
 func TestOddJSONLayouts(t *testing.T) {
 	ctx := t.Context()
 	cases := map[string]string{
-		"compact":           `{"mcpServers":{"a":{"command":"x","args":["1"]},"b":{"url":"https://h/mcp"}}}`,
-		"trailing commas":   "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",},\n  },\n}",
-		"comments":          "/* head */ {\n  // c1\n  \"mcpServers\": { /* c2 */ \"a\": /* c3 */ {\"command\": \"x\" /* c4 */} // c5\n  } // c6\n}\n// tail\n",
-		"unrelated keys":    "{\"z\": [1, {\"mcpServers\": 1}], \"mcpServers\": {\"a\": {\"command\": \"x\"}}, \"a\": {\"command\": \"not a server\"}}\n",
-		"crlf":              "{\r\n  \"mcpServers\": {\r\n    \"a\": {\r\n      \"command\": \"x\"\r\n    }\r\n  }\r\n}\r\n",
-		"tabs no newline":   "{\n\t\"mcpServers\": {\n\t\t\"a\": {\n\t\t\t\"command\": \"x\"\n\t\t}\n\t}\n}",
-		"already wrapped":   `{"mcpServers": {"a": {"command": "C:\\Tools\\CTXKIT.EXE", "args": ["wrap", "--name", "a", "--", "x"]}, "b": {"command": "ctxkit", "args": ["wrap", "u"]}}}`,
-		"empty servers":     `{"mcpServers": {}}`,
-		"unicode and html":  `{"mcpServers": {"é<>&": {"command": "ü", "args": ["<&>", "\u2028"]}}}`,
+		"compact":          `{"mcpServers":{"a":{"command":"x","args":["1"]},"b":{"url":"https://h/mcp"}}}`,
+		"trailing commas":  "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",},\n  },\n}",
+		"comments":         "/* head */ {\n  // c1\n  \"mcpServers\": { /* c2 */ \"a\": /* c3 */ {\"command\": \"x\" /* c4 */} // c5\n  } // c6\n}\n// tail\n",
+		"unrelated keys":   "{\"z\": [1, {\"mcpServers\": 1}], \"mcpServers\": {\"a\": {\"command\": \"x\"}}, \"a\": {\"command\": \"not a server\"}}\n",
+		"crlf":             "{\r\n  \"mcpServers\": {\r\n    \"a\": {\r\n      \"command\": \"x\"\r\n    }\r\n  }\r\n}\r\n",
+		"tabs no newline":  "{\n\t\"mcpServers\": {\n\t\t\"a\": {\n\t\t\t\"command\": \"x\"\n\t\t}\n\t}\n}",
+		"already wrapped":  `{"mcpServers": {"a": {"command": "C:\\Tools\\CTXKIT.EXE", "args": ["wrap", "--name", "a", "--", "x"]}, "b": {"command": "ctxkit", "args": ["wrap", "u"]}}}`,
+		"empty servers":    `{"mcpServers": {}}`,
+		"unicode and html": `{"mcpServers": {"é<>&": {"command": "ü", "args": ["<&>", "\u2028"]}}}`,
 	}
 	for name, text := range cases {
 		t.Run(name, func(t *testing.T) {
