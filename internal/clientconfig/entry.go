@@ -237,12 +237,14 @@ func (c *Client) readJSONEntry(name string, v *hujson.Value) jsonEntry {
 		}
 		e.server.URL = u.Value.(hujson.Literal).String()
 		e.server.Transport = c.d.urlTransport[k]
-		if t := ms["type"]; t != nil && t.Value.Kind() == '"' {
-			switch strings.ToLower(t.Value.(hujson.Literal).String()) {
-			case "http", "streamable-http", "streamablehttp", "streamable_http":
-				e.server.Transport = "http"
-			case "sse":
-				e.server.Transport = "sse"
+		for _, tk := range []string{"type", "transportType"} { // transportType: older Cline
+			if t := ms[tk]; t != nil && t.Value.Kind() == '"' {
+				switch strings.ToLower(t.Value.(hujson.Literal).String()) {
+				case "http", "streamable-http", "streamablehttp", "streamable_http":
+					e.server.Transport = "http"
+				case "sse":
+					e.server.Transport = "sse"
+				}
 			}
 		}
 		if h := ms["headers"]; h != nil {
@@ -329,6 +331,10 @@ func (c *Client) wrapJSON(d *jsonDoc, e jsonEntry, exe string) string {
 	}
 	envDone := false
 	placed := false
+	if c.d.sourceCustom && !hasMember(members, "source") {
+		// Zed tells a command server by "source": "custom".
+		out = append(out, rawMember{name: "source", raw: jsonQuote("custom")})
+	}
 	for _, m := range members {
 		switch {
 		case isURLKey[m.name] && !placed:
@@ -348,6 +354,8 @@ func (c *Client) wrapJSON(d *jsonDoc, e jsonEntry, exe string) string {
 			if c.d.stdioType != "" {
 				out = append(out, rawMember{name: "type", raw: jsonQuote(c.d.stdioType)})
 			}
+		case m.name == "transportType":
+			out = append(out, rawMember{name: m.name, raw: jsonQuote("stdio")})
 		case m.name == c.d.envKey && !envDone && len(plan.env) > 0:
 			var kept []rawMember
 			for _, em := range objectMembers(m.val) {

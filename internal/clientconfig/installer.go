@@ -115,6 +115,15 @@ type loc struct {
 	jd     *jsonDoc
 	td     *tomlDoc
 	exe    string // the command this installer writes: also recognised as wrapped
+	crlf   bool   // the file ends its lines with CR LF: generated text does too
+}
+
+// eol gives generated text the file's line endings.
+func (l *loc) eol(text string) string {
+	if !l.crlf {
+		return text
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\n", "\r\n")
 }
 
 // entry is a server entry of either format.
@@ -153,6 +162,7 @@ func (in *Installer) open(client string, scope Scope) (*loc, error) {
 
 func (l *loc) parse(b []byte) error {
 	l.blank = len(bytes.TrimSpace(b)) == 0
+	l.crlf = bytes.Contains(b, []byte("\r\n"))
 	if l.c.Format == FormatTOML {
 		d, err := parseTOML(l.path, b)
 		if err != nil {
@@ -250,6 +260,12 @@ func (l *loc) wrapText(e entry, exe string) string {
 // insertEdit adds an entry: members rendered in the file's layout (JSON)
 // or a block appended (TOML); raw, when set, is inserted as is.
 func (l *loc) insertEdit(name string, members []rawMember, raw string) edit {
+	e := l.insertEditLF(name, members, raw)
+	e.text = l.eol(e.text)
+	return e
+}
+
+func (l *loc) insertEditLF(name string, members []rawMember, raw string) edit {
 	if l.td != nil {
 		return appendEdit(l.src, raw)
 	}
@@ -286,9 +302,10 @@ func (l *loc) newEntryText(s Server, exe string) ([]rawMember, string) {
 	return l.c.newJSONEntry(s, exe), ""
 }
 
-// check parses the new bytes and confirms every named entry is wrapped
-// (wrapped true) or not (false), so a bug never reaches the disk.
-func (l *loc) check(out []byte, want map[string]bool) error {
+// check parses the new bytes and confirms every named entry is wrapped and,
+// when its text is given, spans exactly that text (what the manifest
+// records), so a bug never reaches the disk.
+func (l *loc) check(out []byte, want map[string]string) error {
 	nl := &loc{c: l.c, scope: l.scope, path: l.path, keys: l.keys, exe: l.exe}
 	if err := nl.parse(out); err != nil {
 		return fmt.Errorf("internal error: the edited %s would not parse (%v); nothing written", l.path, err)
@@ -297,10 +314,13 @@ func (l *loc) check(out []byte, want map[string]bool) error {
 	if err != nil {
 		return fmt.Errorf("internal error: %v; nothing written", err)
 	}
-	for name, wrapped := range want {
+	for name, text := range want {
 		e, ok := find(es, name)
-		if wrapped && (!ok || !e.wrapped) {
+		if !ok || !e.wrapped {
 			return fmt.Errorf("internal error: %s in the edited %s is not wrapped; nothing written", name, l.path)
+		}
+		if text != "" && nl.text(e) != text {
+			return fmt.Errorf("internal error: %s in the edited %s is not where it was written, so uninstall could not restore it exactly; nothing written", name, l.path)
 		}
 	}
 	return nil
@@ -364,7 +384,7 @@ func (in *Installer) Install(ctx context.Context, req Request) (*Result, error) 
 	}
 	var edits []edit
 	var recs []Record
-	want := map[string]bool{}
+	want := map[string]string{}
 	for _, e := range es {
 		if !selected(req.Servers, e.name) {
 			continue
@@ -375,9 +395,9 @@ func (in *Installer) Install(ctx context.Context, req Request) (*Result, error) 
 		case e.unsupported != "":
 			res.Changes = append(res.Changes, Change{e.name, "skipped", e.unsupported})
 		default:
-			w := l.wrapText(e, in.opts.Executable)
+			w := l.eol(l.wrapText(e, in.opts.Executable))
 			edits = append(edits, edit{e.start, e.end, w})
-			want[e.name] = true
+			want[e.name] = w
 			recs = append(recs, Record{Client: l.c.Name, Scope: l.scope, Path: l.path, Keys: l.keys, Server: e.name,
 				Original: l.text(e), Wrapped: w, Time: in.opts.Now().UTC()})
 			res.Changes = append(res.Changes, Change{e.name, "wrapped", ""})
@@ -585,6 +605,7 @@ func (in *Installer) Add(ctx context.Context, req AddRequest) (*Result, error) {
 			indent, unit, _ := l.jd.layout(old.j.val)
 			text = renderObject(members, true, indent, unit)
 		}
+		text = l.eol(text)
 		ed = edit{old.start, old.end, text}
 		rec.Original, rec.Wrapped = l.text(old), text
 		res.Changes = append(res.Changes, Change{s.Name, "replaced", ""})
@@ -594,7 +615,7 @@ func (in *Installer) Add(ctx context.Context, req AddRequest) (*Result, error) {
 		res.Changes = append(res.Changes, Change{s.Name, "added", ""})
 	}
 	out := l.finish(apply(l.src, []edit{ed}))
-	if err := l.check(out, map[string]bool{s.Name: true}); err != nil {
+	if err := l.check(out, map[string]string{s.Name: rec.Wrapped}); err != nil {
 		return nil, err
 	}
 	if rec.Added {

@@ -89,7 +89,7 @@ func TestOddJSONLayouts(t *testing.T) {
 		"trailing commas":  "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",},\n  },\n}",
 		"comments":         "/* head */ {\n  // c1\n  \"mcpServers\": { /* c2 */ \"a\": /* c3 */ {\"command\": \"x\" /* c4 */} // c5\n  } // c6\n}\n// tail\n",
 		"unrelated keys":   "{\"z\": [1, {\"mcpServers\": 1}], \"mcpServers\": {\"a\": {\"command\": \"x\"}}, \"a\": {\"command\": \"not a server\"}}\n",
-		"crlf":             "{\r\n  \"mcpServers\": {\r\n    \"a\": {\r\n      \"command\": \"x\"\r\n    }\r\n  }\r\n}\r\n",
+		"crlf":             "{\r\n  \"mcpServers\": {\r\n    \"a\": {\r\n      \"command\": \"x\"\r\n    },\r\n    \"b\": {\"url\": \"https://h\"}\r\n  }\r\n}\r\n",
 		"tabs no newline":  "{\n\t\"mcpServers\": {\n\t\t\"a\": {\n\t\t\t\"command\": \"x\"\n\t\t}\n\t}\n}",
 		"already wrapped":  `{"mcpServers": {"a": {"command": "C:\\Tools\\CTXKIT.EXE", "args": ["wrap", "--name", "a", "--", "x"]}, "b": {"command": "ctxkit", "args": ["wrap", "u"]}}}`,
 		"empty servers":    `{"mcpServers": {}}`,
@@ -107,6 +107,9 @@ func TestOddJSONLayouts(t *testing.T) {
 				if string(after) != text {
 					t.Errorf("changed:\n%s", after)
 				}
+			}
+			if name == "crlf" && bytes.Count(after, []byte("\n")) != bytes.Count(after, []byte("\r\n")) {
+				t.Errorf("mixed line endings:\n%q", after)
 			}
 			if name == "comments" || name == "unrelated keys" {
 				for _, keep := range []string{"/* head */", "// c1", "/* c2 */", "/* c3 */", "// c6", "// tail", `"z": [1, {"mcpServers": 1}]`} {
@@ -305,6 +308,29 @@ func TestCodexOddTables(t *testing.T) {
 	after := string(read(t, p))
 	if !strings.HasSuffix(after, "args = [\"wrap\", \"--name\", \"ok\", \"--\", \"z\"]") {
 		t.Errorf("trailing newline state or args: %q", after)
+	}
+	if _, err := f.in.Uninstall(ctx, Request{Client: "codex"}); err != nil {
+		t.Fatal(err)
+	}
+	if string(read(t, p)) != text {
+		t.Errorf("round trip: %q", read(t, p))
+	}
+}
+
+func TestCodexCRLF(t *testing.T) {
+	ctx := t.Context()
+	text := "# c\r\n[mcp_servers.a]\r\nurl = \"https://h/mcp\"\r\nbearer_token_env_var = \"T\"\r\n\r\n[mcp_servers.a.http_headers]\r\nX = \"1\"\r\n\r\n[mcp_servers.b]\r\ncommand = \"x\"\r\n"
+	f := newFixture(t)
+	p := f.put("codex", ScopeUser, []byte(text))
+	if _, err := f.in.Install(ctx, Request{Client: "codex"}); err != nil {
+		t.Fatal(err)
+	}
+	after := read(t, p)
+	if bytes.Count(after, []byte("\n")) != bytes.Count(after, []byte("\r\n")) || !bytes.Contains(after, []byte(`"-H", "Authorization:Bearer ${T}", "-H", "X:1"]`+"\r\nenv_vars = [\"T\"]\r\n")) {
+		t.Errorf("after install:\n%q", after)
+	}
+	if bytes.Contains(after, []byte("http_headers")) {
+		t.Errorf("http_headers kept:\n%s", after)
 	}
 	if _, err := f.in.Uninstall(ctx, Request{Client: "codex"}); err != nil {
 		t.Fatal(err)

@@ -326,7 +326,22 @@ func wrapTOML(d *tomlDoc, e tomlEntry, exe string) string {
 			edits = append(edits, edit{rel(x.start), rel(x.end), ""})
 		}
 	}
-	return string(apply(block, edits))
+	return trimTail(string(apply(block, edits)))
+}
+
+// trimTail drops blank and comment lines left at the end of a block by
+// removed sub-tables: the block must end with its last expression's line,
+// where the next parse will end it, or uninstall could not find it exactly.
+func trimTail(block string) string {
+	for {
+		body := strings.TrimSuffix(block, "\n")
+		i := strings.LastIndexByte(body, '\n')
+		last := strings.TrimSpace(body[i+1:])
+		if i < 0 || (last != "" && !strings.HasPrefix(last, "#")) {
+			return block
+		}
+		block = body[:i+1]
+	}
 }
 
 func uniq(ss []string) []string {
