@@ -71,6 +71,7 @@ func newRoot(streams IO) *cobra.Command {
 	root.AddCommand(newOffloadCmd(g, streams))
 	root.AddGroup(&cobra.Group{ID: "clients", Title: "AI clients (run their MCP servers through ctxkit wrap):"})
 	root.AddCommand(newClientCmds(streams)...)
+	root.AddCommand(newWrapCmd(g, streams))
 	return root
 }
 

@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/ctxkit/ctxkit/internal/mcpwrap"
+	"github.com/ctxkit/ctxkit/offload"
+	"github.com/ctxkit/ctxkit/offload/mcpadapter"
+)
+
+// WrapTokenEnvVar holds the bearer token `ctxkit wrap --http` requires, as
+// an alternative to --auth-token (which other users can see in ps).
+const WrapTokenEnvVar = "CTXKIT_WRAP_TOKEN"
+
+// WrapOptions are the inputs of `ctxkit wrap`.
+type WrapOptions struct {
+	Upstream      mcpwrap.Upstream
+	Threshold     int
+	TTL           time.Duration
+	HTTPAddr      string
+	AuthToken     string
+	AuthTokenFile string
+	LogFile       string
+}
+
+func newWrapCmd(g *globals, streams IO) *cobra.Command {
+	opts := &WrapOptions{}
+	cmd := &cobra.Command{
+		Use:   "wrap [flags] (URL | -- COMMAND [ARGS...])",
+		Short: "Serve an MCP server through ctxkit, offloading its large results",
+		Long: `Start an MCP server for your client (stdio, or streamable HTTP with --http) that proxies one
+upstream MCP server: a remote URL (streamable HTTP, falling back to SSE) or a command (stdio).
+Tool results over --threshold chars are stored and replaced by a notice; the result_* tools
+explore them. Header values may reference environment variables as ${VAR}.`,
+		Example: `  ctxkit wrap -- npx -y @modelcontextprotocol/server-filesystem ~/notes
+  ctxkit wrap -H 'Authorization: Bearer ${GITHUB_TOKEN}' https://api.githubcopilot.com/mcp/`,
+		GroupID: "offload",
+		RunE: func(c *cobra.Command, args []string) error {
+			if dash := c.ArgsLenAtDash(); dash >= 0 {
+				if dash > 0 {
+					return fmt.Errorf("unexpected %q before --: give either a URL or a command after --", args[0])
+				}
+				opts.Upstream.Command = args
+			} else if len(args) == 1 {
+				opts.Upstream.URL = args[0]
+			} else {
+				return errors.New("give the server to wrap: a URL, or a command after --")
+			}
+			return runWrap(c.Context(), g, opts, streams)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Upstream.Name, "name", "", "the server's name in notices, logs and `offload ls` (default: from the URL or command)")
+	f.StringArrayVarP(&opts.Upstream.Headers, "header", "H", nil, "an HTTP header for a URL upstream, 'Name: value'; ${VAR} is expanded from the environment")
+	f.StringVar(&opts.Upstream.Transport, "transport", mcpwrap.TransportAuto, "how to reach a URL: auto (streamable HTTP, then SSE), http or sse")
+	f.IntVar(&opts.Threshold, "threshold", mcpadapter.DefaultThreshold, "results with more chars of text than this are stored")
+	f.DurationVar(&opts.TTL, "ttl", offload.DefaultTTL, "how long stored results are kept")
+	f.StringVar(&opts.HTTPAddr, "http", "", "serve streamable HTTP on this address instead of stdio (each session sees only its own results)")
+	f.StringVar(&opts.AuthToken, "auth-token", "", "bearer token clients must send with --http (or $"+WrapTokenEnvVar+")")
+	f.StringVar(&opts.AuthTokenFile, "auth-token-file", "", "file holding the bearer token for --http")
+	f.StringVar(&opts.LogFile, "log-file", "", "append the log here instead of standard error")
+	return cmd
+}
+
+func runWrap(ctx context.Context, g *globals, opts *WrapOptions, streams IO) error {
+	logOut := streams.Err
+	if opts.LogFile != "" {
+		f, err := os.OpenFile(opts.LogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return fmt.Errorf("open log file: %w", err)
+		}
+		defer f.Close()
+		logOut = f
+	}
+	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if opts.Upstream.Stderr == nil {
+		opts.Upstream.Stderr = logOut
+	}
+	token, err := wrapToken(opts)
+	if err != nil {
+		return err
+	}
+	if opts.HTTPAddr != "" && token == "" && !isLoopback(opts.HTTPAddr) {
+		return fmt.Errorf("--http %s is not a loopback address: set --auth-token, --auth-token-file or $%s", opts.HTTPAddr, WrapTokenEnvVar)
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	engine := offload.New(s, offload.WithTTL(opts.TTL), offload.WithLogger(logger))
+	name := opts.Upstream.Name
+	if name == "" {
+		name = mcpwrap.DefaultName(opts.Upstream)
+		opts.Upstream.Name = name
+	}
+	adapter := mcpadapter.New(engine, mcpadapter.Options{
+		Threshold:  opts.Threshold,
+		Server:     name,
+		PerSession: opts.HTTPAddr != "",
+		Logger:     logger,
+	})
+	proxy, err := mcpwrap.New(mcpwrap.Options{Upstream: opts.Upstream, Adapter: adapter, Version: version(), Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer proxy.Close()
+	if err := proxy.Start(ctx); err != nil {
+		// The client's log shows it; the next call says it again as a tool error.
+		fmt.Fprintf(logOut, "ctxkit wrap: %v\n", err)
+	}
+	if opts.HTTPAddr == "" {
+		err := proxy.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(streams.In), Writer: nopWriteCloser{streams.Out}})
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	return serveHTTP(ctx, opts.HTTPAddr, proxy.HTTPHandler(), token, logger)
+}
+
+func serveHTTP(ctx context.Context, addr string, h http.Handler, token string, logger *slog.Logger) error {
+	if token != "" {
+		h = auth.RequireBearerToken(func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
+			if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+				return nil, auth.ErrInvalidToken
+			}
+			return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
+		}, nil)(h)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	logger.Info("serving MCP over streamable HTTP", "addr", ln.Addr().String())
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func wrapToken(opts *WrapOptions) (string, error) {
+	switch {
+	case opts.AuthToken != "":
+		return opts.AuthToken, nil
+	case opts.AuthTokenFile != "":
+		b, err := os.ReadFile(opts.AuthTokenFile)
+		if err != nil {
+			return "", fmt.Errorf("read token file: %w", err)
+		}
+		t := strings.TrimSpace(string(b))
+		if t == "" {
+			return "", fmt.Errorf("token file %s is empty", opts.AuthTokenFile)
+		}
+		return t, nil
+	}
+	return os.Getenv(WrapTokenEnvVar), nil
+}
+
+// isLoopback reports whether addr only listens on this machine.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,292 @@
+package mcpwrap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// middleware handles what the per-feature handlers cannot: calls to tools
+// the wrapper does not know (the upstream may be down, or may have gained
+// the tool since the last listing), and logging levels, which it forwards.
+func (p *Proxy) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch r := req.(type) {
+		case *mcp.CallToolRequest:
+			p.noteCaller(r.Session)
+			if name := r.Params.Name; !p.adapter.IsExplorationTool(name) && !p.hasTool(name) {
+				if _, err := p.link.session(ctx); err != nil {
+					return toolError(fmt.Sprintf("%v. The tool %q cannot be called until the server is available; it is retried on the next call.", err, name)), nil
+				}
+			}
+		}
+		if params, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && method == "logging/setLevel" {
+			if cs, _ := p.link.status(); cs != nil && hasLogging(cs) {
+				if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: params.Level}); err != nil {
+					p.log.Warn("forward logging level", "err", err)
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func hasLogging(cs *mcp.ClientSession) bool {
+	ir := cs.InitializeResult()
+	return ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil
+}
+
+func (p *Proxy) hasTool(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tools[name]
+}
+
+func (p *Proxy) noteCaller(ss *mcp.ServerSession) {
+	p.mu.Lock()
+	p.lastCaller = ss
+	p.mu.Unlock()
+}
+
+func toolError(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// callTool forwards a tool call upstream and offloads a large result. Input
+// requests (sampling, elicitation, roots in the multi-round-trip form) pass
+// through both ways, so each side's SDK speaks its own protocol era. Only
+// the progress token crosses from the client's _meta (rewritten, since
+// tokens of different clients may collide), and only the result's content,
+// structured content, error flag and non-protocol _meta come back.
+func (p *Proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	cs, err := p.link.session(ctx)
+	if err != nil {
+		return toolError(err.Error()), nil
+	}
+	params := &mcp.CallToolParams{
+		Name:           req.Params.Name,
+		Arguments:      req.Params.Arguments,
+		InputResponses: req.Params.InputResponses,
+		RequestState:   req.Params.RequestState,
+	}
+	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+		up := fmt.Sprintf("ctxkit-%d", p.nextToken.Add(1))
+		p.progress.Store(up, progressRoute{session: req.Session, token: tok})
+		defer p.progress.Delete(up)
+		params.SetProgressToken(up)
+	}
+	res, err := cs.CallTool(ctx, params)
+	if err != nil {
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) || ctx.Err() != nil {
+			return nil, err
+		}
+		return toolError(fmt.Sprintf("%s: %v", p.opts.Upstream.describe(), err)), nil
+	}
+	if res.NeedsInput() {
+		// The upstream asks the client for input (SEP-2322): pass the
+		// requests down; the client retries with its answers, which go up.
+		return &mcp.CallToolResult{InputRequests: res.InputRequests, RequestState: res.RequestState}, nil
+	}
+	out := &mcp.CallToolResult{
+		Meta:              ownMeta(res.Meta),
+		Content:           res.Content,
+		StructuredContent: res.StructuredContent,
+		IsError:           res.IsError,
+	}
+	if out.Content == nil {
+		out.Content = []mcp.Content{}
+	}
+	return p.adapter.Offload(ctx, req, out), nil
+}
+
+// ownMeta drops the protocol's reserved _meta keys (the upstream's server
+// info, protocol version and the like), which are not the upstream's to
+// send the client through a proxy.
+func ownMeta(m mcp.Meta) mcp.Meta {
+	var out mcp.Meta
+	for k, v := range m {
+		if strings.Contains(k, "modelcontextprotocol") {
+			continue
+		}
+		if out == nil {
+			out = mcp.Meta{}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func (p *Proxy) forwardProgress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+	key, ok := req.Params.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	v, ok := p.progress.Load(key)
+	if !ok {
+		return
+	}
+	route := v.(progressRoute)
+	params := *req.Params
+	params.Meta = nil
+	params.ProgressToken = route.token
+	if err := route.session.NotifyProgress(ctx, &params); err != nil {
+		p.log.Debug("forward progress", "err", err)
+	}
+}
+
+func (p *Proxy) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	cs, err := p.link.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: req.Params.Name, Arguments: req.Params.Arguments})
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.GetPromptResult{Description: res.Description, Messages: res.Messages, Meta: ownMeta(res.Meta)}, nil
+}
+
+func (p *Proxy) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	cs, err := p.link.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: req.Params.URI})
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: res.Contents, Meta: ownMeta(res.Meta)}, nil
+}
+
+func (p *Proxy) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	cs, err := p.link.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	params := *req.Params
+	params.Meta = nil
+	return cs.Complete(ctx, &params)
+}
+
+func (p *Proxy) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	cs, err := p.link.session(ctx)
+	if err != nil {
+		return err
+	}
+	return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: req.Params.URI})
+}
+
+func (p *Proxy) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	cs, err := p.link.session(ctx)
+	if err != nil {
+		return err
+	}
+	return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: req.Params.URI})
+}
+
+func (p *Proxy) resourceUpdated(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+	if p.server == nil {
+		return
+	}
+	if err := p.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: req.Params.URI}); err != nil {
+		p.log.Debug("forward resource update", "err", err)
+	}
+}
+
+func (p *Proxy) logMessage(ctx context.Context, req *mcp.LoggingMessageRequest) {
+	if p.server == nil {
+		return
+	}
+	params := *req.Params
+	params.Meta = nil
+	for ss := range p.server.Sessions() {
+		_ = ss.Log(ctx, &params)
+	}
+}
+
+// caller returns the downstream session that should answer an upstream
+// request: with stdio there is only one; over HTTP, the one that made the
+// latest call (the upstream asks while serving a call, and the SDK does not
+// say which).
+func (p *Proxy) caller() (*mcp.ServerSession, error) {
+	if p.server == nil {
+		return nil, errors.New("no client is connected")
+	}
+	var only *mcp.ServerSession
+	n := 0
+	for ss := range p.server.Sessions() {
+		only = ss
+		n++
+	}
+	p.mu.Lock()
+	last := p.lastCaller
+	p.mu.Unlock()
+	switch {
+	case n == 1:
+		return only, nil
+	case last != nil:
+		return last, nil
+	}
+	return nil, errors.New("no client is connected")
+}
+
+func clientCaps(ss *mcp.ServerSession) *mcp.ClientCapabilities {
+	if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil {
+		return ip.Capabilities
+	}
+	return &mcp.ClientCapabilities{}
+}
+
+func (p *Proxy) createMessage(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	ss, err := p.caller()
+	if err != nil {
+		return nil, err
+	}
+	if clientCaps(ss).Sampling == nil {
+		return nil, errors.New("the client does not support sampling")
+	}
+	params := *req.Params
+	params.Meta = nil
+	return ss.CreateMessage(ctx, &params)
+}
+
+func (p *Proxy) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	ss, err := p.caller()
+	if err != nil {
+		return nil, err
+	}
+	if clientCaps(ss).Elicitation == nil {
+		return nil, errors.New("the client does not support elicitation")
+	}
+	params := *req.Params
+	params.Meta = nil
+	return ss.Elicit(ctx, &params)
+}
+
+// syncRoots gives the upstream the client's roots, when the client has them.
+func (p *Proxy) syncRoots(ctx context.Context, ss *mcp.ServerSession) {
+	if ss == nil || clientCaps(ss).RootsV2 == nil {
+		return
+	}
+	go func() {
+		res, err := ss.ListRoots(context.WithoutCancel(ctx), nil)
+		if err != nil {
+			p.log.Debug("list the client's roots", "err", err)
+			return
+		}
+		var uris []string
+		for _, r := range res.Roots {
+			uris = append(uris, r.URI)
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.link.client.RemoveRoots(p.rootURIs...)
+		p.link.client.AddRoots(res.Roots...)
+		p.rootURIs = uris
+	}()
+}

@@ -1,0 +1,211 @@
+// Package mcpwrap is the MCP proxy behind `ctxkit wrap`: it serves, to one
+// client (stdio) or many (streamable HTTP), everything one upstream MCP
+// server offers — instructions, tools, resources and templates,
+// subscriptions, prompts, completions, logging, progress, cancellation, and
+// the upstream's own requests for sampling, elicitation and roots — and
+// offloads the upstream's large tool results through offload/mcpadapter.
+//
+// It builds on the official Go SDK on both sides. The upstream's features
+// are re-registered on a downstream mcp.Server (the SDK's only way to emit
+// list_changed), re-synchronised when the upstream says its lists changed,
+// and each one is checked first: upstream data is untrusted, and a tool the
+// SDK would refuse is skipped and logged rather than allowed to crash the
+// wrapper. The upstream connection is made at start, remade on the next
+// call after the upstream stops, and backed off while it keeps failing; a
+// call that cannot reach it gets a tool error naming the server and cause.
+package mcpwrap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctxkit/ctxkit/offload/mcpadapter"
+)
+
+// Options configure a Proxy.
+type Options struct {
+	// Upstream is the server to wrap.
+	Upstream Upstream
+	// Adapter stores large results and serves the exploration tools.
+	Adapter *mcpadapter.Adapter
+	// Version is reported to both sides.
+	Version string
+	// Logger receives what the client's log should show; nil discards.
+	Logger *slog.Logger
+	// LookupEnv expands ${VAR} in headers; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+}
+
+// Proxy serves one upstream MCP server, with offloading, to MCP clients.
+type Proxy struct {
+	opts    Options
+	log     *slog.Logger
+	link    *link
+	server  *mcp.Server
+	adapter *mcpadapter.Adapter
+
+	nextToken atomic.Int64
+	progress  sync.Map // upstream progress token → progressRoute
+
+	mu         sync.Mutex
+	tools      map[string]bool // upstream tool names registered downstream
+	prompts    map[string]bool
+	resources  map[string]bool
+	templates  map[string]bool
+	lastCaller *mcp.ServerSession // the downstream session of the latest call
+	resyncing  map[string]*resync
+	rootURIs   []string // the client's roots given to the upstream
+}
+
+// progressRoute says where an upstream progress notification goes.
+type progressRoute struct {
+	session *mcp.ServerSession
+	token   any
+}
+
+// resync coalesces re-listings of one kind of feature.
+type resync struct{ again bool }
+
+// New returns a Proxy; Start connects it and Server serves it.
+func New(opts Options) (*Proxy, error) {
+	if err := opts.Upstream.validate(); err != nil {
+		return nil, err
+	}
+	if opts.Adapter == nil {
+		return nil, errors.New("mcpwrap: no adapter")
+	}
+	if opts.Upstream.Name == "" {
+		opts.Upstream.Name = DefaultName(opts.Upstream)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	lookup := opts.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	header, err := ParseHeaders(opts.Upstream.Headers, lookup)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.Upstream.describe(), err)
+	}
+	p := &Proxy{
+		opts:      opts,
+		log:       opts.Logger.With("server", opts.Upstream.Name),
+		adapter:   opts.Adapter,
+		tools:     map[string]bool{},
+		prompts:   map[string]bool{},
+		resources: map[string]bool{},
+		templates: map[string]bool{},
+		resyncing: map[string]*resync{},
+	}
+	p.link = &link{up: &p.opts.Upstream, header: header, now: time.Now, onConnect: p.mirror}
+	p.link.client = mcp.NewClient(&mcp.Implementation{Name: "ctxkit-wrap", Version: opts.Version}, &mcp.ClientOptions{
+		Logger:                      p.log,
+		CreateMessageHandler:        p.createMessage,
+		ElicitationHandler:          p.elicit,
+		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { p.resyncLater("tools") },
+		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { p.resyncLater("prompts") },
+		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { p.resyncLater("resources") },
+		ResourceUpdatedHandler:      p.resourceUpdated,
+		LoggingMessageHandler:       p.logMessage,
+		ProgressNotificationHandler: p.forwardProgress,
+		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
+	})
+	return p, nil
+}
+
+// DefaultName names an upstream when no name is given: the URL's host or
+// the command's base name, skipping launchers such as npx.
+func DefaultName(u Upstream) string {
+	if u.URL != "" {
+		host := strings.TrimPrefix(strings.TrimPrefix(u.URL, "https://"), "http://")
+		host, _, _ = strings.Cut(host, "/")
+		return host
+	}
+	for _, arg := range u.Command {
+		base := arg[strings.LastIndexAny(arg, `/\`)+1:]
+		switch strings.TrimSuffix(strings.ToLower(base), ".cmd") {
+		case "npx", "uvx", "node", "python", "python3", "uv", "deno", "bun", "bunx", "docker", "cmd", "/c", "-y", "--yes", "run", "-i", "--rm":
+			continue
+		}
+		if strings.HasPrefix(base, "-") {
+			continue
+		}
+		return base
+	}
+	return "upstream"
+}
+
+// Start connects to the upstream and builds the downstream server with its
+// instructions and features. A failure to connect is returned (for the
+// client's log) but the Proxy is still usable: it serves the exploration
+// tools and retries the upstream on the next call.
+func (p *Proxy) Start(ctx context.Context) error {
+	p.link.life = context.WithoutCancel(ctx)
+	// The first connection happens before the server exists, so that the
+	// upstream's instructions can be part of the server's.
+	p.link.onConnect = nil
+	cs, err := p.link.session(ctx)
+	p.link.onConnect = p.mirror
+
+	instructions := p.adapter.Instructions()
+	if cs != nil {
+		if ir := cs.InitializeResult(); ir != nil && strings.TrimSpace(ir.Instructions) != "" {
+			instructions = strings.TrimSpace(ir.Instructions) + "\n\n" + instructions
+		}
+	}
+	p.server = mcp.NewServer(&mcp.Implementation{Name: "ctxkit-wrap/" + p.opts.Upstream.Name, Version: p.opts.Version}, &mcp.ServerOptions{
+		Instructions:            instructions,
+		Logger:                  p.log,
+		CompletionHandler:       p.complete,
+		SubscribeHandler:        p.subscribe,
+		UnsubscribeHandler:      p.unsubscribe,
+		InitializedHandler:      func(ctx context.Context, req *mcp.InitializedRequest) { p.syncRoots(ctx, req.Session) },
+		RootsListChangedHandler: func(ctx context.Context, req *mcp.RootsListChangedRequest) { p.syncRoots(ctx, req.Session) },
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Completions: &mcp.CompletionCapabilities{},
+			Logging:     &mcp.LoggingCapabilities{},
+		},
+	})
+	p.adapter.AddTo(p.server)
+	p.server.AddReceivingMiddleware(p.middleware)
+	if cs != nil {
+		p.mirror(cs)
+	}
+	if err != nil {
+		p.log.Error("upstream not available; retrying on the next call", "err", err)
+	}
+	return err
+}
+
+// Server returns the downstream server (after Start).
+func (p *Proxy) Server() *mcp.Server { return p.server }
+
+// Run serves one client over t (for example stdio) until it disconnects.
+func (p *Proxy) Run(ctx context.Context, t mcp.Transport) error {
+	return p.server.Run(ctx, t)
+}
+
+// HTTPHandler serves clients over streamable HTTP; each session's stored
+// results are its own when the adapter is per session.
+func (p *Proxy) HTTPHandler() http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.server }, &mcp.StreamableHTTPOptions{
+		Logger: p.log,
+	})
+}
+
+// Close ends the upstream connection (a stdio server is stopped).
+func (p *Proxy) Close() { p.link.close() }
