@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -182,16 +183,40 @@ func runLs(ctx context.Context, s store.Store, opts *LsOptions, streams IO) erro
 	if err != nil {
 		return err
 	}
+	// Results stored by a wrapped server say which server, and how the
+	// notice the model saw compares with what was stored.
+	e := offload.New(s)
+	rows := make([]lsRow, len(list))
+	for i, ws := range list {
+		rows[i] = lsRow{Workspace: ws}
+		if server, ok := ws.Meta["server"].(string); ok {
+			rows[i].Server = server
+			if n, err := e.Notice(offload.WithSession(ctx, ws.Session), ws.ID); err == nil {
+				rows[i].NoticeChars = utf8.RuneCountInString(n.String())
+			}
+		}
+	}
 	if opts.JSON {
-		return writeJSON(streams.Out, list)
+		return writeJSON(streams.Out, rows)
 	}
 	now := time.Now()
-	for _, ws := range list {
-		if _, err := fmt.Fprintln(streams.Out, offload.DescribeLine(ws, now)); err != nil {
+	for _, r := range rows {
+		line := offload.DescribeLine(r.Workspace, now)
+		if r.Server != "" {
+			line += fmt.Sprintf(" · server %s · %d chars stored, %d in the notice", r.Server, r.Chars, r.NoticeChars)
+		}
+		if _, err := fmt.Fprintln(streams.Out, line); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// lsRow is one line of `ctxkit offload ls`.
+type lsRow struct {
+	*store.Workspace
+	Server      string `json:"server,omitempty"`
+	NoticeChars int    `json:"notice_chars,omitempty"`
 }
 
 func newShowCmd(open engineFunc, streams IO) *cobra.Command {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -19,6 +20,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/ctxkit/ctxkit/internal/home"
+	"github.com/ctxkit/ctxkit/internal/mcpauth"
 	"github.com/ctxkit/ctxkit/internal/mcpwrap"
 	"github.com/ctxkit/ctxkit/offload"
 	"github.com/ctxkit/ctxkit/offload/mcpadapter"
@@ -79,6 +82,9 @@ explore them. Header values may reference environment variables as ${VAR}.`,
 }
 
 func runWrap(ctx context.Context, g *globals, opts *WrapOptions, streams IO) error {
+	if err := opts.Upstream.Validate(); err != nil {
+		return err
+	}
 	logOut := streams.Err
 	if opts.LogFile != "" {
 		f, err := os.OpenFile(opts.LogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
@@ -119,6 +125,13 @@ func runWrap(ctx context.Context, g *globals, opts *WrapOptions, streams IO) err
 		PerSession: opts.HTTPAddr != "",
 		Logger:     logger,
 	})
+	if opts.Upstream.URL != "" && !hasHeader(opts.Upstream.Headers, "Authorization") {
+		oauth, err := oauthFor(opts.Upstream.URL, streams.Err, logger)
+		if err != nil {
+			return err
+		}
+		opts.Upstream.OAuth = oauth
+	}
 	proxy, err := mcpwrap.New(mcpwrap.Options{Upstream: opts.Upstream, Adapter: adapter, Version: version(), Logger: logger})
 	if err != nil {
 		return err
@@ -163,6 +176,31 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, token string, l
 		return err
 	}
 	return nil
+}
+
+// oauthFor prepares the OAuth flow for a URL upstream; it runs only if the
+// server answers 401. The authorization URL goes to stderr, the client's log.
+func oauthFor(url string, stderr io.Writer, logger *slog.Logger) (*mcpauth.Handler, error) {
+	dir, err := home.Dir()
+	if err != nil {
+		return nil, err
+	}
+	return mcpauth.NewHandler(mcpauth.Config{
+		ServerURL: url,
+		TokenDir:  filepath.Join(dir, "oauth"),
+		Stderr:    stderr,
+		Logger:    logger,
+	})
+}
+
+// hasHeader reports whether lines ("Name: value") set the header name.
+func hasHeader(lines []string, name string) bool {
+	for _, l := range lines {
+		if n, _, ok := strings.Cut(l, ":"); ok && strings.EqualFold(strings.TrimSpace(n), name) {
+			return true
+		}
+	}
+	return false
 }
 
 func wrapToken(opts *WrapOptions) (string, error) {

@@ -78,7 +78,7 @@ type resync struct{ again bool }
 
 // New returns a Proxy; Start connects it and Server serves it.
 func New(opts Options) (*Proxy, error) {
-	if err := opts.Upstream.validate(); err != nil {
+	if err := opts.Upstream.Validate(); err != nil {
 		return nil, err
 	}
 	if opts.Adapter == nil {

@@ -43,12 +43,20 @@ type Upstream struct {
 	Stderr io.Writer
 	// OAuth, when set, authorizes requests to a URL upstream that asks for
 	// it (a 401 with WWW-Authenticate).
-	OAuth auth.OAuthHandler
+	OAuth OAuth
 	// HTTPClient is the client for URL upstreams; nil means a default one.
 	HTTPClient *http.Client
 }
 
-func (u *Upstream) validate() error {
+// OAuth authorizes a URL upstream: as the streamable transport's handler,
+// and as an HTTP transport for the SSE one, which has no such hook.
+type OAuth interface {
+	auth.OAuthHandler
+	Transport(base http.RoundTripper) http.RoundTripper
+}
+
+// Validate reports what is wrong with u, before anything is started.
+func (u *Upstream) Validate() error {
 	switch {
 	case len(u.Command) == 0 && u.URL == "":
 		return errors.New("nothing to wrap: give a URL or a command after --")
@@ -312,7 +320,10 @@ func (l *link) connect() (*mcp.ClientSession, error) {
 }
 
 func (l *link) connectStreamable(ctx context.Context, hc *http.Client) (*mcp.ClientSession, error) {
-	t := &mcp.StreamableClientTransport{Endpoint: l.up.URL, HTTPClient: hc, OAuthHandler: l.up.OAuth}
+	t := &mcp.StreamableClientTransport{Endpoint: l.up.URL, HTTPClient: hc}
+	if l.up.OAuth != nil {
+		t.OAuthHandler = l.up.OAuth
+	}
 	cs, err := l.client.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect over streamable HTTP: %w", err)
@@ -321,6 +332,11 @@ func (l *link) connectStreamable(ctx context.Context, hc *http.Client) (*mcp.Cli
 }
 
 func (l *link) connectSSE(ctx context.Context, hc *http.Client) (*mcp.ClientSession, error) {
+	if l.up.OAuth != nil {
+		c := *hc
+		c.Transport = l.up.OAuth.Transport(c.Transport)
+		hc = &c
+	}
 	t := lifetimeTransport{&mcp.SSEClientTransport{Endpoint: l.up.URL, HTTPClient: hc}, l.life}
 	cs, err := l.client.Connect(ctx, t, nil)
 	if err != nil {
