@@ -224,6 +224,9 @@ func (c *Client) readJSONEntry(name string, v *hujson.Value) jsonEntry {
 		default:
 			return fail("command is not a string")
 		}
+		if e.server.Command == "" {
+			return fail("empty command")
+		}
 		e.wrapped = IsWrapped(e.server.Command, e.server.Args)
 		return e
 	}
@@ -236,6 +239,9 @@ func (c *Client) readJSONEntry(name string, v *hujson.Value) jsonEntry {
 			return fail(k + " is not a string")
 		}
 		e.server.URL = u.Value.(hujson.Literal).String()
+		if e.server.URL == "" {
+			return fail(k + " is empty")
+		}
 		e.server.Transport = c.d.urlTransport[k]
 		for _, tk := range []string{"type", "transportType"} { // transportType: older Cline
 			if t := ms[tk]; t != nil && t.Value.Kind() == '"' {

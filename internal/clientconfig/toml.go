@@ -207,6 +207,8 @@ func readCodex(e *tomlEntry) {
 	s := &e.server
 	s.Env = sortedKVs(v["env"])
 	switch {
+	case v["command"] != nil && str(v["command"]) == "", v["command"] == nil && v["url"] != nil && str(v["url"]) == "":
+		e.unsupported = "empty command or url"
 	case v["command"] != nil:
 		s.Command = str(v["command"])
 		s.Args = strList(v["args"])
