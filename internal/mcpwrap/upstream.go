@@ -295,7 +295,7 @@ func (l *link) connect() (*mcp.ClientSession, error) {
 		cmd := exec.Command(l.up.Command[0], l.up.Command[1:]...)
 		cmd.Stderr = l.up.Stderr
 		cmd.Env = os.Environ()
-		cs, err := l.client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
+		cs, err := l.client.Connect(ctx, &commandTransport{cmd: cmd, terminate: 2 * time.Second}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("start: %w", err)
 		}
@@ -320,7 +320,7 @@ func (l *link) connect() (*mcp.ClientSession, error) {
 }
 
 func (l *link) connectStreamable(ctx context.Context, hc *http.Client) (*mcp.ClientSession, error) {
-	t := &mcp.StreamableClientTransport{Endpoint: l.up.URL, HTTPClient: hc}
+	t := &mcp.StreamableClientTransport{Endpoint: l.up.URL, HTTPClient: hc, MaxEventSize: MaxMessageBytes}
 	if l.up.OAuth != nil {
 		t.OAuthHandler = l.up.OAuth
 	}
@@ -337,7 +337,7 @@ func (l *link) connectSSE(ctx context.Context, hc *http.Client) (*mcp.ClientSess
 		c.Transport = l.up.OAuth.Transport(c.Transport)
 		hc = &c
 	}
-	t := lifetimeTransport{&mcp.SSEClientTransport{Endpoint: l.up.URL, HTTPClient: hc}, l.life}
+	t := lifetimeTransport{&mcp.SSEClientTransport{Endpoint: l.up.URL, HTTPClient: hc, MaxEventSize: MaxMessageBytes}, l.life}
 	cs, err := l.client.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect over SSE: %w", err)
