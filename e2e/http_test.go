@@ -170,6 +170,7 @@ func TestStreamableHTTPHeader(t *testing.T) {
 			ctx := testContext(t)
 			msg, stderr := failure(t, ctx, flags(store, logFile))
 			all := msg + "\n" + stderr
+			t.Logf("the client saw: %s", msg)
 			if !strings.Contains(all, "authsrv") {
 				t.Errorf("the failure does not name the server (authsrv):\nerror: %s\nstderr:\n%s", msg, stderr)
 			}

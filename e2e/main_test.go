@@ -25,7 +25,6 @@ var (
 	ctxkitBin   string
 	upstreamBin string
 	nodeMissing string
-	wrapMissing string // TEMPORARY until ctxkit wrap lands on main
 	nodeDir     string // absolute path of e2e/node
 )
 
@@ -62,10 +61,6 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "e2e:", err)
 			return 1
 		}
-	}
-	if out, err := exec.Command(ctxkitBin, "wrap", "--help").CombinedOutput(); err != nil {
-		wrapMissing = fmt.Sprintf("ctxkit wrap --help: %v: %s", err, bytes.TrimSpace(out))
-		fmt.Fprintf(os.Stderr, "e2e: SKIPPING the wrapper tests until ctxkit wrap exists: %s\n", wrapMissing)
 	}
 	nodeDir = filepath.Join(root, "e2e", "node")
 	nodeMissing = checkNode(nodeDir)
@@ -123,15 +118,6 @@ func requireNode(t testing.TB) {
 	}
 }
 
-// requireWrap skips the test while the binary has no wrap command.
-// TEMPORARY: removed once ctxkit wrap is on main.
-func requireWrap(t testing.TB) {
-	t.Helper()
-	if wrapMissing != "" {
-		t.Skipf("SKIP (ctxkit wrap not on main yet): %s", wrapMissing)
-	}
-}
-
 // nodeServer is the entry point of a pinned reference server.
 func nodeServer(pkg string) string {
 	return filepath.Join(nodeDir, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
@@ -150,7 +136,6 @@ func pendingWrapper(t testing.TB, why string) {
 // a temporary SQLite store path for --store.
 func isolate(t testing.TB) string {
 	t.Helper()
-	requireWrap(t)
 	t.Setenv("CTXKIT_HOME", t.TempDir())
 	t.Setenv("HOME", t.TempDir())
 	return filepath.Join(t.TempDir(), "ctxkit.db")
