@@ -354,6 +354,44 @@ func (in *Installer) lockUnless(ctx context.Context, dry bool) (func(), error) {
 	return lock(ctx, in.opts.DataDir)
 }
 
+// begin takes the lock (not for a dry run) and opens the client's file.
+func (in *Installer) begin(ctx context.Context, client string, scope Scope, dry bool) (*loc, []entry, *Result, func(), error) {
+	unlock, err := in.lockUnless(ctx, dry)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	l, err := in.open(client, scope)
+	if err == nil {
+		var es []entry
+		if es, err = l.entries(); err == nil {
+			return l, es, &Result{Client: l.c.Name, Scope: l.scope, Path: l.path}, unlock, nil
+		}
+	}
+	unlock()
+	return nil, nil, nil, nil, err
+}
+
+// record computes the diff and, unless dry, saves recs in the manifest and
+// then writes out: a crash in between leaves records whose entries are
+// still the originals, which uninstall recognises as such.
+func (in *Installer) record(l *loc, out []byte, recs []Record, dry bool, res *Result) error {
+	res.Diff = Diff(l.path, l.orig, out)
+	if dry {
+		return nil
+	}
+	m, err := loadManifest(in.opts.DataDir)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		m.put(r)
+	}
+	if err := m.save(in.opts.DataDir); err != nil {
+		return err
+	}
+	return in.write(l, out, res)
+}
+
 func selected(names []string, name string) bool {
 	return len(names) == 0 || slices.Contains(names, name)
 }
@@ -363,20 +401,11 @@ func selected(names []string, name string) bool {
 // Already wrapped entries are left alone, so installing twice is installing
 // once.
 func (in *Installer) Install(ctx context.Context, req Request) (*Result, error) {
-	unlock, err := in.lockUnless(ctx, req.DryRun)
+	l, es, res, unlock, err := in.begin(ctx, req.Client, req.Scope, req.DryRun)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	l, err := in.open(req.Client, req.Scope)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Client: l.c.Name, Scope: l.scope, Path: l.path}
-	es, err := l.entries()
-	if err != nil {
-		return nil, err
-	}
 	for _, n := range req.Servers {
 		if _, ok := find(es, n); !ok {
 			return nil, fmt.Errorf("%w %q in %s", ErrNoServer, n, l.path)
@@ -410,37 +439,18 @@ func (in *Installer) Install(ctx context.Context, req Request) (*Result, error) 
 	if err := l.check(out, want); err != nil {
 		return nil, err
 	}
-	res.Diff = Diff(l.path, l.orig, out)
-	if req.DryRun {
-		return res, nil
-	}
-	m, err := loadManifest(in.opts.DataDir)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range recs {
-		m.put(r)
-	}
-	if err := m.save(in.opts.DataDir); err != nil {
-		return nil, err
-	}
-	return res, in.write(l, out, res)
+	return res, in.record(l, out, recs, req.DryRun, res)
 }
 
 // Uninstall puts back the original entries recorded at install (or removes
 // entries ctxkit add created). An entry that changed since (drift) is left
 // alone and reported with ErrDrift unless req.Force.
 func (in *Installer) Uninstall(ctx context.Context, req Request) (*Result, error) {
-	unlock, err := in.lockUnless(ctx, req.DryRun)
+	l, _, res, unlock, err := in.begin(ctx, req.Client, req.Scope, req.DryRun)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	l, err := in.open(req.Client, req.Scope)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Client: l.c.Name, Scope: l.scope, Path: l.path}
 	m, err := loadManifest(in.opts.DataDir)
 	if err != nil {
 		return nil, err
@@ -579,20 +589,11 @@ func (in *Installer) Add(ctx context.Context, req AddRequest) (*Result, error) {
 	if s.Name == "" || (s.URL == "" && s.Command == "") {
 		return nil, fmt.Errorf("add: a name and a URL or a command are needed")
 	}
-	unlock, err := in.lockUnless(ctx, req.DryRun)
+	l, es, res, unlock, err := in.begin(ctx, req.Client, req.Scope, req.DryRun)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	l, err := in.open(req.Client, req.Scope)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Client: l.c.Name, Scope: l.scope, Path: l.path}
-	es, err := l.entries()
-	if err != nil {
-		return nil, err
-	}
 	members, block := l.newEntryText(s, in.opts.Executable)
 	rec := Record{Client: l.c.Name, Scope: l.scope, Path: l.path, Keys: l.keys, Server: s.Name, Time: in.opts.Now().UTC()}
 	var ed edit
@@ -629,19 +630,7 @@ func (in *Installer) Add(ctx context.Context, req AddRequest) (*Result, error) {
 			}
 		}
 	}
-	res.Diff = Diff(l.path, l.orig, out)
-	if req.DryRun {
-		return res, nil
-	}
-	m, err := loadManifest(in.opts.DataDir)
-	if err != nil {
-		return nil, err
-	}
-	m.put(rec)
-	if err := m.save(in.opts.DataDir); err != nil {
-		return nil, err
-	}
-	return res, in.write(l, out, res)
+	return res, in.record(l, out, []Record{rec}, req.DryRun, res)
 }
 
 // Snippet is what `ctxkit add --print` shows.
