@@ -8,6 +8,9 @@ package upstream
 
 import (
 	"context"
+	"errors"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,6 +24,9 @@ type Hooks struct {
 	// WaitCancelled is called when a call of the wait tool sees its
 	// context end, which is how a forwarded notifications/cancelled arrives.
 	WaitCancelled func(err error)
+	// Exit, when set, adds the tool exit, which calls it: the stdio command
+	// passes os.Exit so that a test can crash the upstream.
+	Exit func(code int)
 }
 
 // EchoArgs are the arguments of the echo tool.
@@ -34,11 +40,12 @@ type RepeatArgs struct {
 	Times int    `json:"times" jsonschema:"How many times, each copy on its own line."`
 }
 
-// WaitArgs are the arguments of the wait tool (none).
+// WaitArgs are the arguments of the tools that take none (wait, pid, exit).
 type WaitArgs struct{}
 
-// New returns the server with three tools: echo (a small result), repeat (a
-// result as large as asked) and wait (blocks until the call is cancelled).
+// New returns the server with the tools echo (a small result), repeat (a
+// result as large as asked), wait (blocks until the call is cancelled), pid
+// (the serving process's id) and, with Hooks.Exit, exit.
 func New(h Hooks) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "e2e-upstream", Version: "1.0.0"},
 		&mcp.ServerOptions{Instructions: "Test server for ctxkit's end-to-end tests."})
@@ -62,5 +69,16 @@ func New(h Hooks) *mcp.Server {
 			}
 			return nil, nil, ctx.Err()
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Return the id of the serving process."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ WaitArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(os.Getpid())}}}, nil, nil
+		})
+	if h.Exit != nil {
+		mcp.AddTool(s, &mcp.Tool{Name: "exit", Description: "Exit the serving process at once (a crash)."},
+			func(_ context.Context, _ *mcp.CallToolRequest, _ WaitArgs) (*mcp.CallToolResult, any, error) {
+				h.Exit(3)
+				return nil, nil, errors.New("exit returned")
+			})
+	}
 	return s
 }
