@@ -61,43 +61,38 @@ func addScopeFlag(cmd *cobra.Command, p *string) {
 }
 
 func newInstallCmd(streams IO) *cobra.Command {
-	opts := &InstallOptions{}
-	cmd := &cobra.Command{
-		Use:   "install CLIENT [SERVER...]",
-		Short: "Run a client's MCP servers through ctxkit wrap",
-		Long: "Rewrite the client's MCP configuration so that each server (or each named one) runs through " +
-			"`ctxkit wrap`, keeping its command or URL, arguments, env and headers. The original entries are " +
-			"recorded so `ctxkit uninstall` puts them back exactly. " + clientsHelp,
-		GroupID: "clients",
-		Args:    cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Client, opts.Servers = args[0], args[1:]
-			return runInstall(cmd.Context(), opts, streams, false)
-		},
-	}
-	addScopeFlag(cmd, &opts.Scope)
-	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the diff of what would change, write nothing")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
-	return cmd
+	return newInstallOrUninstallCmd(streams, false, "install CLIENT [SERVER...]",
+		"Run a client's MCP servers through ctxkit wrap",
+		"Rewrite the client's MCP configuration so that each server (or each named one) runs through "+
+			"`ctxkit wrap`, keeping its command or URL, arguments, env and headers. The original entries are "+
+			"recorded so `ctxkit uninstall` puts them back exactly. "+clientsHelp)
 }
 
 func newUninstallCmd(streams IO) *cobra.Command {
+	return newInstallOrUninstallCmd(streams, true, "uninstall CLIENT [SERVER...]",
+		"Put back the entries ctxkit install changed",
+		"Restore the original entries recorded by `ctxkit install` (and remove those `ctxkit add` created). "+
+			"An entry changed since (by the client or by hand) is left alone unless --force. "+clientsHelp)
+}
+
+func newInstallOrUninstallCmd(streams IO, uninstall bool, use, short, long string) *cobra.Command {
 	opts := &InstallOptions{}
 	cmd := &cobra.Command{
-		Use:   "uninstall CLIENT [SERVER...]",
-		Short: "Put back the entries ctxkit install changed",
-		Long: "Restore the original entries recorded by `ctxkit install` (and remove those `ctxkit add` created). " +
-			"An entry changed since (by the client or by hand) is left alone unless --force. " + clientsHelp,
+		Use:     use,
+		Short:   short,
+		Long:    long,
 		GroupID: "clients",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Client, opts.Servers = args[0], args[1:]
-			return runInstall(cmd.Context(), opts, streams, true)
+			return runInstall(cmd.Context(), opts, streams, uninstall)
 		},
 	}
 	addScopeFlag(cmd, &opts.Scope)
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the diff of what would change, write nothing")
-	cmd.Flags().BoolVar(&opts.Force, "force", false, "restore originals even over entries changed since install")
+	if uninstall {
+		cmd.Flags().BoolVar(&opts.Force, "force", false, "restore originals even over entries changed since install")
+	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
 }

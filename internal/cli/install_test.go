@@ -191,3 +191,39 @@ func TestClientCommandErrors(t *testing.T) {
 		t.Error("an unparseable file was changed")
 	}
 }
+
+func TestUninstallDriftNeedsForce(t *testing.T) {
+	homeDir, _ := clientEnv(t)
+	cfg := filepath.Join(homeDir, ".codeium", "windsurf", "mcp_config.json")
+	original := `{"mcpServers": {"a": {"command": "x"}}}`
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte(original), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := ctxkit(t, "install", "windsurf"); code != 0 {
+		t.Fatal(stderr)
+	}
+	edited := `{"mcpServers": {"a": {"command": "edited"}}}`
+	if err := os.WriteFile(cfg, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := ctxkit(t, "status", "windsurf")
+	if code != 0 || !regexpLine(out, "a", "not wrapped", "drift: unwrapped since install") {
+		t.Errorf("status: %s", out)
+	}
+	code, out, stderr := ctxkit(t, "uninstall", "windsurf")
+	if code != 1 || !strings.Contains(out, "a: drift") || !strings.Contains(stderr, "--force") {
+		t.Errorf("uninstall over drift: %d %s %s", code, out, stderr)
+	}
+	if b, _ := os.ReadFile(cfg); string(b) != edited {
+		t.Error("drifted file changed without --force")
+	}
+	if code, _, stderr := ctxkit(t, "uninstall", "windsurf", "--force"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if b, _ := os.ReadFile(cfg); string(b) != original {
+		t.Errorf("forced uninstall: %s", b)
+	}
+}
