@@ -131,35 +131,16 @@ func compareEverything(t *testing.T, direct, wrapped *mcp.ClientSession, directP
 
 	t.Run("resources", func(t *testing.T) {
 		ctx := testContext(t)
-		byURI := func(r *mcp.Resource) string { return r.URI }
-		want := sortedBy(collect(t, "resources", direct.Resources(ctx, nil)), byURI)
-		got := sortedBy(collect(t, "resources", wrapped.Resources(ctx, nil)), byURI)
-		// The wrapper may add its own ctxkit:// resources; the upstream's
-		// must all be there, unchanged.
-		var upstream []*mcp.Resource
-		for _, r := range got {
-			if !strings.HasPrefix(r.URI, "ctxkit://") {
-				upstream = append(upstream, r)
-			}
-		}
-		if a, b := asJSON(t, want), asJSON(t, upstream); a != b {
-			t.Errorf("resources differ through the wrapper:\n direct: %.2000s\nwrapped: %.2000s", a, b)
-		}
+		want := collect(t, "resources", direct.Resources(ctx, nil))
 		if len(want) == 0 {
 			t.Fatal("the upstream lists no resources to compare")
 		}
-		byTemplate := func(r *mcp.ResourceTemplate) string { return r.URITemplate }
-		wantT := sortedBy(collect(t, "resource templates", direct.ResourceTemplates(ctx, nil)), byTemplate)
-		gotT := sortedBy(collect(t, "resource templates", wrapped.ResourceTemplates(ctx, nil)), byTemplate)
-		var upstreamT []*mcp.ResourceTemplate
-		for _, r := range gotT {
-			if !strings.HasPrefix(r.URITemplate, "ctxkit://") {
-				upstreamT = append(upstreamT, r)
-			}
-		}
-		if a, b := asJSON(t, wantT), asJSON(t, upstreamT); a != b {
-			t.Errorf("resource templates differ through the wrapper:\n direct: %s\nwrapped: %s", a, b)
-		}
+		sameListing(t, "resources", want, collect(t, "resources", wrapped.Resources(ctx, nil)),
+			func(r *mcp.Resource) string { return r.URI })
+		sameListing(t, "resource templates",
+			collect(t, "resource templates", direct.ResourceTemplates(ctx, nil)),
+			collect(t, "resource templates", wrapped.ResourceTemplates(ctx, nil)),
+			func(r *mcp.ResourceTemplate) string { return r.URITemplate })
 		for _, r := range want {
 			a, err := direct.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.URI})
 			if err != nil {
@@ -180,12 +161,8 @@ func compareEverything(t *testing.T, direct, wrapped *mcp.ClientSession, directP
 
 	t.Run("prompts", func(t *testing.T) {
 		ctx := testContext(t)
-		byName := func(p *mcp.Prompt) string { return p.Name }
-		want := sortedBy(collect(t, "prompts", direct.Prompts(ctx, nil)), byName)
-		got := sortedBy(collect(t, "prompts", wrapped.Prompts(ctx, nil)), byName)
-		if a, b := asJSON(t, want), asJSON(t, got); a != b {
-			t.Errorf("prompts differ through the wrapper:\n direct: %s\nwrapped: %s", a, b)
-		}
+		sameListing(t, "prompts", collect(t, "prompts", direct.Prompts(ctx, nil)), collect(t, "prompts", wrapped.Prompts(ctx, nil)),
+			func(p *mcp.Prompt) string { return p.Name })
 		for _, p := range []*mcp.GetPromptParams{
 			{Name: "simple-prompt"},
 			{Name: "args-prompt", Arguments: map[string]string{"city": "Lyon", "state": "Rhône"}},

@@ -129,12 +129,18 @@ func decodeObject(t *testing.T, v any) map[string]any {
 	return m
 }
 
-// sortedBy returns s sorted by key, for listings whose order is not part of
-// the protocol.
-func sortedBy[T any](s []T, key func(T) string) []T {
-	s = slices.Clone(s)
-	slices.SortStableFunc(s, func(a, b T) int { return strings.Compare(key(a), key(b)) })
-	return s
+// sameListing checks that a wrapped listing holds the upstream's entries
+// unchanged, in any order (the protocol gives none), besides the wrapper's
+// own ctxkit:// resources.
+func sameListing[T any](t *testing.T, what string, direct, wrapped []T, key func(T) string) {
+	t.Helper()
+	wrapped = slices.DeleteFunc(slices.Clone(wrapped), func(v T) bool { return strings.HasPrefix(key(v), "ctxkit://") })
+	byKey := func(a, b T) int { return strings.Compare(key(a), key(b)) }
+	direct = slices.SortedStableFunc(slices.Values(direct), byKey)
+	wrapped = slices.SortedStableFunc(slices.Values(wrapped), byKey)
+	if a, b := asJSON(t, direct), asJSON(t, wrapped); a != b {
+		t.Errorf("%s differ through the wrapper:\n direct: %.2000s\nwrapped: %.2000s", what, a, b)
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

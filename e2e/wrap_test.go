@@ -55,7 +55,8 @@ func TestRestartAfterCrash(t *testing.T) {
 }
 
 // TestSharedStore runs two wrappers on one SQLite store: a result stored
-// through one of them is read through the other.
+// through one of them is read through the other, with result_read_page and
+// as the resource ctxkit://results/{id}.
 func TestSharedStore(t *testing.T) {
 	store := isolate(t)
 	ctx := testContext(t)
@@ -69,5 +70,15 @@ func TestSharedStore(t *testing.T) {
 	callJSON(t, ctx, second, "result_read_page", map[string]any{"workspace_id": n.StoredResult, "page": 1}, &page)
 	if !strings.HasPrefix(page.Text, line+"\n"+line+"\n") {
 		t.Errorf("page 1 read through the second wrapper starts %.200q, want the stored lines", page.Text)
+	}
+
+	// Stored results are resources too.
+	uri := "ctxkit://results/" + n.StoredResult
+	res, err := second.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		t.Fatalf("read %s: %v", uri, err)
+	}
+	if len(res.Contents) == 0 || !strings.HasPrefix(res.Contents[0].Text, line+"\n") {
+		t.Errorf("read %s: %.300s", uri, asJSON(t, res))
 	}
 }
