@@ -17,8 +17,11 @@
 // into the wrapped entry (uninstall brings them back with the original).
 // Codex entries are edited only when written as one [mcp_servers.NAME]
 // block (with its sub-tables); dotted keys and inline tables are reported
-// as unsupported. The edited bytes are parsed again and checked before
-// they are written. Before each write the old file is copied to
+// as unsupported. The edited bytes are parsed again and each rewritten
+// entry must be found wrapped, spanning exactly the text the manifest
+// records, before anything is written. Generated text follows the file's
+// line endings (CR LF or LF). Files that are not UTF-8 and objects naming a
+// server twice are refused. Before each write the old file is copied to
 // $CTXKIT_HOME/backups/CLIENT/TIMESTAMP-NAME-HASH (0600; kept out of
 // project directories so backups holding secrets are not committed), then
 // the file is replaced atomically (temporary file in the same directory,
@@ -71,10 +74,13 @@
 // in the argument for clients without interpolation: Claude Desktop, Zed,
 // Cline).
 //
-// Windows: the original command line is kept exactly, including a
-// `cmd /c npx ...` form, after `--`; wrap starts it as the client did, and
-// a bare npx or uvx is resolved by wrap to its .cmd shim. Nothing is
-// rewritten in it, so uninstall gives back what the user had.
+// Windows: the original command line is kept exactly after `--`, a
+// `cmd /c npx ...` form included, and wrap starts it as the client did. The
+// client now starts ctxkit.exe, a real executable, so the `spawn npx
+// ENOENT` failure of clients that cannot start .cmd files without a shell
+// goes away: wrap starts a bare npx or uvx with Go's os/exec, whose
+// LookPath finds the .cmd shim through PATHEXT. Nothing is rewritten in the
+// command, so uninstall gives back what the user had.
 //
 // # Paths
 //
