@@ -3,6 +3,7 @@ package clientconfig
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -337,5 +338,45 @@ func TestCodexCRLF(t *testing.T) {
 	}
 	if string(read(t, p)) != text {
 		t.Errorf("round trip: %q", read(t, p))
+	}
+}
+
+// TestConcurrentWriters: ctxkit processes serialise on the lock, so
+// concurrent adds to one file all land and the manifest holds every record.
+func TestConcurrentWriters(t *testing.T) {
+	f := newFixture(t)
+	p := f.put("cursor", ScopeUser, []byte("{}\n"))
+	const n = 6
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			// Each goroutine has its own Installer, like separate processes.
+			in, err := New(f.in.opts)
+			if err == nil {
+				_, err = in.Add(t.Context(), AddRequest{Client: "cursor", Server: Server{Name: fmt.Sprintf("s%d", i), Command: "x"}})
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := f.in.open("cursor", ScopeUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, _ := l.entries()
+	m, _ := loadManifest(f.in.opts.DataDir)
+	if len(es) != n || len(m.Records) != n {
+		t.Fatalf("%d entries, %d records:\n%s", len(es), len(m.Records), read(t, p))
+	}
+	if _, err := f.in.Uninstall(t.Context(), Request{Client: "cursor"}); err != nil {
+		t.Fatal(err)
+	}
+	// The servers object add created stays, empty.
+	if got := string(read(t, p)); got != "{\n  \"mcpServers\": {}\n}\n" {
+		t.Errorf("after uninstall: %q", got)
 	}
 }
