@@ -183,33 +183,23 @@ func (a *Adapter) sessionContext(ctx context.Context, req mcp.Request) context.C
 
 // Offload returns res unchanged when it is an error or its text is within
 // the threshold; otherwise it stores the result and returns a result that
-// holds the notice in its place. tool and args describe the call, so an
-// expired result can say what to re-run. If storing fails, the original
-// result is returned and the failure logged: losing the offload must never
-// lose the result.
+// holds the notice in its place. req describes the call, so an expired
+// result can say what to re-run. If storing fails, the original result is
+// returned and the failure logged: losing the offload must never lose the
+// result.
 func (a *Adapter) Offload(ctx context.Context, req *mcp.CallToolRequest, res *mcp.CallToolResult) *mcp.CallToolResult {
 	if res == nil || res.IsError || res.NeedsInput() {
 		return res
 	}
-	var tool string
-	var args json.RawMessage
-	if req != nil && req.Params != nil {
-		tool, args = req.Params.Name, req.Params.Arguments
-	}
-	if a.names[tool] {
+	if tool, _ := callInfo(req); a.names[tool] {
 		return res
 	}
 	data, size := payload(res)
 	if size <= a.opts.Threshold {
 		return res
 	}
-	opts := offload.PutOptions{Producer: tool, Args: args}
-	if a.opts.Server != "" {
-		opts.Meta = map[string]any{"server": a.opts.Server}
-	}
-	n, err := a.engine.Put(a.sessionContext(ctx, req), data, opts)
+	n, err := a.store(ctx, req, data, size)
 	if err != nil {
-		a.opts.Logger.Warn("store large tool result; passing it through", "tool", tool, "chars", size, "err", err)
 		return res
 	}
 	out := &mcp.CallToolResult{Meta: res.Meta, Content: []mcp.Content{&mcp.TextContent{Text: n.String()}}}
@@ -224,13 +214,35 @@ func (a *Adapter) Offload(ctx context.Context, req *mcp.CallToolRequest, res *mc
 	return out
 }
 
+func callInfo(req *mcp.CallToolRequest) (tool string, args json.RawMessage) {
+	if req != nil && req.Params != nil {
+		return req.Params.Name, req.Params.Arguments
+	}
+	return "", nil
+}
+
+// store keeps data, the payload of the call req, and returns its notice.
+func (a *Adapter) store(ctx context.Context, req *mcp.CallToolRequest, data []byte, chars int) (*offload.Notice, error) {
+	tool, args := callInfo(req)
+	opts := offload.PutOptions{Producer: tool, Args: args}
+	if a.opts.Server != "" {
+		opts.Meta = map[string]any{"server": a.opts.Server}
+	}
+	n, err := a.engine.Put(a.sessionContext(ctx, req), data, opts)
+	if err != nil {
+		a.opts.Logger.Warn("store large tool result; passing it through", "tool", tool, "chars", chars, "err", err)
+		return nil, err
+	}
+	return n, nil
+}
+
 // payload returns what to store for res and the size that decides whether
 // to: all text plus the structured content.
 func payload(res *mcp.CallToolResult) (data []byte, chars int) {
-	var texts []string
+	var texts [][]byte
 	for _, c := range res.Content {
 		if t, ok := textOf(c); ok {
-			texts = append(texts, t)
+			texts = append(texts, []byte(t))
 			chars += utf8.RuneCountInString(t)
 		}
 	}
@@ -240,9 +252,15 @@ func payload(res *mcp.CallToolResult) (data []byte, chars int) {
 			return b, chars + utf8.RuneCount(b)
 		}
 	}
+	return joinTexts(texts), chars
+}
+
+// joinTexts makes one payload of a result's text blocks: one block as it
+// is, several as a JSON list when each is JSON, else joined by blank lines.
+func joinTexts(texts [][]byte) []byte {
 	switch {
 	case len(texts) == 1:
-		return []byte(texts[0]), chars
+		return texts[0]
 	case allJSON(texts):
 		var buf bytes.Buffer
 		buf.WriteByte('[')
@@ -250,19 +268,19 @@ func payload(res *mcp.CallToolResult) (data []byte, chars int) {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			buf.WriteString(strings.TrimSpace(t))
+			buf.Write(bytes.TrimSpace(t))
 		}
 		buf.WriteByte(']')
-		return buf.Bytes(), chars
+		return buf.Bytes()
 	default:
-		return []byte(strings.Join(texts, "\n\n")), chars
+		return bytes.Join(texts, []byte("\n\n"))
 	}
 }
 
-func allJSON(texts []string) bool {
+func allJSON(texts [][]byte) bool {
 	for _, t := range texts {
-		t = strings.TrimSpace(t)
-		if t == "" || (t[0] != '{' && t[0] != '[') || !json.Valid([]byte(t)) {
+		t = bytes.TrimSpace(t)
+		if len(t) == 0 || (t[0] != '{' && t[0] != '[') || !json.Valid(t) {
 			return false
 		}
 	}

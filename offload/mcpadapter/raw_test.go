@@ -1,0 +1,127 @@
+package mcpadapter
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctxkit/ctxkit/offload"
+	"github.com/ctxkit/ctxkit/store/memstore"
+)
+
+func newTestAdapter(threshold int) *Adapter {
+	return New(offload.New(memstore.New(memstore.Options{})), Options{Threshold: threshold, Server: "s"})
+}
+
+func callReq(name string) *mcp.CallToolRequest {
+	return &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: json.RawMessage(`{"q":1}`)}}
+}
+
+// OffloadJSON and Offload store the same payload and give the same notice.
+func TestOffloadJSONMatchesOffload(t *testing.T) {
+	long := strings.Repeat("a line with \"quotes\", a tab\t, é and 😀 \\ end\n", 40)
+	results := map[string]*mcp.CallToolResult{
+		"one text": {Content: []mcp.Content{&mcp.TextContent{Text: long}}},
+		"texts as list": {Content: []mcp.Content{
+			&mcp.TextContent{Text: `{"a":"` + strings.Repeat("x", 600) + `"}`},
+			&mcp.TextContent{Text: `[1,2,3]`},
+		}},
+		"texts joined": {Content: []mcp.Content{&mcp.TextContent{Text: long}, &mcp.TextContent{Text: "tail"}}},
+		"structured":   {Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}, StructuredContent: map[string]any{"rows": strings.Split(long, "\n")}},
+		"image kept":   {Content: []mcp.Content{&mcp.TextContent{Text: long}, &mcp.ImageContent{MIMEType: "image/png", Data: []byte("png")}}},
+		"resource text": {Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "x://y", Text: long}}}},
+	}
+	for name, res := range results {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			raw, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			viaRaw := newTestAdapter(500)
+			out, ok := viaRaw.OffloadJSON(ctx, callReq("tool"), raw)
+			if !ok {
+				t.Fatalf("not offloaded: %s", raw[:100])
+			}
+			var got mcp.CallToolResult
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("output does not decode: %v\n%s", err, out)
+			}
+			viaTyped := newTestAdapter(500)
+			want := viaTyped.Offload(ctx, callReq("tool"), res)
+			if len(got.Content) != len(want.Content) || (got.StructuredContent == nil) != (want.StructuredContent == nil) {
+				t.Fatalf("raw: %d blocks, structured %v; typed: %d blocks, structured %v", len(got.Content), got.StructuredContent != nil, len(want.Content), want.StructuredContent != nil)
+			}
+			gotRaw := storedRaw(t, viaRaw, got.Content[0].(*mcp.TextContent).Text)
+			wantRaw := storedRaw(t, viaTyped, want.Content[0].(*mcp.TextContent).Text)
+			if gotRaw != wantRaw {
+				t.Errorf("stored payloads differ:\nraw:   %.200q\ntyped: %.200q", gotRaw, wantRaw)
+			}
+		})
+	}
+}
+
+func storedRaw(t *testing.T, a *Adapter, notice string) string {
+	t.Helper()
+	var n struct {
+		StoredResult string `json:"stored_result"`
+	}
+	if err := json.Unmarshal([]byte(notice), &n); err != nil {
+		t.Fatalf("notice %q: %v", notice, err)
+	}
+	b, err := a.Engine().Store().Raw(t.Context(), n.StoredResult)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestOffloadJSONLeavesAlone(t *testing.T) {
+	big := strings.Repeat("z", 2000)
+	for name, raw := range map[string]string{
+		"small":          `{"content":[{"type":"text","text":"hi"}]}`,
+		"error":          `{"content":[{"type":"text","text":"` + big + `"}],"isError":true}`,
+		"input required": `{"resultType":"input_required","inputRequests":{"a":{"method":"x","params":{"p":"` + big + `"}}}}`,
+		"not an object":  `["` + big + `"]`,
+		"broken":         `{"content":[{"type":"text","text":"` + big + `"`,
+		"image only":     `{"content":[{"type":"image","mimeType":"image/png","data":"` + big + `"}]}`,
+	} {
+		if out, ok := newTestAdapter(500).OffloadJSON(t.Context(), callReq("t"), []byte(raw)); ok {
+			t.Errorf("%s: offloaded into %.100s", name, out)
+		}
+	}
+	if _, ok := newTestAdapter(500).OffloadJSON(t.Context(), callReq("result_pipe"), []byte(`{"content":[{"type":"text","text":"`+big+`"}]}`)); ok {
+		t.Error("an exploration tool's own result was offloaded")
+	}
+}
+
+func FuzzUnquote(f *testing.F) {
+	for _, s := range []string{`""`, `"a"`, `"\u00e9\ud83d\ude00"`, `"\ud800"`, `"\\\/\b\f\n\r\t"`, `"\ud83d\u0041"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, lit string) {
+		lit = strings.Trim(lit, " \t\r\n") // spans never include white space
+		var want string
+		wantErr := json.Unmarshal([]byte(lit), &want)
+		if wantErr != nil || len(lit) == 0 || lit[0] != '"' {
+			return
+		}
+		got, err := unquote([]byte(lit))
+		if err != nil || string(got) != want {
+			t.Fatalf("unquote(%q) = %q, %v; encoding/json gives %q", lit, got, err, want)
+		}
+	})
+}
+
+func FuzzOffloadJSON(f *testing.F) {
+	f.Add([]byte(`{"content":[{"type":"text","text":"` + strings.Repeat("a", 300) + `"}]}`))
+	f.Add([]byte(`{"content":[],"structuredContent":{"k":"` + strings.Repeat("b", 300) + `"}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		out, ok := newTestAdapter(100).OffloadJSON(t.Context(), callReq("t"), raw)
+		if ok && !json.Valid(out) {
+			t.Fatalf("invalid output %q for %q", out, raw)
+		}
+	})
+}
