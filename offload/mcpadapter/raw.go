@@ -165,7 +165,9 @@ func skipSpace(data []byte, i int) int {
 	return i
 }
 
-func isTrue(data []byte, s span) bool { return s.end > s.start && string(data[s.start:s.end]) == "true" }
+func isTrue(data []byte, s span) bool {
+	return s.end > s.start && string(data[s.start:s.end]) == "true"
+}
 
 func stringValue(data []byte, s span) string {
 	if s.end <= s.start || data[s.start] != '"' {

@@ -28,9 +28,9 @@ func TestOffloadJSONMatchesOffload(t *testing.T) {
 			&mcp.TextContent{Text: `{"a":"` + strings.Repeat("x", 600) + `"}`},
 			&mcp.TextContent{Text: `[1,2,3]`},
 		}},
-		"texts joined": {Content: []mcp.Content{&mcp.TextContent{Text: long}, &mcp.TextContent{Text: "tail"}}},
-		"structured":   {Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}, StructuredContent: map[string]any{"rows": strings.Split(long, "\n")}},
-		"image kept":   {Content: []mcp.Content{&mcp.TextContent{Text: long}, &mcp.ImageContent{MIMEType: "image/png", Data: []byte("png")}}},
+		"texts joined":  {Content: []mcp.Content{&mcp.TextContent{Text: long}, &mcp.TextContent{Text: "tail"}}},
+		"structured":    {Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}, StructuredContent: map[string]any{"rows": strings.Split(long, "\n")}},
+		"image kept":    {Content: []mcp.Content{&mcp.TextContent{Text: long}, &mcp.ImageContent{MIMEType: "image/png", Data: []byte("png")}}},
 		"resource text": {Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "x://y", Text: long}}}},
 	}
 	for name, res := range results {
