@@ -33,6 +33,35 @@ func roundTrip(t *testing.T, client string, data []byte) {
 	if got := read(t, p); !bytes.Equal(got, data) {
 		t.Fatalf("round trip changed the file:\n%s", Diff("f", data, got))
 	}
+
+	// add then uninstall gives the bytes back too, when the servers object
+	// (JSON) existed: add does not remove the containers it created.
+	l, err := f.in.open(client, ScopeUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.jd != nil {
+		if _, n, _ := l.jd.lookup(l.keys); n < len(l.keys) {
+			return
+		}
+	}
+	name := "ctxkit-fuzz-added"
+	if es, _ := l.entries(); len(es) > 0 {
+		if _, taken := find(es, name); taken {
+			return
+		}
+	}
+	for _, s := range []Server{{Name: name, Command: "npx", Args: []string{"-y", "x"}}, {Name: name + "-2", URL: "https://h/mcp", Headers: []KV{{"A", "${B}"}}}} {
+		if _, err := f.in.Add(t.Context(), AddRequest{Client: client, Server: s}); err != nil {
+			t.Fatalf("add: %v", err)
+		}
+	}
+	if _, err := f.in.Uninstall(t.Context(), Request{Client: client}); err != nil {
+		t.Fatalf("uninstall after add: %v", err)
+	}
+	if got := read(t, p); !bytes.Equal(got, data) {
+		t.Fatalf("add then uninstall changed the file:\n%s", Diff("f", data, got))
+	}
 }
 
 func seeds(f *testing.F, ext string) {

@@ -277,16 +277,22 @@ func (l *loc) insertEditLF(name string, members []rawMember, raw string) edit {
 	return l.jd.insertEdit(v, m)
 }
 
-func (l *loc) removeEdit(e entry) edit {
+// removeEdit removes an entry ctxkit add created, undoing what add did
+// around it: the separator before a TOML block (r.Lead), or the servers
+// object's text when add filled an empty one (r.Empty).
+func (l *loc) removeEdit(e entry, r Record) edit {
 	if l.td != nil {
 		start := e.start
-		if start >= 2 && string(l.src[start-2:start]) == "\n\n" {
-			start--
+		if strings.HasSuffix(string(l.src[:start]), r.Lead) {
+			start -= len(r.Lead)
 		}
 		return edit{start, e.end, ""}
 	}
 	v, _, _ := l.jd.lookup(l.keys)
 	obj := v.Value.(*hujson.Object)
+	if r.Empty != "" && len(obj.Members) == 1 && obj.Members[0].Value.StartOffset == e.start {
+		return edit{v.StartOffset, v.EndOffset, r.Empty}
+	}
 	for i := range obj.Members {
 		if obj.Members[i].Value.StartOffset == e.start {
 			return l.jd.removeEdit(v, i)
@@ -496,7 +502,7 @@ func (in *Installer) Uninstall(ctx context.Context, req Request) (*Result, error
 		switch {
 		case ok && (cur == r.Wrapped || w.equal(cur, r.Wrapped)):
 			if r.Added {
-				x := w.removeEdit(e)
+				x := w.removeEdit(e, r)
 				ed = &x
 				res.Changes = append(res.Changes, Change{r.Server, "removed", "added by ctxkit add"})
 			} else {
@@ -523,7 +529,7 @@ func (in *Installer) Uninstall(ctx context.Context, req Request) (*Result, error
 			res.Changes = append(res.Changes, Change{r.Server, "restored", "re-added (it was gone)"})
 			done = append(done, r)
 		case r.Added:
-			x := w.removeEdit(e)
+			x := w.removeEdit(e, r)
 			ed = &x
 			res.Changes = append(res.Changes, Change{r.Server, "removed", "forced over changes"})
 			done = append(done, r)
@@ -613,6 +619,11 @@ func (in *Installer) Add(ctx context.Context, req AddRequest) (*Result, error) {
 	} else {
 		ed = l.insertEdit(s.Name, members, block)
 		rec.Added = true
+		if l.td != nil {
+			rec.Lead = ed.text[:len(ed.text)-len(l.eol(block))]
+		} else if v, n, _ := l.jd.lookup(l.keys); n == len(l.keys) && len(v.Value.(*hujson.Object).Members) == 0 {
+			rec.Empty = l.jd.raw(v)
+		}
 		res.Changes = append(res.Changes, Change{s.Name, "added", ""})
 	}
 	out := l.finish(apply(l.src, []edit{ed}))

@@ -25,6 +25,8 @@ type Record struct {
 	// table block); empty when ctxkit add created the entry.
 	Original string    `json:"original"`
 	Added    bool      `json:"added,omitempty"`
+	Lead     string    `json:"lead,omitempty"`  // added TOML block: the separator written before it
+	Empty    string    `json:"empty,omitempty"` // added JSON entry: the servers object's text when it was empty
 	Wrapped  string    `json:"wrapped"`
 	Time     time.Time `json:"time"`
 }
