@@ -24,7 +24,7 @@ func (a *Adapter) OffloadJSON(ctx context.Context, req *mcp.CallToolRequest, res
 	if a.names[tool] || len(result) <= a.opts.Threshold {
 		return nil, false
 	}
-	fields, ok := objectFields(result)
+	fields, ok := ingest.ObjectSpans(result)
 	if !ok || isTrue(result, fields["isError"]) || stringValue(result, fields["resultType"]) == "input_required" {
 		return nil, false
 	}
@@ -32,13 +32,13 @@ func (a *Adapter) OffloadJSON(ctx context.Context, req *mcp.CallToolRequest, res
 	var others []json.RawMessage
 	chars := 0
 	if c, ok := fields["content"]; ok {
-		for _, el := range arrayElements(result, c) {
-			text, isText, err := blockText(result[el.start:el.end])
+		for _, el := range ingest.ArraySpans(result, c) {
+			text, isText, err := blockText(result[el.Start:el.End])
 			if err != nil {
 				return nil, false
 			}
 			if !isText {
-				others = append(others, result[el.start:el.end])
+				others = append(others, result[el.Start:el.End])
 				continue
 			}
 			texts = append(texts, text)
@@ -47,11 +47,11 @@ func (a *Adapter) OffloadJSON(ctx context.Context, req *mcp.CallToolRequest, res
 	}
 	var data []byte
 	sc, structured := fields["structuredContent"]
-	if structured && string(result[sc.start:sc.end]) == "null" {
+	if structured && string(result[sc.Start:sc.End]) == "null" {
 		structured = false
 	}
 	if structured {
-		data = result[sc.start:sc.end]
+		data = result[sc.Start:sc.End]
 		chars += utf8.RuneCount(data)
 	} else {
 		data = joinTexts(texts)
@@ -69,7 +69,7 @@ func (a *Adapter) OffloadJSON(ctx context.Context, req *mcp.CallToolRequest, res
 		StructuredContent any               `json:"structuredContent,omitempty"`
 	}{}
 	if m, ok := fields["_meta"]; ok {
-		out.Meta = result[m.start:m.end]
+		out.Meta = result[m.Start:m.End]
 	}
 	notice, err := json.Marshal(&mcp.TextContent{Text: n.String()})
 	if err != nil {
@@ -86,94 +86,15 @@ func (a *Adapter) OffloadJSON(ctx context.Context, req *mcp.CallToolRequest, res
 	return b, true
 }
 
-// span is the position of a JSON value in its enclosing document.
-type span struct{ start, end int }
-
-// objectFields returns where each top-level field's value is in data, a JSON
-// object, without decoding the values.
-func objectFields(data []byte) (map[string]span, bool) {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return nil, false
-	}
-	fields := map[string]span{}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return fields, true
-	}
-	for i < len(data) {
-		keyEnd := ingest.ValueEnd(data, i)
-		if keyEnd < 0 || data[i] != '"' {
-			return nil, false
-		}
-		key, err := strconv.Unquote(string(data[i:keyEnd]))
-		if err != nil {
-			var s string
-			if json.Unmarshal(data[i:keyEnd], &s) != nil {
-				return nil, false
-			}
-			key = s
-		}
-		i = skipSpace(data, keyEnd)
-		if i >= len(data) || data[i] != ':' {
-			return nil, false
-		}
-		i = skipSpace(data, i+1)
-		end := ingest.ValueEnd(data, i)
-		if end < 0 {
-			return nil, false
-		}
-		fields[key] = span{i, end}
-		i = skipSpace(data, end)
-		if i < len(data) && data[i] == '}' {
-			return fields, true
-		}
-		if i >= len(data) || data[i] != ',' {
-			return nil, false
-		}
-		i = skipSpace(data, i+1)
-	}
-	return nil, false
+func isTrue(data []byte, s ingest.Span) bool {
+	return s.End > s.Start && string(data[s.Start:s.End]) == "true"
 }
 
-// arrayElements returns the elements of the JSON array at s in data.
-func arrayElements(data []byte, s span) []span {
-	var out []span
-	i := skipSpace(data, s.start)
-	if i >= s.end || data[i] != '[' {
-		return nil
-	}
-	i = skipSpace(data, i+1)
-	for i < s.end && data[i] != ']' {
-		end := ingest.ValueEnd(data, i)
-		if end < 0 {
-			return nil
-		}
-		out = append(out, span{i, end})
-		i = skipSpace(data, end)
-		if i < s.end && data[i] == ',' {
-			i = skipSpace(data, i+1)
-		}
-	}
-	return out
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-func isTrue(data []byte, s span) bool {
-	return s.end > s.start && string(data[s.start:s.end]) == "true"
-}
-
-func stringValue(data []byte, s span) string {
-	if s.end <= s.start || data[s.start] != '"' {
+func stringValue(data []byte, s ingest.Span) string {
+	if s.End <= s.Start || data[s.Start] != '"' {
 		return ""
 	}
-	b, err := unquote(data[s.start:s.end])
+	b, err := unquote(data[s.Start:s.End])
 	if err != nil {
 		return ""
 	}
@@ -183,7 +104,7 @@ func stringValue(data []byte, s span) string {
 // blockText returns the text of a content block that puts text into the
 // context — a text block or an embedded text resource — decoded.
 func blockText(block []byte) (text []byte, isText bool, err error) {
-	f, ok := objectFields(block)
+	f, ok := ingest.ObjectSpans(block)
 	if !ok {
 		return nil, false, errors.New("content block is not an object")
 	}
@@ -193,14 +114,14 @@ func blockText(block []byte) (text []byte, isText bool, err error) {
 		if !ok {
 			return nil, false, errors.New("text block without text")
 		}
-		b, err := unquote(block[t.start:t.end])
+		b, err := unquote(block[t.Start:t.End])
 		return b, err == nil, err
 	case "resource":
 		r, ok := f["resource"]
 		if !ok {
 			return nil, false, nil
 		}
-		rf, ok := objectFields(block[r.start:r.end])
+		rf, ok := ingest.ObjectSpans(block[r.Start:r.End])
 		if !ok {
 			return nil, false, nil
 		}
@@ -208,8 +129,8 @@ func blockText(block []byte) (text []byte, isText bool, err error) {
 		if _, hasBlob := rf["blob"]; hasBlob || !hasText {
 			return nil, false, nil
 		}
-		inner := block[r.start:r.end]
-		b, err := unquote(inner[t.start:t.end])
+		inner := block[r.Start:r.End]
+		b, err := unquote(inner[t.Start:t.End])
 		return b, err == nil, err
 	}
 	return nil, false, nil
