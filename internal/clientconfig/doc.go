@@ -39,6 +39,10 @@
 // rewrote its file, as Claude Desktop does, or the user edited it), or is
 // gone, uninstall leaves it alone and fails with ErrDrift; --force restores
 // the original anyway (re-adding it if it is gone). Status shows drift.
+// An entry ctxkit add created is removed by uninstall, with the separator
+// add wrote before it (TOML) or the servers object's old text when add
+// filled an empty one, so add then uninstall also gives back the original
+// bytes; a servers object or file that add had to create stays.
 //
 // # Wrapped entries
 //
