@@ -280,7 +280,7 @@ func (l *loc) insertEditLF(name string, members []rawMember, raw string) edit {
 // removeEdit removes an entry ctxkit add created, undoing what add did
 // around it: the separator before a TOML block (r.Lead), or the servers
 // object's text when add filled an empty one (r.Empty).
-func (l *loc) removeEdit(e entry, r Record) edit {
+func (l *loc) removeEdit(e entry, r manifestRecord) edit {
 	if l.td != nil {
 		start := e.start
 		if strings.HasSuffix(string(l.src[:start]), r.Lead) {
@@ -380,7 +380,7 @@ func (in *Installer) begin(ctx context.Context, client string, scope Scope, dry 
 // record computes the diff and, unless dry, saves recs in the manifest and
 // then writes out: a crash in between leaves records whose entries are
 // still the originals, which uninstall recognises as such.
-func (in *Installer) record(l *loc, out []byte, recs []Record, dry bool, res *Result) error {
+func (in *Installer) record(l *loc, out []byte, recs []manifestRecord, dry bool, res *Result) error {
 	res.Diff = Diff(l.path, l.orig, out)
 	if dry {
 		return nil
@@ -418,7 +418,7 @@ func (in *Installer) Install(ctx context.Context, req Request) (*Result, error) 
 		}
 	}
 	var edits []edit
-	var recs []Record
+	var recs []manifestRecord
 	want := map[string]string{}
 	for _, e := range es {
 		if !selected(req.Servers, e.name) {
@@ -433,7 +433,7 @@ func (in *Installer) Install(ctx context.Context, req Request) (*Result, error) 
 			w := l.eol(l.wrapText(e, in.opts.Executable))
 			edits = append(edits, edit{e.start, e.end, w})
 			want[e.name] = w
-			recs = append(recs, Record{Client: l.c.Name, Scope: l.scope, Path: l.path, Keys: l.keys, Server: e.name,
+			recs = append(recs, manifestRecord{Client: l.c.Name, Scope: l.scope, Path: l.path, Keys: l.keys, Server: e.name,
 				Original: l.text(e), Wrapped: w, Time: in.opts.Now().UTC()})
 			res.Changes = append(res.Changes, Change{e.name, "wrapped", ""})
 		}
@@ -463,7 +463,7 @@ func (in *Installer) Uninstall(ctx context.Context, req Request) (*Result, error
 	}
 	recs := m.at(l.c.Name, l.path, l.keys)
 	for _, n := range req.Servers {
-		if !slices.ContainsFunc(recs, func(r Record) bool { return r.Server == n }) {
+		if !slices.ContainsFunc(recs, func(r manifestRecord) bool { return r.Server == n }) {
 			return nil, fmt.Errorf("%w %q installed by ctxkit in %s", ErrNoServer, n, l.path)
 		}
 	}
@@ -483,7 +483,7 @@ func (in *Installer) Uninstall(ctx context.Context, req Request) (*Result, error
 		}
 		return nil
 	}
-	var done []Record
+	var done []manifestRecord
 	drift := 0
 	for _, r := range recs {
 		if !selected(req.Servers, r.Server) {
@@ -601,7 +601,7 @@ func (in *Installer) Add(ctx context.Context, req AddRequest) (*Result, error) {
 	}
 	defer unlock()
 	members, block := l.newEntryText(s, in.opts.Executable)
-	rec := Record{Client: l.c.Name, Scope: l.scope, Path: l.path, Keys: l.keys, Server: s.Name, Time: in.opts.Now().UTC()}
+	rec := manifestRecord{Client: l.c.Name, Scope: l.scope, Path: l.path, Keys: l.keys, Server: s.Name, Time: in.opts.Now().UTC()}
 	var ed edit
 	if old, ok := find(es, s.Name); ok {
 		if !req.Force {
@@ -631,7 +631,7 @@ func (in *Installer) Add(ctx context.Context, req AddRequest) (*Result, error) {
 		return nil, err
 	}
 	if rec.Added {
-		// Record the entry's text as it sits in the new file.
+		// manifestRecord the entry's text as it sits in the new file.
 		nl := &loc{c: l.c, scope: l.scope, path: l.path, keys: l.keys, exe: l.exe}
 		if err := nl.parse(out); err == nil {
 			if nes, err := nl.entries(); err == nil {
@@ -641,7 +641,7 @@ func (in *Installer) Add(ctx context.Context, req AddRequest) (*Result, error) {
 			}
 		}
 	}
-	return res, in.record(l, out, []Record{rec}, req.DryRun, res)
+	return res, in.record(l, out, []manifestRecord{rec}, req.DryRun, res)
 }
 
 // Snippet is what `ctxkit add --print` shows.

@@ -11,11 +11,11 @@ import (
 	"time"
 )
 
-// Record is what the manifest keeps about one entry ctxkit changed: the
+// manifestRecord is what the manifest keeps about one entry ctxkit changed: the
 // entry's exact original text, so uninstall restores it byte for byte, and
 // the text ctxkit wrote, so drift (the client or the user changed the entry
 // since) is noticed.
-type Record struct {
+type manifestRecord struct {
 	Client string   `json:"client"`
 	Scope  Scope    `json:"scope"`
 	Path   string   `json:"path"`
@@ -31,13 +31,13 @@ type Record struct {
 	Time     time.Time `json:"time"`
 }
 
-func (r Record) same(o Record) bool {
+func (r manifestRecord) same(o manifestRecord) bool {
 	return r.Client == o.Client && r.Path == o.Path && slices.Equal(r.Keys, o.Keys) && r.Server == o.Server
 }
 
 type manifest struct {
 	Version int      `json:"version"`
-	Records []Record `json:"records"`
+	Records []manifestRecord `json:"records"`
 }
 
 func manifestPath(dataDir string) string { return filepath.Join(dataDir, "install", "manifest.json") }
@@ -66,7 +66,7 @@ func (m *manifest) save(dataDir string) error {
 	return writeAtomic(manifestPath(dataDir), append(b, '\n'), 0o600, 0o700)
 }
 
-func (m *manifest) put(r Record) {
+func (m *manifest) put(r manifestRecord) {
 	for i := range m.Records {
 		if m.Records[i].same(r) {
 			m.Records[i] = r
@@ -76,13 +76,13 @@ func (m *manifest) put(r Record) {
 	m.Records = append(m.Records, r)
 }
 
-func (m *manifest) remove(r Record) {
+func (m *manifest) remove(r manifestRecord) {
 	m.Records = slices.DeleteFunc(m.Records, r.same)
 }
 
 // at returns the records of one servers object.
-func (m *manifest) at(client, path string, keys []string) []Record {
-	var out []Record
+func (m *manifest) at(client, path string, keys []string) []manifestRecord {
+	var out []manifestRecord
 	for _, r := range m.Records {
 		if r.Client == client && r.Path == path && slices.Equal(r.Keys, keys) {
 			out = append(out, r)
