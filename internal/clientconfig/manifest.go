@@ -36,7 +36,7 @@ func (r manifestRecord) same(o manifestRecord) bool {
 }
 
 type manifest struct {
-	Version int      `json:"version"`
+	Version int              `json:"version"`
 	Records []manifestRecord `json:"records"`
 }
 
