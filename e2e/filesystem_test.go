@@ -61,7 +61,6 @@ func TestFilesystem(t *testing.T) {
 		n := parseNotice(t, text)
 		checkOutputSchema(t, readTool, res)
 
-		pendingWrapper(t, "the wrapper stores read_text_file's structuredContent {content: ...} as a dict, so the text tools refuse it")
 		if n.Shape != "text" || n.Chars != int64(len(large)) {
 			t.Errorf("notice says shape %q and %d chars, want text and the file's %d chars", n.Shape, n.Chars, len(large))
 		}

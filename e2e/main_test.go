@@ -123,15 +123,6 @@ func nodeServer(pkg string) string {
 	return filepath.Join(nodeDir, "node_modules", "@modelcontextprotocol", pkg, "dist", "index.js")
 }
 
-// pendingWrapper skips a test of behaviour the wrapper does not have yet,
-// unless E2E_PENDING=1; every use is listed in the report that added it.
-func pendingWrapper(t testing.TB, why string) {
-	t.Helper()
-	if os.Getenv("E2E_PENDING") != "1" {
-		t.Skipf("pending in the wrapper (set E2E_PENDING=1 to run): %s", why)
-	}
-}
-
 // isolate points CTXKIT_HOME and HOME at temporary directories and returns
 // a temporary SQLite store path for --store.
 func isolate(t testing.TB) string {

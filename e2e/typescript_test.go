@@ -103,7 +103,6 @@ func TestTypeScriptClient(t *testing.T) {
 		t.Errorf("the script read workspace %q from the notice, the test %q", s.WorkspaceID, n.StoredResult)
 	}
 
-	pendingWrapper(t, "the wrapper stores read_text_file's structuredContent {content: ...} as a dict, so the text tools refuse it")
 	checkSteps(true)
 	if s.Page1 == nil || s.Page1.Page != 1 || s.Page1.Text == "" || !strings.HasPrefix(large, s.Page1.Text) {
 		t.Errorf("result_read_page page 1 is not the start of the file: %+v", s.Page1)

@@ -34,6 +34,7 @@ func main() {
 	n := flag.Int("n", 1000, "passthrough calls per measurement")
 	callers := flag.Int("callers", 4, "concurrent callers for the throughput figure")
 	mb := flag.Int("mb", 50, "size of the large result, in MB")
+	storeSpec := flag.String("store", "", "the wrapper's --store (default: a new SQLite file)")
 	flag.Parse()
 	ctx := context.Background()
 	if *upstream {
@@ -55,7 +56,10 @@ func main() {
 	defer os.RemoveAll(work)
 
 	direct, _ := connect(ctx, up)
-	wrapArgs := append([]string{*ctxkit, "wrap", "--store", filepath.Join(work, "ctxkit.db"), "--log-file", filepath.Join(work, "wrap.log"), "--"}, up...)
+	if *storeSpec == "" {
+		*storeSpec = filepath.Join(work, "ctxkit.db")
+	}
+	wrapArgs := append([]string{*ctxkit, "wrap", "--store", *storeSpec, "--log-file", filepath.Join(work, "wrap.log"), "--"}, up...)
 	wrapped, wrapper := connect(ctx, wrapArgs)
 
 	// Warm both paths before measuring.

@@ -137,10 +137,7 @@ func runWrap(ctx context.Context, g *globals, opts *WrapOptions, streams IO) err
 		return err
 	}
 	defer proxy.Close()
-	if err := proxy.Start(ctx); err != nil {
-		// The client's log shows it; the next call says it again as a tool error.
-		fmt.Fprintf(logOut, "ctxkit wrap: %v\n", err)
-	}
+	proxy.Start(ctx)
 	if opts.HTTPAddr == "" {
 		err := proxy.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(streams.In), Writer: nopWriteCloser{streams.Out}})
 		if ctx.Err() != nil {

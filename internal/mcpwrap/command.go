@@ -1,32 +1,53 @@
 package mcpwrap
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctxkit/ctxkit/internal/ingest"
 )
 
 // MaxMessageBytes bounds one message from the upstream. The SDK's command
-// transport fixes it at 16 MiB, which is smaller than the results offloading
-// exists for, so the stdio upstream runs through commandTransport instead.
+// transport fixes it at 16 MiB, smaller than the results offloading exists
+// for.
 const MaxMessageBytes = 256 << 20
 
-// commandTransport runs a stdio MCP server as a child process, like the
-// SDK's CommandTransport but with MaxMessageBytes as its line limit.
+// interceptMin is the size from which a response line is examined for a
+// tools/call result to offload before the SDK decodes it; smaller ones are
+// cheap to decode and are offloaded after.
+const interceptMin = 64 << 10
+
+// commandTransport runs a stdio MCP server as a child process. It does what
+// the SDK's CommandTransport does, with two differences that matter for large
+// results: messages may be up to MaxMessageBytes, and a large tools/call
+// result is handed to onResult in its wire form, so it can be stored without
+// ever being decoded into Go values (which costs ten times its size).
 type commandTransport struct {
 	cmd *exec.Cmd
 	// terminate is how long the child has to exit after its stdin closes,
 	// and again after SIGTERM, before it is killed.
 	terminate time.Duration
+	// onResult gets the result of each tools/call request that carried a
+	// progress token of ours, and returns its replacement, if any.
+	onResult func(token string, result []byte) ([]byte, bool)
 }
 
-func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+func (t *commandTransport) Connect(context.Context) (mcp.Connection, error) {
 	stdout, err := t.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -38,12 +59,197 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err := t.cmd.Start(); err != nil {
 		return nil, err
 	}
-	pipes := &mcp.IOTransport{
-		Reader:        io.NopCloser(stdout), // the child is stopped by closing stdin
-		Writer:        &childStdin{WriteCloser: stdin, cmd: t.cmd, terminate: t.terminate},
-		MaxLineLength: MaxMessageBytes,
+	c := &stdioConn{
+		in:       bufio.NewReaderSize(stdout, 64<<10),
+		stdin:    &childStdin{WriteCloser: stdin, cmd: t.cmd, terminate: t.terminate},
+		msgs:     make(chan readResult),
+		done:     make(chan struct{}),
+		onResult: t.onResult,
 	}
-	return pipes.Connect(ctx)
+	go c.readLoop()
+	return c, nil
+}
+
+type readResult struct {
+	msg jsonrpc.Message
+	err error
+}
+
+// stdioConn is newline-delimited JSON-RPC over a child's stdin and stdout.
+type stdioConn struct {
+	in       *bufio.Reader
+	stdin    *childStdin
+	onResult func(token string, result []byte) ([]byte, bool)
+
+	wmu       sync.Mutex
+	msgs      chan readResult
+	done      chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+	calls     sync.Map // request id key → progress token, for tools/call
+}
+
+func (c *stdioConn) SessionID() string { return "" }
+
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case r := <-c.msgs:
+		return r.msg, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.done:
+		return nil, io.EOF
+	}
+}
+
+func (c *stdioConn) Write(_ context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && req.ID.IsValid() {
+		var p struct {
+			Meta struct {
+				ProgressToken any `json:"progressToken"`
+			} `json:"_meta"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil {
+			if tok, ok := p.Meta.ProgressToken.(string); ok && strings.HasPrefix(tok, tokenPrefix) {
+				c.calls.Store(idKey(req.ID.Raw()), tok)
+			}
+		}
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err = c.stdin.Write(append(data, '\n'))
+	return err
+}
+
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.done)
+		c.closeErr = c.stdin.Close()
+	})
+	return c.closeErr
+}
+
+func (c *stdioConn) readLoop() {
+	for {
+		line, err := readLine(c.in, MaxMessageBytes)
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			for _, r := range c.decode(line) {
+				select {
+				case c.msgs <- r:
+				case <-c.done:
+					return
+				}
+			}
+		}
+		if err != nil {
+			select {
+			case c.msgs <- readResult{err: err}:
+			case <-c.done:
+			}
+			return
+		}
+	}
+}
+
+// decode turns one line into messages (a line may hold a batch).
+func (c *stdioConn) decode(line []byte) []readResult {
+	if line[0] == '[' {
+		var batch []json.RawMessage
+		if err := json.Unmarshal(line, &batch); err != nil {
+			return []readResult{{err: fmt.Errorf("bad JSON-RPC batch: %w", err)}}
+		}
+		var out []readResult
+		for _, m := range batch {
+			out = append(out, c.decode(m)...)
+		}
+		return out
+	}
+	if len(line) >= interceptMin {
+		line = c.intercept(line)
+	}
+	msg, err := jsonrpc.DecodeMessage(line)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.calls.Delete(idKey(resp.ID.Raw()))
+	}
+	if err != nil {
+		err = fmt.Errorf("bad JSON-RPC message: %w", err)
+	}
+	return []readResult{{msg: msg, err: err}}
+}
+
+// intercept offloads the result of a large tools/call response, returning
+// the line with the result replaced.
+func (c *stdioConn) intercept(line []byte) []byte {
+	fields, ok := ingest.ObjectSpans(line)
+	if !ok || c.onResult == nil {
+		return line
+	}
+	id, hasID := fields["id"]
+	result, hasResult := fields["result"]
+	if !hasID || !hasResult {
+		return line
+	}
+	var raw any
+	if err := json.Unmarshal(line[id.Start:id.End], &raw); err != nil {
+		return line
+	}
+	if f, ok := raw.(float64); ok {
+		raw = int64(f)
+	}
+	tok, ok := c.calls.LoadAndDelete(idKey(raw))
+	if !ok {
+		return line
+	}
+	// Keep the small parts around the result, so that the line itself can
+	// be collected while the result is being stored.
+	head, tail := bytes.Clone(line[:result.Start]), bytes.Clone(line[result.End:])
+	replaced, ok := c.onResult(tok.(string), line[result.Start:result.End])
+	if !ok {
+		return line
+	}
+	return slices.Concat(head, replaced, tail)
+}
+
+// idKey makes request ids comparable across their Go and wire forms.
+func idKey(raw any) string {
+	switch v := raw.(type) {
+	case int64:
+		return "n:" + strconv.FormatInt(v, 10)
+	case string:
+		return "s:" + v
+	}
+	return fmt.Sprint(raw)
+}
+
+// readLine reads one newline-terminated line of at most max bytes. A long
+// line is gathered in pieces and joined once, so it costs its size twice
+// at most, briefly.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var pieces [][]byte
+	total := 0
+	for {
+		frag, err := r.ReadSlice('\n')
+		total += len(frag)
+		if total > max {
+			return nil, fmt.Errorf("a message from the server is over the %d-byte limit", max)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			pieces = append(pieces, bytes.Clone(frag))
+			continue
+		}
+		if len(pieces) == 0 {
+			return bytes.Clone(frag), err
+		}
+		line := make([]byte, 0, total)
+		for _, p := range pieces {
+			line = append(line, p...)
+		}
+		return append(line, frag...), err
+	}
 }
 
 // childStdin ends the child when closed: close its input, wait, then

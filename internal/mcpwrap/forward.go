@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 a proxy forwards the features its client and upstream still use, deprecated ones (sampling, roots, logging) included
+
 package mcpwrap
 
 import (
@@ -5,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,6 +18,9 @@ import (
 // the tool since the last listing), and logging levels, which it forwards.
 func (p *Proxy) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "initialize" || method == "server/discover" {
+			return p.initialize(ctx, method, req, next)
+		}
 		switch r := req.(type) {
 		case *mcp.CallToolRequest:
 			p.noteCaller(r.Session)
@@ -33,6 +39,49 @@ func (p *Proxy) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// initialize connects the upstream when the first client introduces itself,
+// with that client's capabilities, and puts the upstream's instructions
+// before the wrapper's in the answer.
+func (p *Proxy) initialize(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	var caps *mcp.ClientCapabilities
+	if params, ok := req.GetParams().(*mcp.InitializeParams); ok && params != nil {
+		caps = params.Capabilities
+	} else if r, ok := req.(interface {
+		ClientCapabilities() *mcp.ClientCapabilities
+	}); ok {
+		caps = r.ClientCapabilities()
+	}
+	if caps == nil {
+		// A discovery probe that says nothing about the client (one that
+		// falls back to initialize does this): answer it without starting
+		// the upstream with capabilities that may be wrong.
+		return next(ctx, method, req)
+	}
+	p.downCaps.CompareAndSwap(nil, caps)
+	cs, err := p.link.session(ctx)
+	if err != nil {
+		p.log.Error("upstream not available; retrying on the next call", "err", err)
+	}
+	res, err := next(ctx, method, req)
+	if err != nil || cs == nil {
+		return res, err
+	}
+	up := ""
+	if ir := cs.InitializeResult(); ir != nil {
+		up = strings.TrimSpace(ir.Instructions)
+	}
+	if up == "" {
+		return res, nil
+	}
+	switch r := res.(type) {
+	case *mcp.InitializeResult:
+		r.Instructions = up + "\n\n" + r.Instructions
+	case *mcp.DiscoverResult:
+		r.Instructions = up + "\n\n" + r.Instructions
+	}
+	return res, nil
 }
 
 func hasLogging(cs *mcp.ClientSession) bool {
@@ -73,11 +122,17 @@ func (p *Proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		InputResponses: req.Params.InputResponses,
 		RequestState:   req.Params.RequestState,
 	}
+	// Every call carries a token of ours: it routes the client's progress
+	// back and identifies the call when its result is offloaded from the wire.
+	up := fmt.Sprintf("%s%d", tokenPrefix, p.nextToken.Add(1))
+	params.SetProgressToken(up)
+	p.calls.Store(up, pendingCall{ctx: ctx, req: req})
+	defer p.calls.Delete(up)
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
-		up := fmt.Sprintf("ctxkit-%d", p.nextToken.Add(1))
 		p.progress.Store(up, progressRoute{session: req.Session, token: tok})
-		defer p.progress.Delete(up)
-		params.SetProgressToken(up)
+		// A notification sent just before the result may be handled just
+		// after it; keep the route a little longer.
+		defer time.AfterFunc(progressGrace, func() { p.progress.Delete(up) })
 	}
 	res, err := cs.CallTool(ctx, params)
 	if err != nil {
@@ -102,6 +157,22 @@ func (p *Proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		out.Content = []mcp.Content{}
 	}
 	return p.adapter.Offload(ctx, req, out), nil
+}
+
+// tokenPrefix starts the progress tokens the wrapper sends upstream.
+const tokenPrefix = "ctxkit-"
+
+// progressGrace is how long a call's progress route outlives the call.
+const progressGrace = 5 * time.Second
+
+// offloadWire offloads a large tools/call result before the SDK decodes it.
+func (p *Proxy) offloadWire(token string, result []byte) ([]byte, bool) {
+	v, ok := p.calls.Load(token)
+	if !ok {
+		return nil, false
+	}
+	call := v.(pendingCall)
+	return p.adapter.OffloadJSON(call.ctx, call.req, result)
 }
 
 // ownMeta drops the protocol's reserved _meta keys (the upstream's server
@@ -255,6 +326,16 @@ func (p *Proxy) createMessage(ctx context.Context, req *mcp.CreateMessageRequest
 	return ss.CreateMessage(ctx, &params)
 }
 
+func (p *Proxy) createMessageWithTools(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+	ss, err := p.caller()
+	if err != nil {
+		return nil, err
+	}
+	params := *req.Params
+	params.Meta = nil
+	return ss.CreateMessageWithTools(ctx, &params)
+}
+
 func (p *Proxy) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	ss, err := p.caller()
 	if err != nil {
@@ -279,14 +360,17 @@ func (p *Proxy) syncRoots(ctx context.Context, ss *mcp.ServerSession) {
 			p.log.Debug("list the client's roots", "err", err)
 			return
 		}
-		var uris []string
-		for _, r := range res.Roots {
-			uris = append(uris, r.URI)
-		}
 		p.mu.Lock()
-		defer p.mu.Unlock()
-		p.link.client.RemoveRoots(p.rootURIs...)
-		p.link.client.AddRoots(res.Roots...)
-		p.rootURIs = uris
+		old := p.roots
+		p.roots = res.Roots
+		p.mu.Unlock()
+		if c := p.link.currentClient(); c != nil {
+			var uris []string
+			for _, r := range old {
+				uris = append(uris, r.URI)
+			}
+			c.RemoveRoots(uris...)
+			c.AddRoots(res.Roots...)
+		}
 	}()
 }

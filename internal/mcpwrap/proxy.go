@@ -15,6 +15,8 @@
 // call that cannot reach it gets a tool error naming the server and cause.
 package mcpwrap
 
+//lint:file-ignore SA1019 a proxy forwards the features its client and upstream still use, deprecated ones (sampling, roots, logging) included
+
 import (
 	"context"
 	"errors"
@@ -64,7 +66,16 @@ type Proxy struct {
 	templates  map[string]bool
 	lastCaller *mcp.ServerSession // the downstream session of the latest call
 	resyncing  map[string]*resync
-	rootURIs   []string // the client's roots given to the upstream
+	roots      []*mcp.Root // the client's roots, given to the upstream
+	downCaps   atomic.Pointer[mcp.ClientCapabilities]
+	calls      sync.Map // upstream progress token → pendingCall
+}
+
+// pendingCall is a tools/call in flight upstream, for offloading its result
+// from the wire.
+type pendingCall struct {
+	ctx context.Context
+	req *mcp.CallToolRequest
 }
 
 // progressRoute says where an upstream progress notification goes.
@@ -108,19 +119,7 @@ func New(opts Options) (*Proxy, error) {
 		templates: map[string]bool{},
 		resyncing: map[string]*resync{},
 	}
-	p.link = &link{up: &p.opts.Upstream, header: header, now: time.Now, onConnect: p.mirror}
-	p.link.client = mcp.NewClient(&mcp.Implementation{Name: "ctxkit-wrap", Version: opts.Version}, &mcp.ClientOptions{
-		Logger:                      p.log,
-		CreateMessageHandler:        p.createMessage,
-		ElicitationHandler:          p.elicit,
-		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { p.resyncLater("tools") },
-		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { p.resyncLater("prompts") },
-		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { p.resyncLater("resources") },
-		ResourceUpdatedHandler:      p.resourceUpdated,
-		LoggingMessageHandler:       p.logMessage,
-		ProgressNotificationHandler: p.forwardProgress,
-		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
-	})
+	p.link = &link{up: &p.opts.Upstream, header: header, now: time.Now, onConnect: p.mirror, newClient: p.newClient, onResult: p.offloadWire}
 	return p, nil
 }
 
@@ -146,26 +145,51 @@ func DefaultName(u Upstream) string {
 	return "upstream"
 }
 
-// Start connects to the upstream and builds the downstream server with its
-// instructions and features. A failure to connect is returned (for the
-// client's log) but the Proxy is still usable: it serves the exploration
-// tools and retries the upstream on the next call.
-func (p *Proxy) Start(ctx context.Context) error {
-	p.link.life = context.WithoutCancel(ctx)
-	// The first connection happens before the server exists, so that the
-	// upstream's instructions can be part of the server's.
-	p.link.onConnect = nil
-	cs, err := p.link.session(ctx)
-	p.link.onConnect = p.mirror
-
-	instructions := p.adapter.Instructions()
-	if cs != nil {
-		if ir := cs.InitializeResult(); ir != nil && strings.TrimSpace(ir.Instructions) != "" {
-			instructions = strings.TrimSpace(ir.Instructions) + "\n\n" + instructions
+// newClient makes the client for one upstream connection. It claims
+// exactly the capabilities the downstream client declared (sampling,
+// elicitation, roots), since it forwards those requests to it: an upstream
+// must not offer features that depend on capabilities nobody has.
+func (p *Proxy) newClient() *mcp.Client {
+	down := p.downCaps.Load()
+	if down == nil {
+		down = &mcp.ClientCapabilities{}
+	}
+	opts := &mcp.ClientOptions{
+		Logger:                      p.log,
+		Capabilities:                &mcp.ClientCapabilities{RootsV2: down.RootsV2, Sampling: down.Sampling, Elicitation: down.Elicitation},
+		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { p.resyncLater("tools") },
+		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { p.resyncLater("prompts") },
+		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { p.resyncLater("resources") },
+		ResourceUpdatedHandler:      p.resourceUpdated,
+		LoggingMessageHandler:       p.logMessage,
+		ProgressNotificationHandler: p.forwardProgress,
+		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
+	}
+	if down.Sampling != nil {
+		if down.Sampling.Tools != nil {
+			opts.CreateMessageWithToolsHandler = p.createMessageWithTools
+		} else {
+			opts.CreateMessageHandler = p.createMessage
 		}
 	}
+	if down.Elicitation != nil {
+		opts.ElicitationHandler = p.elicit
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "ctxkit-wrap", Version: p.opts.Version}, opts)
+	p.mu.Lock()
+	c.AddRoots(p.roots...)
+	p.mu.Unlock()
+	return c
+}
+
+// Start builds the downstream server. The upstream is connected when the
+// first client initializes, so that it can be offered exactly that client's
+// capabilities; until it is reachable, the Proxy serves the exploration
+// tools and retries the upstream on each call.
+func (p *Proxy) Start(ctx context.Context) {
+	p.link.life = context.WithoutCancel(ctx)
 	p.server = mcp.NewServer(&mcp.Implementation{Name: "ctxkit-wrap/" + p.opts.Upstream.Name, Version: p.opts.Version}, &mcp.ServerOptions{
-		Instructions:            instructions,
+		Instructions:            p.adapter.Instructions(),
 		Logger:                  p.log,
 		CompletionHandler:       p.complete,
 		SubscribeHandler:        p.subscribe,
@@ -182,13 +206,6 @@ func (p *Proxy) Start(ctx context.Context) error {
 	})
 	p.adapter.AddTo(p.server)
 	p.server.AddReceivingMiddleware(p.middleware)
-	if cs != nil {
-		p.mirror(cs)
-	}
-	if err != nil {
-		p.log.Error("upstream not available; retrying on the next call", "err", err)
-	}
-	return err
 }
 
 // Server returns the downstream server (after Start).

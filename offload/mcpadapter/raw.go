@@ -1,6 +1,7 @@
 package mcpadapter
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,24 +39,23 @@ func (a *Adapter) OffloadJSON(ctx context.Context, req *mcp.CallToolRequest, res
 				return nil, false
 			}
 			if !isText {
-				others = append(others, result[el.Start:el.End])
+				others = append(others, bytes.Clone(result[el.Start:el.End]))
 				continue
 			}
 			texts = append(texts, text)
 			chars += utf8.RuneCount(text)
 		}
 	}
-	var data []byte
-	sc, structured := fields["structuredContent"]
-	if structured && string(result[sc.Start:sc.End]) == "null" {
-		structured = false
+	var structured []byte
+	if sc, ok := fields["structuredContent"]; ok && string(result[sc.Start:sc.End]) != "null" {
+		structured = result[sc.Start:sc.End]
+		chars += utf8.RuneCount(structured)
 	}
-	if structured {
-		data = result[sc.Start:sc.End]
-		chars += utf8.RuneCount(data)
-	} else {
-		data = joinTexts(texts)
+	var meta json.RawMessage
+	if m, ok := fields["_meta"]; ok {
+		meta = bytes.Clone(result[m.Start:m.End])
 	}
+	data := choosePayload(texts, structured)
 	if chars <= a.opts.Threshold {
 		return nil, false
 	}
@@ -68,15 +68,13 @@ func (a *Adapter) OffloadJSON(ctx context.Context, req *mcp.CallToolRequest, res
 		Content           []json.RawMessage `json:"content"`
 		StructuredContent any               `json:"structuredContent,omitempty"`
 	}{}
-	if m, ok := fields["_meta"]; ok {
-		out.Meta = result[m.Start:m.End]
-	}
+	out.Meta = meta
 	notice, err := json.Marshal(&mcp.TextContent{Text: n.String()})
 	if err != nil {
 		return nil, false
 	}
 	out.Content = append([]json.RawMessage{notice}, others...)
-	if structured {
+	if structured != nil {
 		out.StructuredContent = n
 	}
 	b, err := json.Marshal(out)
