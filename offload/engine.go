@@ -127,6 +127,9 @@ type PutOptions struct {
 	TTL time.Duration
 	// Meta is free metadata kept with the workspace.
 	Meta map[string]any
+	// Owned hands the data over to the engine: the caller will neither read
+	// nor change it again, so a large text is kept without being copied.
+	Owned bool
 }
 
 // Put stores a result (JSON or text, as raw bytes) as a workspace and returns
@@ -152,7 +155,7 @@ func (e *Engine) put(ctx context.Context, data []byte, opts PutOptions) (*store.
 	if int64(len(data)) > e.maxBytes {
 		return nil, tooLarge(fmt.Sprintf("the result has %d bytes; the limit is %d", len(data), e.maxBytes))
 	}
-	parsed, err := ingest.ParseOptions{MaxItems: e.maxItems, MaxBytes: e.maxBytes}.Parse(data)
+	parsed, err := ingest.ParseOptions{MaxItems: e.maxItems, MaxBytes: e.maxBytes, Owned: opts.Owned}.Parse(data)
 	if errors.Is(err, ingest.ErrTooLarge) {
 		return nil, tooLarge(err.Error())
 	}

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"math/bits"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/ctxkit/ctxkit/store"
 )
@@ -52,9 +53,9 @@ var ErrTooLarge = errors.New("result too large")
 type Result struct {
 	Shape  store.Shape
 	Format string // FormatJSON, FormatNDJSON, FormatCSV, FormatTSV or FormatText
-	// Content is what to pass to store.Put. Raw is the input slice itself;
-	// list items may share memory with it, so the caller must not modify the
-	// input afterwards. Items are compact JSON (the original bytes when those
+	// Content is what to pass to store.Put. Raw is the input slice itself,
+	// or nil for a text that is exactly the input; list items may share
+	// memory with it, so the caller must not modify the input afterwards. Items are compact JSON (the original bytes when those
 	// already were), and invalid UTF-8 is replaced by U+FFFD everywhere but Raw.
 	Content *store.Content
 	// Items is the number of list items or dict keys; 0 for text.
@@ -84,6 +85,10 @@ type ParseOptions struct {
 	// while items are cut, so parsing stops at the first item over it. Dicts
 	// and text are not bounded by it.
 	MaxItems int
+	// Owned says the input is handed over: the caller never reads or
+	// changes it again, so a text result shares its memory instead of
+	// copying it (for a 50 MB text, 50 MB less at the peak).
+	Owned bool
 }
 
 // Parse reads a tool result with no limits. See [ParseOptions.Parse].
@@ -110,8 +115,16 @@ func (o ParseOptions) Parse(raw []byte) (*Result, error) {
 	}
 	if res == nil {
 		res = textResult(body, FormatText)
+		if o.Owned && utf8.Valid(body) {
+			res.Content.Text = unsafe.String(unsafe.SliceData(body), len(body))
+		}
 	}
 	res.Content.Raw = raw
+	if res.Shape == store.ShapeText && len(body) == len(raw) && res.Content.Text == string(raw) {
+		// The text is the input itself: storing it twice would double what
+		// a large text costs. The store gives the text back as the raw bytes.
+		res.Content.Raw = nil
+	}
 	res.RawChars = runeCount(raw)
 	if res.Shape != store.ShapeText {
 		res.Chars = res.RawChars

@@ -102,8 +102,15 @@ func TestDetectGolden(t *testing.T) {
 func checkResult(t *testing.T, raw []byte, res *Result) {
 	t.Helper()
 	c := res.Content
-	if !bytes.Equal(c.Raw, raw) || (len(raw) > 0 && &c.Raw[0] != &raw[0]) {
+	switch {
+	case c.Raw == nil:
+		if res.Shape != store.ShapeText || c.Text != string(raw) {
+			t.Errorf("Content.Raw is nil but the %s content is not the input itself", res.Shape)
+		}
+	case !bytes.Equal(c.Raw, raw) || (len(raw) > 0 && &c.Raw[0] != &raw[0]):
 		t.Errorf("Content.Raw is not the input itself")
+	case res.Shape == store.ShapeText && c.Text == string(raw):
+		t.Errorf("Content.Raw repeats a text that is the input itself")
 	}
 	if got := int64(utf8.RuneCount(raw)); res.RawChars != got {
 		t.Errorf("RawChars = %d, want %d", res.RawChars, got)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,6 +33,11 @@ const MaxMessageBytes = 256 << 20
 // cheap to decode and are offloaded after.
 const interceptMin = 64 << 10
 
+// collectAbove is the message size from which the transport collects
+// garbage itself, to bound the peak memory of a huge message to about twice
+// its size plus what the store keeps, rather than three or four times.
+const collectAbove = 8 << 20
+
 // commandTransport runs a stdio MCP server as a child process. It does what
 // the SDK's CommandTransport does, with two differences that matter for large
 // results: messages may be up to MaxMessageBytes, and a large tools/call
@@ -42,10 +48,15 @@ type commandTransport struct {
 	// terminate is how long the child has to exit after its stdin closes,
 	// and again after SIGTERM, before it is killed.
 	terminate time.Duration
-	// onResult gets the result of each tools/call request that carried a
-	// progress token of ours, and returns its replacement, if any.
-	onResult func(token string, result []byte) ([]byte, bool)
+	// onResult gets the result of each large tools/call response that
+	// carried a progress token of ours; when it is to be offloaded, it
+	// returns a function that stores it and returns its replacement.
+	onResult resultHook
 }
+
+// resultHook is commandTransport.onResult. The function it returns is
+// called after the message's bytes are let go.
+type resultHook func(token string, result []byte) (replace func() []byte)
 
 func (t *commandTransport) Connect(context.Context) (mcp.Connection, error) {
 	stdout, err := t.cmd.StdoutPipe()
@@ -79,7 +90,7 @@ type readResult struct {
 type stdioConn struct {
 	in       *bufio.Reader
 	stdin    *childStdin
-	onResult func(token string, result []byte) ([]byte, bool)
+	onResult resultHook
 
 	wmu       sync.Mutex
 	msgs      chan readResult
@@ -204,14 +215,14 @@ func (c *stdioConn) intercept(line []byte) []byte {
 	if !ok {
 		return line
 	}
-	// Keep the small parts around the result, so that the line itself can
-	// be collected while the result is being stored.
-	head, tail := bytes.Clone(line[:result.Start]), bytes.Clone(line[result.End:])
-	replaced, ok := c.onResult(tok.(string), line[result.Start:result.End])
-	if !ok {
+	replace := c.onResult(tok.(string), line[result.Start:result.End])
+	if replace == nil {
 		return line
 	}
-	return slices.Concat(head, replaced, tail)
+	// From here on only the small parts around the result are kept, so
+	// that the line can be collected while the result is stored.
+	head, tail := bytes.Clone(line[:result.Start]), bytes.Clone(line[result.End:])
+	return slices.Concat(head, replace(), tail)
 }
 
 // idKey makes request ids comparable across their Go and wire forms.
@@ -248,7 +259,15 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 		for _, p := range pieces {
 			line = append(line, p...)
 		}
-		return append(line, frag...), err
+		line = append(line, frag...)
+		if total >= collectAbove {
+			// The pieces are garbage now; collect them before the line is
+			// decoded, so that its decoding reuses their memory rather
+			// than adding to the peak.
+			pieces = nil
+			runtime.GC()
+		}
+		return line, err
 	}
 }
 

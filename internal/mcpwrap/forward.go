@@ -165,14 +165,25 @@ const tokenPrefix = "ctxkit-"
 // progressGrace is how long a call's progress route outlives the call.
 const progressGrace = 5 * time.Second
 
-// offloadWire offloads a large tools/call result before the SDK decodes it.
-func (p *Proxy) offloadWire(token string, result []byte) ([]byte, bool) {
+// offloadWire prepares a large tools/call result for offloading before the
+// SDK decodes it (see resultHook).
+func (p *Proxy) offloadWire(token string, result []byte) func() []byte {
 	v, ok := p.calls.Load(token)
 	if !ok {
-		return nil, false
+		return nil
 	}
 	call := v.(pendingCall)
-	return p.adapter.OffloadJSON(call.ctx, call.req, result)
+	pending := p.adapter.PrepareJSON(call.req, result)
+	if pending == nil {
+		return nil
+	}
+	return func() []byte {
+		out, err := pending.Store(call.ctx)
+		if err != nil {
+			p.log.Warn("store large tool result; passing it through", "tool", call.req.Params.Name, "err", err)
+		}
+		return out
+	}
 }
 
 // ownMeta drops the protocol's reserved _meta keys (the upstream's server

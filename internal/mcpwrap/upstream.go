@@ -175,7 +175,7 @@ type link struct {
 	up        *Upstream
 	newClient func() *mcp.Client
 	// onResult offloads a large tools/call result from its wire form (stdio).
-	onResult func(token string, result []byte) ([]byte, bool)
+	onResult resultHook
 	header   http.Header
 	life     context.Context
 	now      func() time.Time

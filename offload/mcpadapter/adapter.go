@@ -222,9 +222,10 @@ func callInfo(req *mcp.CallToolRequest) (tool string, args json.RawMessage) {
 }
 
 // store keeps data, the payload of the call req, and returns its notice.
+// data is always a copy made for storing, so it is handed over.
 func (a *Adapter) store(ctx context.Context, req *mcp.CallToolRequest, data []byte, chars int) (*offload.Notice, error) {
 	tool, args := callInfo(req)
-	opts := offload.PutOptions{Producer: tool, Args: args}
+	opts := offload.PutOptions{Producer: tool, Args: args, Owned: true}
 	if a.opts.Server != "" {
 		opts.Meta = map[string]any{"server": a.opts.Server}
 	}

@@ -19,69 +19,133 @@ import (
 // without first being decoded into Go values (for a 50 MB result that
 // decoding costs ten times its size in memory). It returns the encoded
 // result to use instead, and false when result is to be used as it is:
-// small, an error, an input request, or not a result object at all.
+// small, an error, an input request, not a result object at all, or not
+// stored.
 func (a *Adapter) OffloadJSON(ctx context.Context, req *mcp.CallToolRequest, result []byte) ([]byte, bool) {
+	p := a.PrepareJSON(req, result)
+	if p == nil {
+		return nil, false
+	}
+	out, err := p.Store(ctx)
+	return out, err == nil
+}
+
+// Pending is a large tools/call result taken apart from its wire form and
+// ready to be stored: PrepareJSON, then Store. In between, the caller can
+// let go of the wire bytes, so that a huge message is not held twice while
+// it is stored.
+type Pending struct {
+	a          *Adapter
+	req        *mcp.CallToolRequest
+	blocks     []part   // content blocks in order
+	texts      [][]byte // the decoded text of the blocks that have one
+	structured json.RawMessage
+	meta       json.RawMessage
+	chars      int
+}
+
+// part is one content block: its wire form (nil for a text block, which
+// is rebuilt from its text) and the index of its text in texts, or -1.
+type part struct {
+	raw  json.RawMessage
+	text int
+}
+
+// PrepareJSON takes result apart when it is to be offloaded, and returns
+// nil when it is to be used as it is (see OffloadJSON).
+func (a *Adapter) PrepareJSON(req *mcp.CallToolRequest, result []byte) *Pending {
 	tool, _ := callInfo(req)
 	if a.names[tool] || len(result) <= a.opts.Threshold {
-		return nil, false
+		return nil
 	}
 	fields, ok := ingest.ObjectSpans(result)
 	if !ok || isTrue(result, fields["isError"]) || stringValue(result, fields["resultType"]) == "input_required" {
-		return nil, false
+		return nil
 	}
-	var texts [][]byte
-	var others []json.RawMessage
-	chars := 0
+	p := &Pending{a: a, req: req}
 	if c, ok := fields["content"]; ok {
 		for _, el := range ingest.ArraySpans(result, c) {
-			text, isText, err := blockText(result[el.Start:el.End])
+			block := result[el.Start:el.End]
+			text, kind, err := blockText(block)
 			if err != nil {
-				return nil, false
+				return nil
 			}
-			if !isText {
-				others = append(others, bytes.Clone(result[el.Start:el.End]))
-				continue
+			pt := part{text: -1}
+			if kind != textBlock {
+				pt.raw = bytes.Clone(block)
 			}
-			texts = append(texts, text)
-			chars += utf8.RuneCount(text)
+			if kind != otherBlock {
+				pt.text = len(p.texts)
+				p.texts = append(p.texts, text)
+				p.chars += utf8.RuneCount(text)
+			}
+			p.blocks = append(p.blocks, pt)
 		}
 	}
-	var structured []byte
 	if sc, ok := fields["structuredContent"]; ok && string(result[sc.Start:sc.End]) != "null" {
-		structured = result[sc.Start:sc.End]
-		chars += utf8.RuneCount(structured)
+		p.structured = bytes.Clone(result[sc.Start:sc.End])
+		p.chars += utf8.RuneCount(p.structured)
 	}
-	var meta json.RawMessage
+	if p.chars <= a.opts.Threshold {
+		return nil
+	}
 	if m, ok := fields["_meta"]; ok {
-		meta = bytes.Clone(result[m.Start:m.End])
+		p.meta = bytes.Clone(result[m.Start:m.End])
 	}
-	data := choosePayload(texts, structured)
-	if chars <= a.opts.Threshold {
-		return nil, false
-	}
-	n, err := a.store(ctx, req, data, chars)
+	return p
+}
+
+// wireResult is a tools/call result as the adapter writes it.
+type wireResult struct {
+	Meta              json.RawMessage   `json:"_meta,omitempty"`
+	Content           []json.RawMessage `json:"content"`
+	StructuredContent any               `json:"structuredContent,omitempty"`
+}
+
+// Store stores the result and returns, encoded, the result that replaces
+// it. If storing fails, it returns the result rebuilt from its parts (the
+// same content, so the call loses nothing) along with the error.
+func (p *Pending) Store(ctx context.Context) ([]byte, error) {
+	n, err := p.a.store(ctx, p.req, choosePayload(p.texts, p.structured), p.chars)
 	if err != nil {
-		return nil, false
+		return p.passThrough(), err
 	}
-	out := struct {
-		Meta              json.RawMessage   `json:"_meta,omitempty"`
-		Content           []json.RawMessage `json:"content"`
-		StructuredContent any               `json:"structuredContent,omitempty"`
-	}{}
-	out.Meta = meta
+	out := wireResult{Meta: p.meta}
 	notice, err := json.Marshal(&mcp.TextContent{Text: n.String()})
 	if err != nil {
-		return nil, false
+		return p.passThrough(), err
 	}
-	out.Content = append([]json.RawMessage{notice}, others...)
-	if structured != nil {
+	out.Content = []json.RawMessage{notice}
+	for _, b := range p.blocks {
+		if b.text < 0 {
+			out.Content = append(out.Content, b.raw)
+		}
+	}
+	if p.structured != nil {
 		out.StructuredContent = n
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return nil, false
+		return p.passThrough(), err
 	}
-	return b, true
+	return b, nil
+}
+
+// passThrough rebuilds the original result from its parts.
+func (p *Pending) passThrough() []byte {
+	out := wireResult{Meta: p.meta, Content: make([]json.RawMessage, 0, len(p.blocks))}
+	for _, b := range p.blocks {
+		raw := b.raw
+		if raw == nil {
+			raw, _ = json.Marshal(&mcp.TextContent{Text: string(p.texts[b.text])})
+		}
+		out.Content = append(out.Content, raw)
+	}
+	if p.structured != nil {
+		out.StructuredContent = p.structured
+	}
+	b, _ := json.Marshal(out)
+	return b
 }
 
 func isTrue(data []byte, s ingest.Span) bool {
@@ -99,39 +163,46 @@ func stringValue(data []byte, s ingest.Span) string {
 	return string(b)
 }
 
-// blockText returns the text of a content block that puts text into the
-// context — a text block or an embedded text resource — decoded.
-func blockText(block []byte) (text []byte, isText bool, err error) {
+// Kinds of content block, by what they put into the context.
+const (
+	otherBlock    = iota // images, audio, links, binary resources
+	textBlock            // {"type":"text"}
+	resourceBlock        // an embedded resource with text
+)
+
+// blockText returns the text a content block puts into the context, decoded,
+// and the block's kind.
+func blockText(block []byte) (text []byte, kind int, err error) {
 	f, ok := ingest.ObjectSpans(block)
 	if !ok {
-		return nil, false, errors.New("content block is not an object")
+		return nil, otherBlock, errors.New("content block is not an object")
 	}
 	switch stringValue(block, f["type"]) {
 	case "text":
 		t, ok := f["text"]
 		if !ok {
-			return nil, false, errors.New("text block without text")
+			return nil, otherBlock, errors.New("text block without text")
 		}
 		b, err := unquote(block[t.Start:t.End])
-		return b, err == nil, err
+		return b, textBlock, err
 	case "resource":
 		r, ok := f["resource"]
 		if !ok {
-			return nil, false, nil
+			return nil, otherBlock, nil
 		}
-		rf, ok := ingest.ObjectSpans(block[r.Start:r.End])
+		inner := block[r.Start:r.End]
+		rf, ok := ingest.ObjectSpans(inner)
 		if !ok {
-			return nil, false, nil
+			return nil, otherBlock, nil
 		}
 		t, hasText := rf["text"]
 		if _, hasBlob := rf["blob"]; hasBlob || !hasText {
-			return nil, false, nil
+			return nil, otherBlock, nil
 		}
-		inner := block[r.Start:r.End]
 		b, err := unquote(inner[t.Start:t.End])
-		return b, err == nil, err
+		return b, resourceBlock, err
 	}
-	return nil, false, nil
+	return nil, otherBlock, nil
 }
 
 // unquote decodes a JSON string literal into its bytes, in one allocation

@@ -125,3 +125,37 @@ func FuzzOffloadJSON(f *testing.F) {
 		}
 	})
 }
+
+// When storing fails, Store gives back the same content, rebuilt.
+func TestPendingPassesThroughWhenStoringFails(t *testing.T) {
+	long := strings.Repeat("text that will not fit ", 100)
+	res := &mcp.CallToolResult{Content: []mcp.Content{
+		&mcp.TextContent{Text: long},
+		&mcp.ImageContent{MIMEType: "image/png", Data: []byte("png")},
+		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "x://y", MIMEType: "text/plain", Text: "resource text"}},
+	}}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An engine that refuses anything over 100 bytes.
+	a := New(offload.New(memstore.New(memstore.Options{}), offload.WithLimits(0, 100)), Options{Threshold: 500})
+	p := a.PrepareJSON(callReq("tool"), raw)
+	if p == nil {
+		t.Fatal("not prepared")
+	}
+	out, err := p.Store(t.Context())
+	if err == nil {
+		t.Fatal("storing over the limit: want an error")
+	}
+	var got, want mcp.CallToolResult
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("rebuilt result does not decode: %v", err)
+	}
+	_ = json.Unmarshal(raw, &want)
+	gotJSON, _ := json.Marshal(&got)
+	wantJSON, _ := json.Marshal(&want)
+	if string(gotJSON) != string(wantJSON) {
+		t.Errorf("rebuilt result differs:\n got %.300s\nwant %.300s", gotJSON, wantJSON)
+	}
+}
