@@ -14,26 +14,79 @@ import (
 	"github.com/ctxkit/ctxkit/internal/ingest"
 )
 
-// OffloadJSON is Offload for a tools/call result still in its wire form, for
-// proxies: a large result is stored straight from the bytes that carried it,
-// without first being decoded into Go values (for a 50 MB result that
-// decoding costs ten times its size in memory). It returns the encoded
-// result to use instead, and false when result is to be used as it is:
-// small, an error, an input request, not a result object at all, or not
-// stored.
-func (a *Adapter) OffloadJSON(ctx context.Context, req *mcp.CallToolRequest, result []byte) ([]byte, bool) {
-	p := a.PrepareJSON(req, result)
-	if p == nil {
-		return nil, false
+// PrepareJSON is the first half of Offload for a tools/call result still in
+// its wire form, for proxies: a large result is stored straight from the
+// bytes that carried it, without being decoded into Go values (for a 50 MB
+// result that decoding costs ten times its size in memory). It returns nil,
+// leaving result untouched, when the result is to be used as it is: small,
+// an error, an input request, or not a result object at all. Otherwise
+// result belongs to the returned Pending, which decodes the text in place,
+// and the caller must not use it again; Store does the rest.
+func (a *Adapter) PrepareJSON(req *mcp.CallToolRequest, result []byte) *Pending {
+	tool, _ := callInfo(req)
+	if a.names[tool] || len(result) <= a.opts.Threshold {
+		return nil
 	}
-	out, err := p.Store(ctx)
-	return out, err == nil
+	fields, ok := ingest.ObjectSpans(result)
+	if !ok || isTrue(result, fields["isError"]) || stringValue(result, fields["resultType"]) == "input_required" {
+		return nil
+	}
+	// First measure, touching nothing; decode only once the result is
+	// known to be offloaded.
+	p := &Pending{a: a, req: req}
+	var literals []ingest.Span
+	if c, ok := fields["content"]; ok {
+		for _, el := range ingest.ArraySpans(result, c) {
+			lit, kind, ok := blockText(result, el)
+			if !ok {
+				return nil
+			}
+			pt := part{text: -1}
+			if kind != textBlock {
+				pt.raw = result[el.Start:el.End]
+			}
+			if kind != otherBlock {
+				n, ok := decodedRunes(result[lit.Start:lit.End])
+				if !ok {
+					return nil
+				}
+				pt.text = len(literals)
+				literals = append(literals, lit)
+				p.chars += n
+			}
+			p.blocks = append(p.blocks, pt)
+		}
+	}
+	if sc, ok := fields["structuredContent"]; ok && string(result[sc.Start:sc.End]) != "null" {
+		p.structured = result[sc.Start:sc.End]
+		p.chars += utf8.RuneCount(p.structured)
+	}
+	if p.chars <= a.opts.Threshold {
+		return nil
+	}
+	if m, ok := fields["_meta"]; ok {
+		p.meta = result[m.Start:m.End]
+	}
+	for _, b := range p.blocks {
+		if b.text < 0 {
+			continue
+		}
+		lit := result[literals[b.text].Start:literals[b.text].End]
+		if b.raw != nil {
+			// An embedded resource is passed on in its wire form if
+			// storing fails: decode its text into new memory.
+			text, _ := unquote(lit)
+			p.texts = append(p.texts, text)
+			continue
+		}
+		p.texts = append(p.texts, unquoteInPlace(lit))
+	}
+	return p
 }
 
 // Pending is a large tools/call result taken apart from its wire form and
-// ready to be stored: PrepareJSON, then Store. In between, the caller can
-// let go of the wire bytes, so that a huge message is not held twice while
-// it is stored.
+// ready to be stored (see PrepareJSON). It shares the wire bytes, whose text
+// it decoded in place, so a huge result is held once.
 type Pending struct {
 	a          *Adapter
 	req        *mcp.CallToolRequest
@@ -49,50 +102,6 @@ type Pending struct {
 type part struct {
 	raw  json.RawMessage
 	text int
-}
-
-// PrepareJSON takes result apart when it is to be offloaded, and returns
-// nil when it is to be used as it is (see OffloadJSON).
-func (a *Adapter) PrepareJSON(req *mcp.CallToolRequest, result []byte) *Pending {
-	tool, _ := callInfo(req)
-	if a.names[tool] || len(result) <= a.opts.Threshold {
-		return nil
-	}
-	fields, ok := ingest.ObjectSpans(result)
-	if !ok || isTrue(result, fields["isError"]) || stringValue(result, fields["resultType"]) == "input_required" {
-		return nil
-	}
-	p := &Pending{a: a, req: req}
-	if c, ok := fields["content"]; ok {
-		for _, el := range ingest.ArraySpans(result, c) {
-			block := result[el.Start:el.End]
-			text, kind, err := blockText(block)
-			if err != nil {
-				return nil
-			}
-			pt := part{text: -1}
-			if kind != textBlock {
-				pt.raw = bytes.Clone(block)
-			}
-			if kind != otherBlock {
-				pt.text = len(p.texts)
-				p.texts = append(p.texts, text)
-				p.chars += utf8.RuneCount(text)
-			}
-			p.blocks = append(p.blocks, pt)
-		}
-	}
-	if sc, ok := fields["structuredContent"]; ok && string(result[sc.Start:sc.End]) != "null" {
-		p.structured = bytes.Clone(result[sc.Start:sc.End])
-		p.chars += utf8.RuneCount(p.structured)
-	}
-	if p.chars <= a.opts.Threshold {
-		return nil
-	}
-	if m, ok := fields["_meta"]; ok {
-		p.meta = bytes.Clone(result[m.Start:m.End])
-	}
-	return p
 }
 
 // wireResult is a tools/call result as the adapter writes it.
@@ -170,49 +179,106 @@ const (
 	resourceBlock        // an embedded resource with text
 )
 
-// blockText returns the text a content block puts into the context, decoded,
-// and the block's kind.
-func blockText(block []byte) (text []byte, kind int, err error) {
-	f, ok := ingest.ObjectSpans(block)
+// blockText returns where the string literal of the text a content block
+// puts into the context is in data, and the block's kind; ok is false for a
+// malformed block.
+func blockText(data []byte, block ingest.Span) (lit ingest.Span, kind int, ok bool) {
+	b := data[block.Start:block.End]
+	f, ok := ingest.ObjectSpans(b)
 	if !ok {
-		return nil, otherBlock, errors.New("content block is not an object")
+		return lit, otherBlock, false
 	}
-	switch stringValue(block, f["type"]) {
+	at := func(s ingest.Span, base int) ingest.Span {
+		return ingest.Span{Start: base + s.Start, End: base + s.End}
+	}
+	switch stringValue(b, f["type"]) {
 	case "text":
 		t, ok := f["text"]
-		if !ok {
-			return nil, otherBlock, errors.New("text block without text")
+		if !ok || b[t.Start] != '"' {
+			return lit, otherBlock, false
 		}
-		b, err := unquote(block[t.Start:t.End])
-		return b, textBlock, err
+		return at(t, block.Start), textBlock, true
 	case "resource":
 		r, ok := f["resource"]
 		if !ok {
-			return nil, otherBlock, nil
+			return lit, otherBlock, true
 		}
-		inner := block[r.Start:r.End]
-		rf, ok := ingest.ObjectSpans(inner)
+		rf, ok := ingest.ObjectSpans(b[r.Start:r.End])
 		if !ok {
-			return nil, otherBlock, nil
+			return lit, otherBlock, true
 		}
 		t, hasText := rf["text"]
-		if _, hasBlob := rf["blob"]; hasBlob || !hasText {
-			return nil, otherBlock, nil
+		if _, hasBlob := rf["blob"]; hasBlob || !hasText || b[r.Start+t.Start] != '"' {
+			return lit, otherBlock, true
 		}
-		b, err := unquote(inner[t.Start:t.End])
-		return b, resourceBlock, err
+		return at(t, block.Start+r.Start), resourceBlock, true
 	}
-	return nil, otherBlock, nil
+	return lit, otherBlock, true
 }
 
-// unquote decodes a JSON string literal into its bytes, in one allocation
-// of at most the literal's size.
+// decodedRunes counts the runes of a JSON string literal once decoded,
+// without decoding it; ok is false when lit is not a valid literal.
+func decodedRunes(lit []byte) (n int, ok bool) {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
+		return 0, false
+	}
+	s := lit[1 : len(lit)-1]
+	for i := 0; i < len(s); {
+		j := bytes.IndexByte(s[i:], '\\')
+		if j < 0 {
+			return n + utf8.RuneCount(s[i:]), true
+		}
+		n += utf8.RuneCount(s[i : i+j])
+		i += j
+		if i+1 >= len(s) {
+			return 0, false
+		}
+		if s[i+1] != 'u' {
+			n++
+			i += 2
+			continue
+		}
+		r, k := hex4(s, i+2)
+		if k < 0 {
+			return 0, false
+		}
+		i += 6
+		if utf16.IsSurrogate(r) && i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
+			if r2, m := hex4(s, i+2); m >= 0 && utf16.DecodeRune(r, r2) != utf8.RuneError {
+				i += 6
+			}
+		}
+		n++
+	}
+	return n, true
+}
+
+// unquoteInPlace decodes the JSON string literal lit into lit's own memory
+// and returns the decoded bytes. Decoding never lengthens valid UTF-8 (an
+// escape is longer than what it stands for), so writing trails reading;
+// invalid UTF-8, whose bytes each become a three-byte U+FFFD, is decoded
+// into new memory instead. lit must be a valid literal (see decodedRunes).
+func unquoteInPlace(lit []byte) []byte {
+	var dst []byte
+	if utf8.Valid(lit) {
+		dst = lit[:0]
+	}
+	out, _ := unquoteTo(dst, lit)
+	return out
+}
+
+// unquote decodes a JSON string literal into new memory.
 func unquote(lit []byte) ([]byte, error) {
+	return unquoteTo(make([]byte, 0, len(lit)), lit)
+}
+
+// unquoteTo appends the decoded JSON string literal lit to dst.
+func unquoteTo(dst, lit []byte) ([]byte, error) {
 	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
 		return nil, errors.New("not a JSON string")
 	}
 	s := lit[1 : len(lit)-1]
-	out := make([]byte, 0, len(s))
+	out := dst
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c != '\\' {

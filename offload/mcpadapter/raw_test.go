@@ -1,9 +1,11 @@
 package mcpadapter
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -15,12 +17,28 @@ func newTestAdapter(threshold int) *Adapter {
 	return New(offload.New(memstore.New(memstore.Options{})), Options{Threshold: threshold, Server: "s"})
 }
 
+// offloadJSON runs PrepareJSON and Store on a copy of raw, which it hands
+// over; ok reports that the result was stored.
+func offloadJSON(t testing.TB, a *Adapter, name string, raw []byte) ([]byte, bool) {
+	t.Helper()
+	before := bytes.Clone(raw)
+	p := a.PrepareJSON(callReq(name), raw)
+	if p == nil {
+		if !bytes.Equal(raw, before) {
+			t.Fatalf("PrepareJSON changed a result it left alone")
+		}
+		return nil, false
+	}
+	out, err := p.Store(t.Context())
+	return out, err == nil
+}
+
 func callReq(name string) *mcp.CallToolRequest {
 	return &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: json.RawMessage(`{"q":1}`)}}
 }
 
-// OffloadJSON and Offload store the same payload and give the same notice.
-func TestOffloadJSONMatchesOffload(t *testing.T) {
+// PrepareJSON+Store and Offload store the same payload and give the same notice.
+func TestPrepareJSONMatchesOffload(t *testing.T) {
 	long := strings.Repeat("a line with \"quotes\", a tab\t, é and 😀 \\ end\n", 40)
 	results := map[string]*mcp.CallToolResult{
 		"one text": {Content: []mcp.Content{&mcp.TextContent{Text: long}}},
@@ -41,7 +59,7 @@ func TestOffloadJSONMatchesOffload(t *testing.T) {
 				t.Fatal(err)
 			}
 			viaRaw := newTestAdapter(500)
-			out, ok := viaRaw.OffloadJSON(ctx, callReq("tool"), raw)
+			out, ok := offloadJSON(t, viaRaw, "tool", bytes.Clone(raw))
 			if !ok {
 				t.Fatalf("not offloaded: %s", raw[:100])
 			}
@@ -78,7 +96,7 @@ func storedRaw(t *testing.T, a *Adapter, notice string) string {
 	return string(b)
 }
 
-func TestOffloadJSONLeavesAlone(t *testing.T) {
+func TestPrepareJSONLeavesAlone(t *testing.T) {
 	big := strings.Repeat("z", 2000)
 	for name, raw := range map[string]string{
 		"small":          `{"content":[{"type":"text","text":"hi"}]}`,
@@ -88,11 +106,11 @@ func TestOffloadJSONLeavesAlone(t *testing.T) {
 		"broken":         `{"content":[{"type":"text","text":"` + big + `"`,
 		"image only":     `{"content":[{"type":"image","mimeType":"image/png","data":"` + big + `"}]}`,
 	} {
-		if out, ok := newTestAdapter(500).OffloadJSON(t.Context(), callReq("t"), []byte(raw)); ok {
+		if out, ok := offloadJSON(t, newTestAdapter(500), "t", []byte(raw)); ok {
 			t.Errorf("%s: offloaded into %.100s", name, out)
 		}
 	}
-	if _, ok := newTestAdapter(500).OffloadJSON(t.Context(), callReq("result_pipe"), []byte(`{"content":[{"type":"text","text":"`+big+`"}]}`)); ok {
+	if _, ok := offloadJSON(t, newTestAdapter(500), "result_pipe", []byte(`{"content":[{"type":"text","text":"`+big+`"}]}`)); ok {
 		t.Error("an exploration tool's own result was offloaded")
 	}
 }
@@ -112,14 +130,20 @@ func FuzzUnquote(f *testing.F) {
 		if err != nil || string(got) != want {
 			t.Fatalf("unquote(%q) = %q, %v; encoding/json gives %q", lit, got, err, want)
 		}
+		if n, ok := decodedRunes([]byte(lit)); !ok || n != utf8.RuneCountInString(want) {
+			t.Fatalf("decodedRunes(%q) = %d, %v; want %d", lit, n, ok, utf8.RuneCountInString(want))
+		}
+		if got := unquoteInPlace([]byte(lit)); string(got) != want {
+			t.Fatalf("unquoteInPlace(%q) = %q; want %q", lit, got, want)
+		}
 	})
 }
 
-func FuzzOffloadJSON(f *testing.F) {
+func FuzzPrepareJSON(f *testing.F) {
 	f.Add([]byte(`{"content":[{"type":"text","text":"` + strings.Repeat("a", 300) + `"}]}`))
 	f.Add([]byte(`{"content":[],"structuredContent":{"k":"` + strings.Repeat("b", 300) + `"}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		out, ok := newTestAdapter(100).OffloadJSON(t.Context(), callReq("t"), raw)
+		out, ok := offloadJSON(t, newTestAdapter(100), "t", raw)
 		if ok && !json.Valid(out) {
 			t.Fatalf("invalid output %q for %q", out, raw)
 		}
@@ -140,7 +164,7 @@ func TestPendingPassesThroughWhenStoringFails(t *testing.T) {
 	}
 	// An engine that refuses anything over 100 bytes.
 	a := New(offload.New(memstore.New(memstore.Options{}), offload.WithLimits(0, 100)), Options{Threshold: 500})
-	p := a.PrepareJSON(callReq("tool"), raw)
+	p := a.PrepareJSON(callReq("tool"), bytes.Clone(raw))
 	if p == nil {
 		t.Fatal("not prepared")
 	}
