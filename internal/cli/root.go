@@ -65,7 +65,7 @@ func newRoot(streams IO) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().StringVar(&g.store, "store", "", "where workspaces live: a SQLite file path, memory:, (env "+StoreEnvVar+"; default $CTXKIT_HOME/ctxkit.db)")
+	root.PersistentFlags().StringVar(&g.store, "store", "", "where workspaces live: a SQLite file path or memory: (env "+StoreEnvVar+"; default $CTXKIT_HOME/ctxkit.db)")
 	root.AddGroup(&cobra.Group{ID: "offload", Title: "Offload (large tool results):"})
 	root.AddCommand(newVersionCmd(streams))
 	root.AddCommand(newOffloadCmd(g, streams))

@@ -69,7 +69,7 @@ explore them. Header values may reference environment variables as ${VAR}.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Upstream.Name, "name", "", "the server's name in notices, logs and `offload ls` (default: from the URL or command)")
+	f.StringVar(&opts.Upstream.Name, "name", "", "the server's name in logs and in 'ctxkit offload ls' (default: from the URL or command)")
 	f.StringArrayVarP(&opts.Upstream.Headers, "header", "H", nil, "an HTTP header for a URL upstream, 'Name: value'; ${VAR} is expanded from the environment")
 	f.StringVar(&opts.Upstream.Transport, "transport", mcpwrap.TransportAuto, "how to reach a URL: auto (streamable HTTP, then SSE), http or sse")
 	f.IntVar(&opts.Threshold, "threshold", mcpadapter.DefaultThreshold, "results with more chars of text than this are stored")
