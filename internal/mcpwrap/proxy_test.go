@@ -468,3 +468,25 @@ func TestUpstreamSeesTheClientsCapabilities(t *testing.T) {
 		}
 	}
 }
+
+func TestErrorsDoNotShowURLSecrets(t *testing.T) {
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(notFound.Close)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close() // connection refused, an error that quotes the URL
+	for name, base := range map[string]string{"404": notFound.URL, "refused": closed.URL} {
+		t.Run(name, func(t *testing.T) {
+			u := strings.Replace(base, "http://", "http://user:pa55word@", 1) + "/mcp?api_key=SECRET123&x=1"
+			cs, _ := wrapped(t, mcpwrap.Upstream{Name: "keyed", URL: u, Transport: mcpwrap.TransportHTTP}, nil)
+			msg, isErr := callText(t, cs, "anything", map[string]any{})
+			if !isErr || !strings.Contains(msg, `"keyed"`) {
+				t.Fatalf("want a tool error naming the server: %q", msg)
+			}
+			for _, secret := range []string{"SECRET123", "pa55word"} {
+				if strings.Contains(msg, secret) {
+					t.Errorf("the error shows %s: %s", secret, msg)
+				}
+			}
+		})
+	}
+}

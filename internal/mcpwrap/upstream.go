@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
@@ -75,12 +76,71 @@ func (u *Upstream) Validate() error {
 }
 
 // describe names the upstream for messages: its name and what it runs.
+// A URL is shown without its query and user info, where keys often are.
 func (u *Upstream) describe() string {
-	what := u.URL
-	if what == "" {
-		what = strings.Join(u.Command, " ")
+	what := strings.Join(u.Command, " ")
+	if u.URL != "" {
+		what = redactURL(u.URL)
 	}
 	return fmt.Sprintf("server %q (%s)", u.Name, what)
+}
+
+// scrub hides the URL's credentials (query and password) in err's message,
+// which HTTP errors fill with the URL they failed on.
+func (u *Upstream) scrub(err error) error {
+	if err == nil || u.URL == "" {
+		return err
+	}
+	msg := err.Error()
+	parsed, perr := url.Parse(u.URL)
+	if perr != nil {
+		return err
+	}
+	secrets := []string{parsed.RawQuery, parsed.Query().Encode()}
+	if p, ok := parsed.User.Password(); ok {
+		secrets = append(secrets, p, url.QueryEscape(p))
+	}
+	changed := msg
+	for _, sec := range secrets {
+		if sec != "" {
+			changed = strings.ReplaceAll(changed, sec, "redacted")
+		}
+	}
+	if changed == msg {
+		return err
+	}
+	return &scrubbed{msg: changed, err: err}
+}
+
+// scrubbed is an error whose message had credentials removed; errors.Is
+// and errors.As still see the original.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+// redactURL returns rawURL without credentials: user info and query values
+// are replaced by "redacted".
+func redactURL(rawURL string) string {
+	parsed, err := url.Parse(rawURL)
+	if err != nil {
+		return "an unparsable URL"
+	}
+	if parsed.User != nil {
+		parsed.User = url.User("redacted")
+	}
+	if parsed.RawQuery != "" {
+		q := parsed.Query()
+		for k := range q {
+			q[k] = []string{"redacted"}
+		}
+		parsed.RawQuery = q.Encode()
+	}
+	parsed.Fragment = ""
+	return parsed.String()
 }
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
@@ -234,7 +294,7 @@ func (l *link) session(ctx context.Context) (*mcp.ClientSession, error) {
 		l.lastErr = err
 		l.retryAt = l.now().Add(backoffDelay(l.failures))
 		l.mu.Unlock()
-		return nil, fmt.Errorf("%s: %w", l.up.describe(), err)
+		return nil, fmt.Errorf("%s: %w", l.up.describe(), l.up.scrub(err))
 	}
 	l.cs, l.client, l.since, l.lastErr = cs, client, l.now(), nil
 	l.mu.Unlock()
