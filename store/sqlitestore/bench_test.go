@@ -1,10 +1,12 @@
 package sqlitestore
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/benchdata"
 	"github.com/ctxkit/ctxkit/store"
 )
 
@@ -151,6 +154,43 @@ func benchPut(b *testing.B, index bool) {
 			if err := s.ensureIndexed(b.Context(), ws.ID); err != nil {
 				b.Fatal(err)
 			}
+		}
+	}
+	b.ReportMetric(float64(maxRSS())/(1<<20), "maxRSS-MB")
+}
+
+// BenchmarkPutText measures Put of a 5 MB text into a fresh store, 50 MB
+// with CTXKIT_BENCH_FULL=1 (the text of BENCHMARKS.md), indexed after Put
+// returns. maxRSS-MB is the peak of the whole benchmark process.
+func BenchmarkPutText(b *testing.B) {
+	size := 5 << 20
+	if os.Getenv("CTXKIT_BENCH_FULL") != "" {
+		size = 50 << 20
+	}
+	var buf bytes.Buffer
+	if err := benchdata.WriteText(&buf, size); err != nil {
+		b.Fatal(err)
+	}
+	text := buf.String()
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	var s *Store
+	defer func() {
+		if s != nil {
+			s.Close()
+		}
+	}()
+	for b.Loop() {
+		b.StopTimer()
+		if s != nil {
+			s.Close()
+		}
+		s = openTemp(b, Options{NoBackgroundIndex: true})
+		ws := &store.Workspace{ID: "text", Type: "t", Shape: store.ShapeText, Format: "text", Producer: "p",
+			Chars: int64(len(text)), CreatedAt: time.Now()}
+		b.StartTimer()
+		if err := s.Put(b.Context(), ws, &store.Content{Text: text}); err != nil {
+			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(maxRSS())/(1<<20), "maxRSS-MB")

@@ -39,7 +39,7 @@ func (s *Store) insertItems(t *txn, key, seq int64, idx int, items [][]byte, ter
 		end := min(start+itemBatch, len(items))
 		args = args[:0]
 		for i := start; i < end; i++ {
-			args = append(args, idBase(key)+seq+int64(i), key, idx+i, string(items[i]))
+			args = append(args, idBase(key)+seq+int64(i), key, idx+i, textArg(items[i]))
 			t.wrote += int64(len(items[i]))
 		}
 		q := qInsertItems // prepared; a shorter last batch is not
@@ -256,7 +256,7 @@ func replaceItem(t *txn, id string, index int, change func([]byte) ([]byte, erro
 	if err != nil {
 		return err
 	}
-	if _, err := t.exec(qUpdateItem, string(item), itemID); err != nil {
+	if _, err := t.exec(qUpdateItem, textArg(item), itemID); err != nil {
 		return err
 	}
 	if ref.indexed {

@@ -245,7 +245,7 @@ func (s *Store) Put(ctx context.Context, ws *store.Workspace, c *store.Content) 
 		if c.Raw != nil || p.value != nil {
 			var value any
 			if p.value != nil {
-				value = string(p.value)
+				value = textArg(p.value)
 			}
 			if _, err := t.exec(qInsertBlobs, key, nullBytes(c.Raw), value); err != nil {
 				return err
