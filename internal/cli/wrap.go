@@ -71,6 +71,7 @@ explore them. Header values may reference environment variables as ${VAR}.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Upstream.Name, "name", "", "the server's name in logs and in 'ctxkit offload ls' (default: from the URL or command)")
 	f.StringArrayVarP(&opts.Upstream.Headers, "header", "H", nil, "an HTTP header for a URL upstream, 'Name: value'; ${VAR} is expanded from the environment")
+	f.StringArrayVar(&opts.Upstream.HeaderEnv, "header-env", nil, "an HTTP header whose value is an environment variable, 'Name=VAR' (keeps secrets off the command line)")
 	f.StringVar(&opts.Upstream.Transport, "transport", mcpwrap.TransportAuto, "how to reach a URL: auto (streamable HTTP, then SSE), http or sse")
 	f.IntVar(&opts.Threshold, "threshold", mcpadapter.DefaultThreshold, "results with more chars of text than this are stored")
 	f.DurationVar(&opts.TTL, "ttl", offload.DefaultTTL, "how long stored results are kept")
@@ -125,7 +126,7 @@ func runWrap(ctx context.Context, g *globals, opts *WrapOptions, streams IO) err
 		PerSession: opts.HTTPAddr != "",
 		Logger:     logger,
 	})
-	if opts.Upstream.URL != "" && !hasHeader(opts.Upstream.Headers, "Authorization") {
+	if opts.Upstream.URL != "" && !hasHeader(opts.Upstream.Headers, "Authorization") && !hasHeaderEnv(opts.Upstream.HeaderEnv, "Authorization") {
 		oauth, err := oauthFor(opts.Upstream.URL, streams.Err, logger)
 		if err != nil {
 			return err
@@ -194,6 +195,16 @@ func oauthFor(url string, stderr io.Writer, logger *slog.Logger) (*mcpauth.Handl
 func hasHeader(lines []string, name string) bool {
 	for _, l := range lines {
 		if n, _, ok := strings.Cut(l, ":"); ok && strings.EqualFold(strings.TrimSpace(n), name) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasHeaderEnv reports whether lines ("Name=VAR") set the header name.
+func hasHeaderEnv(lines []string, name string) bool {
+	for _, l := range lines {
+		if n, _, ok := strings.Cut(l, "="); ok && strings.EqualFold(strings.TrimSpace(n), name) {
 			return true
 		}
 	}

@@ -106,6 +106,9 @@ func New(opts Options) (*Proxy, error) {
 		lookup = os.LookupEnv
 	}
 	header, err := ParseHeaders(opts.Upstream.Headers, lookup)
+	if err == nil {
+		err = parseHeaderEnv(header, opts.Upstream.HeaderEnv, lookup)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", opts.Upstream.describe(), err)
 	}

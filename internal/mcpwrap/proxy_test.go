@@ -389,6 +389,12 @@ func TestHTTPUpstreamWithHeaderFromEnvironment(t *testing.T) {
 		t.Errorf("call over HTTP: %q", got)
 	}
 
+	t.Setenv("WRAP_TEST_AUTH", "Bearer "+token)
+	cs, _ = wrapped(t, mcpwrap.Upstream{Name: "remote", URL: srv.URL, HeaderEnv: []string{"Authorization=WRAP_TEST_AUTH"}}, nil)
+	if got, _ := callText(t, cs, "echo", map[string]any{"text": "via header-env"}); got != "via header-env" {
+		t.Errorf("call with --header-env: %q", got)
+	}
+
 	t.Setenv("WRAP_TEST_TOKEN", "wrong")
 	cs, _ = wrapped(t, mcpwrap.Upstream{Name: "remote", URL: srv.URL, Transport: mcpwrap.TransportHTTP, Headers: []string{"Authorization: Bearer ${WRAP_TEST_TOKEN}"}}, nil)
 	msg, isErr := callText(t, cs, "echo", map[string]any{"text": "x"})

@@ -40,6 +40,10 @@ type Upstream struct {
 	// may reference environment variables as ${VAR}, expanded when the
 	// Proxy starts and never written anywhere expanded.
 	Headers []string
+	// HeaderEnv are headers whose whole value is an environment variable,
+	// as "Name=VAR": for clients that expand ${VAR} in arguments
+	// themselves, which would put a secret on the command line.
+	HeaderEnv []string
 	// Stderr receives a stdio server's standard error (nil discards it).
 	Stderr io.Writer
 	// OAuth, when set, authorizes requests to a URL upstream that asks for
@@ -175,6 +179,29 @@ func ParseHeaders(lines []string, lookup func(string) (string, bool)) (http.Head
 	}
 	return h, nil
 }
+
+// parseHeaderEnv adds to h the headers of lines ("Name=VAR"), each valued
+// from the environment variable it names.
+func parseHeaderEnv(h http.Header, lines []string, lookup func(string) (string, bool)) error {
+	for _, line := range lines {
+		name, variable, ok := strings.Cut(line, "=")
+		name, variable = strings.TrimSpace(name), strings.TrimSpace(variable)
+		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n:") || !envName.MatchString(variable) {
+			return fmt.Errorf("header-env %q: want 'Name=VARIABLE'", line)
+		}
+		value, ok := lookup(variable)
+		if !ok {
+			return fmt.Errorf("header %s takes its value from %s, which is not set in the environment", name, variable)
+		}
+		if strings.ContainsAny(value, "\r\n") {
+			return fmt.Errorf("header %s: the value holds a line break", name)
+		}
+		h.Add(name, strings.TrimSpace(value))
+	}
+	return nil
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // redactHeader keeps only a header's name, for messages.
 func redactHeader(line string) string {
