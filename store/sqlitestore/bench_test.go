@@ -132,6 +132,24 @@ func benchPut(b *testing.B, index bool) {
 		size += int64(len(it))
 	}
 	b.SetBytes(size)
+	// Indexed below, or not at all.
+	eachFresh(b, Options{NoBackgroundIndex: true}, func(s *Store) {
+		ws, c := largeWorkspace("ingest")
+		b.StartTimer()
+		if err := s.Put(b.Context(), ws, c); err != nil {
+			b.Fatal(err)
+		}
+		if index {
+			if err := s.ensureIndexed(b.Context(), ws.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// eachFresh calls run once per iteration of b with a new store, the timer
+// stopped (run starts it), and reports the peak RSS of the process.
+func eachFresh(b *testing.B, opts Options, run func(s *Store)) {
 	var s *Store
 	defer func() {
 		if s != nil {
@@ -143,18 +161,8 @@ func benchPut(b *testing.B, index bool) {
 		if s != nil {
 			s.Close()
 		}
-		s = openTemp(b, Options{})
-		s.indexer.close() // indexed below, or not at all
-		ws, c := largeWorkspace("ingest")
-		b.StartTimer()
-		if err := s.Put(b.Context(), ws, c); err != nil {
-			b.Fatal(err)
-		}
-		if index {
-			if err := s.ensureIndexed(b.Context(), ws.ID); err != nil {
-				b.Fatal(err)
-			}
-		}
+		s = openTemp(b, opts)
+		run(s)
 	}
 	b.ReportMetric(float64(maxRSS())/(1<<20), "maxRSS-MB")
 }
@@ -174,26 +182,14 @@ func BenchmarkPutText(b *testing.B) {
 	text := buf.String()
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
-	var s *Store
-	defer func() {
-		if s != nil {
-			s.Close()
-		}
-	}()
-	for b.Loop() {
-		b.StopTimer()
-		if s != nil {
-			s.Close()
-		}
-		s = openTemp(b, Options{NoBackgroundIndex: true})
+	eachFresh(b, Options{NoBackgroundIndex: true}, func(s *Store) {
 		ws := &store.Workspace{ID: "text", Type: "t", Shape: store.ShapeText, Format: "text", Producer: "p",
 			Chars: int64(len(text)), CreatedAt: time.Now()}
 		b.StartTimer()
 		if err := s.Put(b.Context(), ws, &store.Content{Text: text}); err != nil {
 			b.Fatal(err)
 		}
-	}
-	b.ReportMetric(float64(maxRSS())/(1<<20), "maxRSS-MB")
+	})
 }
 
 // maxRSS returns the peak resident memory of the process, in bytes.
