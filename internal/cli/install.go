@@ -17,6 +17,19 @@ import (
 	"github.com/ctxkit/ctxkit/internal/home"
 )
 
+// redactHeader shows a -H or --env argument in a message without its
+// value, which may be a secret: the name before the colon when there is
+// one, else the first three characters.
+func redactHeader(arg string) string {
+	if name, _, ok := strings.Cut(arg, ":"); ok && !strings.ContainsAny(name, " \t") {
+		return fmt.Sprintf("%q: …", name)
+	}
+	if r := []rune(arg); len(r) > 3 {
+		return fmt.Sprintf("%q…", string(r[:3]))
+	}
+	return fmt.Sprintf("%q", arg)
+}
+
 // newClientCmds returns install, uninstall, status and add.
 func newClientCmds(streams IO) []*cobra.Command {
 	return []*cobra.Command{newInstallCmd(streams), newUninstallCmd(streams), newStatusCmd(streams), newAddCmd(streams)}
@@ -277,10 +290,10 @@ func runAdd(ctx context.Context, opts *AddOptions, streams IO) error {
 			return errors.New("--env is for a command; a URL server takes -H headers")
 		}
 		s.URL, s.Transport = opts.URL, opts.Transport
-		for _, h := range opts.Headers {
+		for i, h := range opts.Headers {
 			k, v, ok := strings.Cut(h, ":")
-			if !ok || strings.TrimSpace(k) == "" {
-				return fmt.Errorf("header %q: want 'Name: value'", h)
+			if !ok || strings.TrimSpace(k) == "" || strings.ContainsAny(strings.TrimSpace(k), " \t\r\n") {
+				return fmt.Errorf("-H number %d (%s): want 'Name: value'", i+1, redactHeader(h))
 			}
 			s.Headers = append(s.Headers, clientconfig.KV{Key: strings.TrimSpace(k), Value: strings.TrimLeft(v, " \t")})
 		}
@@ -289,10 +302,10 @@ func runAdd(ctx context.Context, opts *AddOptions, streams IO) error {
 			return errors.New("-H is for a URL server; a command takes --env")
 		}
 		s.Command, s.Args = opts.Command[0], opts.Command[1:]
-		for _, e := range opts.Env {
+		for i, e := range opts.Env {
 			k, v, ok := strings.Cut(e, "=")
 			if !ok || k == "" {
-				return fmt.Errorf("--env %q: want K=V", e)
+				return fmt.Errorf("--env number %d (%s): want K=V", i+1, redactHeader(e))
 			}
 			s.Env = append(s.Env, clientconfig.KV{Key: k, Value: v})
 		}

@@ -227,3 +227,20 @@ func TestUninstallDriftNeedsForce(t *testing.T) {
 		t.Errorf("forced uninstall: %s", b)
 	}
 }
+
+// A malformed -H or --env never echoes its value, which may be a secret.
+func TestAddErrorsDoNotEchoSecrets(t *testing.T) {
+	clientEnv(t)
+	const secret = "ghp_s3cr3tT0k3nValue"
+	for _, args := range [][]string{
+		{"add", "cursor", "x", "https://h", "-H", "Bearer " + secret},
+		{"add", "cursor", "x", "https://h", "-H", "Authorization: ok", "-H", secret},
+		{"add", "cursor", "x", "https://h", "-H", "Authorization Bearer " + secret + ": x"},
+		{"add", "cursor", "x", "--env", secret, "--", "npx"},
+	} {
+		code, out, stderr := ctxkit(t, args...)
+		if code != 1 || strings.Contains(stderr+out, secret[3:]) || !strings.Contains(stderr, "want ") {
+			t.Errorf("%v: %d %q %q", args, code, out, stderr)
+		}
+	}
+}

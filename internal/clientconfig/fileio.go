@@ -1,6 +1,7 @@
 package clientconfig
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -26,7 +27,43 @@ var (
 	ErrLocked        = errors.New("another ctxkit is editing client configurations")
 )
 
-// readConfig reads a configuration file; a missing file is nil, false.
+// ErrConcurrentEdit: the configuration file changed on disk while ctxkit
+// was editing it, again after one retry (a client rewriting its own file).
+var ErrConcurrentEdit = errors.New("configuration file changed while ctxkit was editing it")
+
+// maxLinks bounds the symlinks followed to a configuration file.
+const maxLinks = 40
+
+// resolveLink returns the file a configuration path stands for: path itself,
+// or the final target of a chain of symlinks (dotfiles managers link
+// configuration files), which need not exist yet. Edits replace the target,
+// so the link stays a link.
+func resolveLink(path string) (string, error) {
+	for range maxLinks {
+		fi, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return path, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("stat %s: %w", path, err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		to, err := os.Readlink(path)
+		if err != nil {
+			return "", fmt.Errorf("read link %s: %w", path, err)
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(path), to)
+		}
+		path = to
+	}
+	return "", fmt.Errorf("%s: too many levels of symbolic links", path)
+}
+
+// readConfig reads a configuration file (path already resolved); a missing
+// file is nil, false.
 func readConfig(path string) ([]byte, fs.FileMode, bool, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -42,10 +79,27 @@ func readConfig(path string) ([]byte, fs.FileMode, bool, error) {
 	return b, fi.Mode().Perm(), true, nil
 }
 
+// unchanged returns a check that path still holds orig (or is still
+// missing when existed is false), for writeAtomic's last moment.
+func unchanged(path string, orig []byte, existed bool) func() error {
+	return func() error {
+		b, _, ok, err := readConfig(path)
+		if err != nil {
+			return err
+		}
+		if ok != existed || !bytes.Equal(b, orig) {
+			return fmt.Errorf("%w: %s", ErrConcurrentEdit, path)
+		}
+		return nil
+	}
+}
+
 // writeAtomic replaces path with data: a temporary file in the same
 // directory, synced, given mode, then renamed over path, and the directory
 // synced, so a crash leaves either the old or the new file, never half.
-func writeAtomic(path string, data []byte, mode fs.FileMode, dirMode fs.FileMode) error {
+// check, when not nil, runs just before the rename; its error cancels the
+// write (the file on disk is left as it is).
+func writeAtomic(path string, data []byte, mode fs.FileMode, dirMode fs.FileMode, check func() error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
@@ -71,6 +125,11 @@ func writeAtomic(path string, data []byte, mode fs.FileMode, dirMode fs.FileMode
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", name, err)
 	}
+	if check != nil {
+		if err := check(); err != nil {
+			return err
+		}
+	}
 	if err := os.Rename(name, path); err != nil {
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
@@ -90,41 +149,44 @@ func backup(dataDir, client, path string, data []byte, now time.Time) (string, e
 	name := fmt.Sprintf("%s-%s-%s", now.UTC().Format("20060102T150405.000000000Z"),
 		strings.TrimPrefix(filepath.Base(path), "."), hex.EncodeToString(sum[:4]))
 	dst := filepath.Join(dataDir, "backups", client, name)
-	if err := writeAtomic(dst, data, 0o600, 0o700); err != nil {
+	if err := writeAtomic(dst, data, 0o600, 0o700, nil); err != nil {
 		return "", fmt.Errorf("backup %s: %w", path, err)
 	}
 	return dst, nil
 }
 
-// lock takes the exclusive lock file dataDir/install/lock, waiting while
-// another ctxkit holds it. A lock older than a minute is stale (a crashed
-// process) and is broken.
+// lock takes the exclusive lock on dataDir/install/lock, waiting (up to 30
+// seconds, or until ctx ends) while another ctxkit holds it. The lock is
+// the operating system's (flock, LockFileEx) on the open file, so it goes
+// away with a process that crashes: there is no stale lock to break, and
+// the file itself is never removed.
 func lock(ctx context.Context, dataDir string) (func(), error) {
 	dir := filepath.Join(dataDir, "install")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, "lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-		if err == nil {
-			fmt.Fprintf(f, "%d\n", os.Getpid())
+		ok, err := tryLock(f)
+		if err != nil {
 			f.Close()
-			return func() { os.Remove(path) }, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		if fi, err := os.Stat(path); err == nil && time.Since(fi.ModTime()) > time.Minute {
-			os.Remove(path)
-			continue
+		if ok {
+			return func() { unlockFile(f); f.Close() }, nil
 		}
 		if time.Now().After(deadline) {
+			f.Close()
 			return nil, fmt.Errorf("%w (lock file %s)", ErrLocked, path)
 		}
 		select {
 		case <-ctx.Done():
+			f.Close()
 			return nil, ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -32,6 +33,10 @@ type Options struct {
 // Installer edits AI clients' MCP configuration files.
 type Installer struct {
 	opts Options
+	// beforeReplace, when set (tests), runs after a file is read and edited
+	// and just before it is replaced: where another program's write would
+	// race with ctxkit's.
+	beforeReplace func(path string)
 }
 
 // New returns an Installer.
@@ -86,7 +91,7 @@ type Request struct {
 // Change says what happened, or would happen, to one server.
 type Change struct {
 	Server string `json:"server"`
-	Action string `json:"action"` // wrapped, already wrapped, skipped, restored, removed, added, replaced, drift, unchanged
+	Action string `json:"action"` // wrapped, already wrapped, skipped, restored, removed, added, replaced, drift, unchanged, forgotten
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -105,7 +110,8 @@ type Result struct {
 type loc struct {
 	c      *Client
 	scope  Scope
-	path   string
+	path   string // the path the client uses: the manifest's key
+	real   string // the file path stands for, symlinks followed: read and replaced
 	keys   []string
 	orig   []byte // the bytes on disk (nil when missing)
 	src    []byte // the bytes edits apply to ({} for a blank JSON file)
@@ -150,7 +156,10 @@ func (in *Installer) open(client string, scope Scope) (*loc, error) {
 		return nil, err
 	}
 	l := &loc{c: c, scope: scope, path: path, keys: c.serversPath(scope, in.opts.Env), exe: in.opts.Executable}
-	l.orig, l.mode, l.exists, err = readConfig(path)
+	if l.real, err = resolveLink(path); err != nil {
+		return nil, err
+	}
+	l.orig, l.mode, l.exists, err = readConfig(l.real)
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +341,9 @@ func (l *loc) check(out []byte, want map[string]string) error {
 	return nil
 }
 
-// write backs up the file and replaces it.
+// write backs up the file and replaces it (the symlink's target when it is
+// one), unless the file changed on disk since it was read: then
+// ErrConcurrentEdit, and nothing is written.
 func (in *Installer) write(l *loc, out []byte, res *Result) error {
 	mode, dirMode := fs.FileMode(0o600), fs.FileMode(0o700)
 	if l.scope == ScopeProject {
@@ -346,35 +357,53 @@ func (in *Installer) write(l *loc, out []byte, res *Result) error {
 		}
 		res.Backup = b
 	}
-	if err := writeAtomic(l.path, out, mode, dirMode); err != nil {
+	if in.beforeReplace != nil {
+		in.beforeReplace(l.path)
+	}
+	if err := writeAtomic(l.real, out, mode, dirMode, unchanged(l.real, l.orig, l.exists)); err != nil {
+		if res.Backup != "" && errors.Is(err, ErrConcurrentEdit) {
+			os.Remove(res.Backup)
+			res.Backup = ""
+		}
 		return err
 	}
 	res.Wrote = true
 	return nil
 }
 
-func (in *Installer) lockUnless(ctx context.Context, dry bool) (func(), error) {
-	if dry {
-		return func() {}, nil
+// locked runs op holding the lock (not for a dry run). When the file
+// changed on disk between op's read and its write (a client rewriting its
+// own file), op runs once more on the new content; a second change is
+// refused with ErrConcurrentEdit.
+func (in *Installer) locked(ctx context.Context, dry bool, op func() (*Result, error)) (*Result, error) {
+	if !dry {
+		unlock, err := lock(ctx, in.opts.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
 	}
-	return lock(ctx, in.opts.DataDir)
+	res, err := op()
+	if errors.Is(err, ErrConcurrentEdit) {
+		res, err = op()
+	}
+	if errors.Is(err, ErrConcurrentEdit) {
+		return nil, fmt.Errorf("%w, twice; nothing written: run the command again (quit the client first if it keeps rewriting its file)", err)
+	}
+	return res, err
 }
 
-// begin takes the lock (not for a dry run) and opens the client's file.
-func (in *Installer) begin(ctx context.Context, client string, scope Scope, dry bool) (*loc, []entry, *Result, func(), error) {
-	unlock, err := in.lockUnless(ctx, dry)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
+// begin opens the client's file and reads its entries.
+func (in *Installer) begin(client string, scope Scope) (*loc, []entry, *Result, error) {
 	l, err := in.open(client, scope)
-	if err == nil {
-		var es []entry
-		if es, err = l.entries(); err == nil {
-			return l, es, &Result{Client: l.c.Name, Scope: l.scope, Path: l.path}, unlock, nil
-		}
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	unlock()
-	return nil, nil, nil, nil, err
+	es, err := l.entries()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return l, es, &Result{Client: l.c.Name, Scope: l.scope, Path: l.path}, nil
 }
 
 // record computes the diff and, unless dry, saves recs in the manifest and
@@ -389,13 +418,24 @@ func (in *Installer) record(l *loc, out []byte, recs []manifestRecord, dry bool,
 	if err != nil {
 		return err
 	}
+	before := slices.Clone(m.Records)
 	for _, r := range recs {
 		m.put(r)
 	}
 	if err := m.save(in.opts.DataDir); err != nil {
 		return err
 	}
-	return in.write(l, out, res)
+	if err := in.write(l, out, res); err != nil {
+		if errors.Is(err, ErrConcurrentEdit) {
+			// Nothing was written: the manifest goes back as it was.
+			m.Records = before
+			if serr := m.save(in.opts.DataDir); serr != nil {
+				return fmt.Errorf("%w (and restoring the manifest: %v)", err, serr)
+			}
+		}
+		return err
+	}
+	return nil
 }
 
 func selected(names []string, name string) bool {
@@ -407,11 +447,14 @@ func selected(names []string, name string) bool {
 // Already wrapped entries are left alone, so installing twice is installing
 // once.
 func (in *Installer) Install(ctx context.Context, req Request) (*Result, error) {
-	l, es, res, unlock, err := in.begin(ctx, req.Client, req.Scope, req.DryRun)
+	return in.locked(ctx, req.DryRun, func() (*Result, error) { return in.install(req) })
+}
+
+func (in *Installer) install(req Request) (*Result, error) {
+	l, es, res, err := in.begin(req.Client, req.Scope)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
 	for _, n := range req.Servers {
 		if _, ok := find(es, n); !ok {
 			return nil, fmt.Errorf("%w %q in %s", ErrNoServer, n, l.path)
@@ -452,11 +495,14 @@ func (in *Installer) Install(ctx context.Context, req Request) (*Result, error) 
 // entries ctxkit add created). An entry that changed since (drift) is left
 // alone and reported with ErrDrift unless req.Force.
 func (in *Installer) Uninstall(ctx context.Context, req Request) (*Result, error) {
-	l, _, res, unlock, err := in.begin(ctx, req.Client, req.Scope, req.DryRun)
+	return in.locked(ctx, req.DryRun, func() (*Result, error) { return in.uninstall(req) })
+}
+
+func (in *Installer) uninstall(req Request) (*Result, error) {
+	l, _, res, err := in.begin(req.Client, req.Scope)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
 	m, err := loadManifest(in.opts.DataDir)
 	if err != nil {
 		return nil, err
@@ -513,6 +559,10 @@ func (in *Installer) Uninstall(ctx context.Context, req Request) (*Result, error
 		case ok && !r.Added && (cur == r.Original || w.equal(cur, r.Original)):
 			res.Changes = append(res.Changes, Change{r.Server, "unchanged", "already the original entry"})
 			done = append(done, r)
+		case !ok && r.Added:
+			// An entry ctxkit add created that is gone: nothing to undo.
+			res.Changes = append(res.Changes, Change{r.Server, "forgotten", "added by ctxkit add and since removed from the file"})
+			done = append(done, r)
 		case !req.Force:
 			drift++
 			why := "changed since install"
@@ -520,9 +570,6 @@ func (in *Installer) Uninstall(ctx context.Context, req Request) (*Result, error
 				why = "gone from the file since install"
 			}
 			res.Changes = append(res.Changes, Change{r.Server, "drift", why + "; --force restores the original"})
-		case !ok && r.Added:
-			res.Changes = append(res.Changes, Change{r.Server, "unchanged", "already gone"})
-			done = append(done, r)
 		case !ok:
 			x := w.insertEdit(r.Server, nil, r.Original)
 			ed = &x
@@ -595,11 +642,15 @@ func (in *Installer) Add(ctx context.Context, req AddRequest) (*Result, error) {
 	if s.Name == "" || (s.URL == "" && s.Command == "") {
 		return nil, fmt.Errorf("add: a name and a URL or a command are needed")
 	}
-	l, es, res, unlock, err := in.begin(ctx, req.Client, req.Scope, req.DryRun)
+	return in.locked(ctx, req.DryRun, func() (*Result, error) { return in.add(req) })
+}
+
+func (in *Installer) add(req AddRequest) (*Result, error) {
+	s := req.Server
+	l, es, res, err := in.begin(req.Client, req.Scope)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
 	members, block := l.newEntryText(s, in.opts.Executable)
 	rec := manifestRecord{Client: l.c.Name, Scope: l.scope, Path: l.path, Keys: l.keys, Server: s.Name, Time: in.opts.Now().UTC()}
 	var ed edit
@@ -615,6 +666,19 @@ func (in *Installer) Add(ctx context.Context, req AddRequest) (*Result, error) {
 		text = l.eol(text)
 		ed = edit{old.start, old.end, text}
 		rec.Original, rec.Wrapped = l.text(old), text
+		// Replacing an entry ctxkit wrote (install or add) keeps what the
+		// manifest knows of the user's entry: its original text, or that
+		// ctxkit added it, so uninstall still gives back the user's file.
+		m, err := loadManifest(in.opts.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		cur := l.text(old)
+		for _, r := range m.at(l.c.Name, l.path, l.keys) {
+			if r.Server == s.Name && (cur == r.Wrapped || l.equal(cur, r.Wrapped)) {
+				rec.Original, rec.Added, rec.Lead, rec.Empty = r.Original, r.Added, r.Lead, r.Empty
+			}
+		}
 		res.Changes = append(res.Changes, Change{s.Name, "replaced", ""})
 	} else {
 		ed = l.insertEdit(s.Name, members, block)

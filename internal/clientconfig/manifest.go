@@ -63,7 +63,7 @@ func (m *manifest) save(dataDir string) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(manifestPath(dataDir), append(b, '\n'), 0o600, 0o700)
+	return writeAtomic(manifestPath(dataDir), append(b, '\n'), 0o600, 0o700, nil)
 }
 
 func (m *manifest) put(r manifestRecord) {

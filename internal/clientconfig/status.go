@@ -115,7 +115,12 @@ func (in *Installer) Status(ctx context.Context, names ...string) ([]LocationSta
 				for _, s := range ls.Servers {
 					found = found || s.Name == r.Server
 				}
-				if !found {
+				switch {
+				case found:
+				case r.Added:
+					ls.Servers = append(ls.Servers, ServerStatus{Name: r.Server, State: "missing", Managed: true,
+						Detail: "added by ctxkit add and since removed from the file; ctxkit uninstall forgets it"})
+				default:
 					ls.Servers = append(ls.Servers, ServerStatus{Name: r.Server, State: "missing", Managed: true,
 						Drift: "gone from the file since install; ctxkit uninstall --force puts the original back"})
 				}
