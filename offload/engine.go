@@ -91,23 +91,44 @@ func (e *Engine) Store() store.Store { return e.store }
 
 type sessionKey struct{}
 
+// session is what a context says about its session.
+type session struct {
+	id string
+	// private hides the workspaces stored outside any session as well.
+	private bool
+}
+
 // WithSession returns a context in which new workspaces belong to session and
 // other sessions' workspaces behave exactly like missing ones. Sessions
 // isolate conversations; they do not authenticate anyone.
-func WithSession(ctx context.Context, session string) context.Context {
-	return context.WithValue(ctx, sessionKey{}, session)
+func WithSession(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, sessionKey{}, session{id: id})
+}
+
+// WithPrivateSession is WithSession for sessions of different users, such as
+// the clients of a hosted wrapper: the workspaces stored outside any session
+// (by local tools sharing the store) are hidden too, so the session sees
+// only its own.
+func WithPrivateSession(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, sessionKey{}, session{id: id, private: id != ""})
 }
 
 // SessionFrom returns the session carried by ctx, or "" outside any session.
 func SessionFrom(ctx context.Context) string {
-	s, _ := ctx.Value(sessionKey{}).(string)
+	s, _ := ctx.Value(sessionKey{}).(session)
+	return s.id
+}
+
+func sessionOf(ctx context.Context) session {
+	s, _ := ctx.Value(sessionKey{}).(session)
 	return s
 }
 
 // visible reports whether the session in ctx may see ws: its own workspaces
-// and shared ones.
+// and, unless the session is private, shared ones.
 func visible(ctx context.Context, ws *store.Workspace) bool {
-	return ws.Session == "" || ws.Session == SessionFrom(ctx)
+	s := sessionOf(ctx)
+	return ws.Session == s.id || (ws.Session == "" && !s.private)
 }
 
 // PutOptions describes a result being stored.
@@ -289,7 +310,10 @@ func (e *Engine) notFound(ctx context.Context, id string) *ToolError {
 
 // List returns the unexpired workspaces visible in ctx's session, newest first.
 func (e *Engine) List(ctx context.Context) ([]*store.Workspace, error) {
-	opts := store.ListOptions{Sessions: []string{""}}
+	var opts store.ListOptions
+	if s := sessionOf(ctx); !s.private {
+		opts.Sessions = []string{""}
+	}
 	if s := SessionFrom(ctx); s != "" {
 		opts.Sessions = append(opts.Sessions, s)
 	}

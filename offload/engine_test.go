@@ -294,6 +294,28 @@ func TestSessions(t *testing.T) {
 	}
 }
 
+// A private session sees only its own workspaces, not the shared ones.
+func TestPrivateSessions(t *testing.T) {
+	e, _ := newEngine(t)
+	shared := put(t, e, t.Context(), []byte(`[1,2,3]`), offload.PutOptions{Producer: "p"})
+	carol := offload.WithPrivateSession(t.Context(), "carol")
+	own := put(t, e, carol, []byte(`[4,5]`), offload.PutOptions{Producer: "p"})
+	call(t, e, carol, "result_paginate", map[string]any{"workspace_id": own.StoredResult})
+	out := callErr(t, e, carol, "result_paginate", map[string]any{"workspace_id": shared.StoredResult})
+	if out["code"] != offload.CodeNotFound || strings.Contains(fmt.Sprint(out["available_workspaces"]), shared.StoredResult) {
+		t.Errorf("a private session reads a shared workspace: %v", out)
+	}
+	list := call(t, e, carol, "result_list", nil)
+	if s := fmt.Sprint(list["workspaces"]); strings.Contains(s, shared.StoredResult) || !strings.Contains(s, own.StoredResult) {
+		t.Errorf("private list: %s", s)
+	}
+	// The private session's workspaces stay hidden from everyone else.
+	out = callErr(t, e, t.Context(), "result_paginate", map[string]any{"workspace_id": own.StoredResult})
+	if out["code"] != offload.CodeNotFound {
+		t.Errorf("outside any session, the private workspace is readable: %v", out)
+	}
+}
+
 func TestListTools(t *testing.T) {
 	e, _ := newEngine(t)
 	ctx := t.Context()

@@ -133,20 +133,25 @@ func runWrap(ctx context.Context, g *globals, opts *WrapOptions, streams IO) err
 		}
 		opts.Upstream.OAuth = oauth
 	}
-	proxy, err := mcpwrap.New(mcpwrap.Options{Upstream: opts.Upstream, Adapter: adapter, Version: version(), Logger: logger})
+	popts := mcpwrap.Options{Upstream: opts.Upstream, Adapter: adapter, Version: version(), Logger: logger}
+	if opts.HTTPAddr != "" {
+		h, err := mcpwrap.HTTPHandler(ctx, popts)
+		if err != nil {
+			return err
+		}
+		return serveHTTP(ctx, opts.HTTPAddr, h, token, logger)
+	}
+	proxy, err := mcpwrap.New(popts)
 	if err != nil {
 		return err
 	}
 	defer proxy.Close()
 	proxy.Start(ctx)
-	if opts.HTTPAddr == "" {
-		err := proxy.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(streams.In), Writer: nopWriteCloser{streams.Out}})
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
+	err = proxy.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(streams.In), Writer: nopWriteCloser{streams.Out}})
+	if ctx.Err() != nil {
+		return nil
 	}
-	return serveHTTP(ctx, opts.HTTPAddr, proxy.HTTPHandler(), token, logger)
+	return err
 }
 
 func serveHTTP(ctx context.Context, addr string, h http.Handler, token string, logger *slog.Logger) error {

@@ -90,7 +90,7 @@ var _ auth.OAuthHandler = (*Handler)(nil)
 func NewHandler(cfg Config) (*Handler, error) {
 	u, err := url.Parse(cfg.ServerURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("oauth: server URL %q is not an http(s) URL", cfg.ServerURL)
+		return nil, fmt.Errorf("oauth: server URL %q is not an http(s) URL", displayURL(cfg.ServerURL))
 	}
 	if cfg.TokenDir == "" {
 		return nil, errors.New("oauth: no token directory")
@@ -111,10 +111,10 @@ func NewHandler(cfg Config) (*Handler, error) {
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
-	h.log = h.log.With("server", cfg.ServerURL)
+	h.log = h.log.With("server", displayURL(cfg.ServerURL))
 	h.store, err = newFileStore(cfg.TokenDir, cfg.ServerURL)
 	if err != nil {
-		return nil, fmt.Errorf("oauth for %s: %w", cfg.ServerURL, err)
+		return nil, fmt.Errorf("oauth for %s: %w", displayURL(cfg.ServerURL), err)
 	}
 	rec, err := h.store.load()
 	if err != nil {
@@ -166,7 +166,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		}
 	}
 	if err := h.runFlow(ctx, req, resp); err != nil {
-		return fmt.Errorf("oauth for %s: %w", h.cfg.ServerURL, err)
+		return fmt.Errorf("oauth for %s: %w", displayURL(h.cfg.ServerURL), err)
 	}
 	return nil
 }
@@ -299,7 +299,7 @@ func (h *Handler) runFlow(ctx context.Context, req *http.Request, resp *http.Res
 		return errors.New("authorization finished without a token")
 	}
 	h.setSource(src)
-	fmt.Fprintf(h.cfg.Stderr, "ctxkit: authorized with %s.\n", h.cfg.ServerURL)
+	fmt.Fprintf(h.cfg.Stderr, "ctxkit: authorized with %s.\n", displayURL(h.cfg.ServerURL))
 	h.log.Info("oauth: authorized")
 	return nil
 }
@@ -472,7 +472,7 @@ func (h *Handler) fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (
 	}
 	cb.expect(state)
 	fmt.Fprintf(h.cfg.Stderr, "ctxkit: %s asks for authorization. Open this URL in a browser to sign in (waiting up to %s):\n\n    %s\n\n",
-		h.cfg.ServerURL, h.cfg.FlowTimeout, args.URL)
+		displayURL(h.cfg.ServerURL), h.cfg.FlowTimeout, args.URL)
 	open := h.cfg.OpenBrowser
 	go func() {
 		if err := open(args.URL); err != nil {
@@ -505,4 +505,14 @@ func challengeParam(cs []oauthex.Challenge, name string) string {
 // sameIssuer compares issuer identifiers, ignoring one trailing slash.
 func sameIssuer(a, b string) bool {
 	return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/")
+}
+
+// displayURL is a server URL as messages and logs show it: without user
+// info, query or fragment, where keys are often put.
+func displayURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "an unparsable URL"
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 }

@@ -450,6 +450,17 @@ func TestSSETransportAddsToken(t *testing.T) {
 	if req.Header.Get("Authorization") != "" {
 		t.Errorf("the caller's request was modified")
 	}
+	// Another host (a redirect, an SSE endpoint elsewhere) gets no token.
+	elsewhere := strings.Replace(e.rs.srv.URL, "127.0.0.1", "localhost", 1) + "/probe"
+	req, _ = http.NewRequest(http.MethodGet, elsewhere, nil)
+	seen = ""
+	if resp, err = h2.Transport(probe).RoundTrip(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if seen != "" {
+		t.Errorf("a request to %s got Authorization %q", elsewhere, seen)
+	}
 	e.checkNoLeak()
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strings"
 )
 
 // Transport returns an http.RoundTripper for transports without an OAuth
@@ -26,6 +28,10 @@ type roundTripper struct {
 }
 
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !t.h.sameOrigin(req.URL) {
+		// A redirect or an SSE endpoint on another host gets no token.
+		return t.base.RoundTrip(req)
+	}
 	first, err := t.withToken(req, req.Body)
 	if err != nil {
 		return nil, err
@@ -73,4 +79,10 @@ func (t *roundTripper) withToken(req *http.Request, body io.ReadCloser) (*http.R
 	}
 	r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 	return r, nil
+}
+
+// sameOrigin reports whether u has the MCP server's scheme, host and port.
+func (h *Handler) sameOrigin(u *url.URL) bool {
+	server, err := url.Parse(h.cfg.ServerURL)
+	return err == nil && strings.EqualFold(u.Scheme, server.Scheme) && strings.EqualFold(u.Host, server.Host)
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os/exec"
 	"runtime"
 	"slices"
@@ -27,6 +28,10 @@ import (
 // transport fixes it at 16 MiB, smaller than the results offloading exists
 // for.
 const MaxMessageBytes = 256 << 20
+
+// maxDecodedBytes bounds the messages given to the SDK to decode, as the
+// SDK's own transport does.
+const maxDecodedBytes = 16 << 20
 
 // interceptMin is the size from which a response line is examined for a
 // tools/call result to offload before the SDK decodes it; smaller ones are
@@ -48,6 +53,8 @@ type commandTransport struct {
 	// terminate is how long the child has to exit after its stdin closes,
 	// and again after SIGTERM, before it is killed.
 	terminate time.Duration
+	// logger receives the lines the server wrote that are not messages.
+	logger *slog.Logger
 	// onResult gets the result of each large tools/call response that
 	// carried a progress token of ours; when it is to be offloaded, it
 	// returns a function that stores it and returns its replacement.
@@ -76,6 +83,7 @@ func (t *commandTransport) Connect(context.Context) (mcp.Connection, error) {
 		msgs:     make(chan readResult),
 		done:     make(chan struct{}),
 		onResult: t.onResult,
+		logger:   t.logger,
 	}
 	go c.readLoop()
 	return c, nil
@@ -91,6 +99,7 @@ type stdioConn struct {
 	in       *bufio.Reader
 	stdin    *childStdin
 	onResult resultHook
+	logger   *slog.Logger
 
 	wmu       sync.Mutex
 	msgs      chan readResult
@@ -149,6 +158,13 @@ func (c *stdioConn) readLoop() {
 		line, err := readLine(c.in, MaxMessageBytes)
 		if line = bytes.TrimSpace(line); len(line) > 0 {
 			for _, r := range c.decode(line) {
+				if r.err != nil {
+					// A server that prints something else on stdout (a
+					// banner, a stray debug line) keeps its connection, as
+					// with other clients; the line is only logged.
+					c.logger.Warn("ignored a line from the server that is not a JSON-RPC message", "err", r.err)
+					continue
+				}
 				select {
 				case c.msgs <- r:
 				case <-c.done:
@@ -182,12 +198,17 @@ func (c *stdioConn) decode(line []byte) []readResult {
 	if len(line) >= interceptMin {
 		line = c.intercept(line)
 	}
+	if len(line) > maxDecodedBytes {
+		// Only a tools/call result, stored from its bytes above, may be
+		// larger: decoding costs several times a message's size.
+		return []readResult{{err: fmt.Errorf("a %d-byte message that is not a tool result over %d bytes", len(line), maxDecodedBytes)}}
+	}
 	msg, err := jsonrpc.DecodeMessage(line)
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		c.calls.Delete(idKey(resp.ID.Raw()))
 	}
 	if err != nil {
-		err = fmt.Errorf("bad JSON-RPC message: %w", err)
+		err = fmt.Errorf("bad JSON-RPC message %.80q: %w", line, err)
 	}
 	return []readResult{{msg: msg, err: err}}
 }

@@ -23,7 +23,6 @@ func (p *Proxy) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		switch r := req.(type) {
 		case *mcp.CallToolRequest:
-			p.noteCaller(r.Session)
 			if name := r.Params.Name; !p.adapter.IsExplorationTool(name) && !p.hasTool(name) {
 				if _, err := p.link.session(ctx); err != nil {
 					return toolError(fmt.Sprintf("%v. The tool %q cannot be called until the server is available; it is retried on the next call.", err, name)), nil
@@ -43,7 +42,11 @@ func (p *Proxy) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 // initialize connects the upstream when the first client introduces itself,
 // with that client's capabilities, and puts the upstream's instructions
-// before the wrapper's in the answer.
+// (and what of the upstream was not served) before the wrapper's in the
+// answer. It waits at most initWait for the upstream, since clients time
+// initialize out; a slower upstream (an OAuth sign-in, a first npx
+// download) is connected in the background and its tools arrive with
+// list_changed.
 func (p *Proxy) initialize(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 	var caps *mcp.ClientCapabilities
 	if params, ok := req.GetParams().(*mcp.InitializeParams); ok && params != nil {
@@ -59,30 +62,57 @@ func (p *Proxy) initialize(ctx context.Context, method string, req mcp.Request, 
 		// the upstream with capabilities that may be wrong.
 		return next(ctx, method, req)
 	}
-	p.downCaps.CompareAndSwap(nil, caps)
-	cs, err := p.link.session(ctx)
-	if err != nil {
-		p.log.Error("upstream not available; retrying on the next call", "err", err)
+	if p.downCaps.CompareAndSwap(nil, caps) && p.ownSession {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+			go func() {
+				_ = ss.Wait()
+				p.Close()
+			}()
+		}
+	}
+	connected := make(chan *mcp.ClientSession, 1)
+	go func() {
+		cs, err := p.link.session(p.link.life)
+		if err != nil {
+			p.log.Error("upstream not available; retrying on the next call", "err", err)
+		}
+		connected <- cs
+	}()
+	var cs *mcp.ClientSession
+	select {
+	case cs = <-connected:
+	case <-time.After(initWait):
+		p.log.Warn("the upstream is slow to start; answering without it for now")
+	case <-ctx.Done():
 	}
 	res, err := next(ctx, method, req)
-	if err != nil || cs == nil {
+	if err != nil {
 		return res, err
 	}
-	up := ""
-	if ir := cs.InitializeResult(); ir != nil {
-		up = strings.TrimSpace(ir.Instructions)
+	var parts []string
+	if cs != nil {
+		if ir := cs.InitializeResult(); ir != nil && strings.TrimSpace(ir.Instructions) != "" {
+			parts = append(parts, strings.TrimSpace(ir.Instructions))
+		}
 	}
-	if up == "" {
+	if skipped := p.skippedNote(); skipped != "" {
+		parts = append(parts, skipped)
+	}
+	if len(parts) == 0 {
 		return res, nil
 	}
+	prefix := strings.Join(parts, "\n\n") + "\n\n"
 	switch r := res.(type) {
 	case *mcp.InitializeResult:
-		r.Instructions = up + "\n\n" + r.Instructions
+		r.Instructions = prefix + r.Instructions
 	case *mcp.DiscoverResult:
-		r.Instructions = up + "\n\n" + r.Instructions
+		r.Instructions = prefix + r.Instructions
 	}
 	return res, nil
 }
+
+// initWait bounds how long initialize waits for the upstream.
+const initWait = 10 * time.Second
 
 func hasLogging(cs *mcp.ClientSession) bool {
 	ir := cs.InitializeResult()
@@ -93,12 +123,6 @@ func (p *Proxy) hasTool(name string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.tools[name]
-}
-
-func (p *Proxy) noteCaller(ss *mcp.ServerSession) {
-	p.mu.Lock()
-	p.lastCaller = ss
-	p.mu.Unlock()
 }
 
 func toolError(msg string) *mcp.CallToolResult {
@@ -136,11 +160,10 @@ func (p *Proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	}
 	res, err := cs.CallTool(ctx, params)
 	if err != nil {
-		var rpcErr *jsonrpc.Error
-		if errors.As(err, &rpcErr) || ctx.Err() != nil {
-			return nil, err
+		if ctx.Err() != nil || isServerError(err) {
+			return nil, p.opts.Upstream.scrub(err)
 		}
-		return toolError(fmt.Sprintf("%s: %v", p.opts.Upstream.describe(), err)), nil
+		return toolError(fmt.Sprintf("%s: %v", p.opts.Upstream.describe(), p.opts.Upstream.scrub(err))), nil
 	}
 	if res.NeedsInput() {
 		// The upstream asks the client for input (SEP-2322): pass the
@@ -157,6 +180,19 @@ func (p *Proxy) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		out.Content = []mcp.Content{}
 	}
 	return p.adapter.Offload(ctx, req, out), nil
+}
+
+// isServerError reports whether err is the upstream's own JSON-RPC error
+// (such as an unknown tool), which goes to the client as it is, rather than
+// a failure to reach the upstream, which becomes a tool error naming it.
+// The SDK reports transport failures as JSON-RPC errors too, with codes of
+// the implementation-defined range.
+func isServerError(err error) bool {
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) {
+		return false
+	}
+	return rpcErr.Code > -32000 || rpcErr.Code < -32099
 }
 
 // tokenPrefix starts the progress tokens the wrapper sends upstream.
@@ -192,7 +228,7 @@ func (p *Proxy) offloadWire(token string, result []byte) func() []byte {
 func ownMeta(m mcp.Meta) mcp.Meta {
 	var out mcp.Meta
 	for k, v := range m {
-		if strings.Contains(k, "modelcontextprotocol") {
+		if reservedMetaKey(k) {
 			continue
 		}
 		if out == nil {
@@ -201,6 +237,22 @@ func ownMeta(m mcp.Meta) mcp.Meta {
 		out[k] = v
 	}
 	return out
+}
+
+// reservedMetaKey reports whether a _meta key belongs to the protocol: its
+// prefix (before the slash) has a label "modelcontextprotocol" or "mcp", as
+// in io.modelcontextprotocol/ or mcp.dev/.
+func reservedMetaKey(key string) bool {
+	prefix, _, ok := strings.Cut(key, "/")
+	if !ok {
+		return false
+	}
+	for label := range strings.SplitSeq(prefix, ".") {
+		if label == "modelcontextprotocol" || label == "mcp" {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *Proxy) forwardProgress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -252,7 +304,11 @@ func (p *Proxy) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.Co
 	}
 	params := *req.Params
 	params.Meta = nil
-	return cs.Complete(ctx, &params)
+	res, err := cs.Complete(ctx, &params)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.CompleteResult{Completion: res.Completion, Meta: ownMeta(res.Meta)}, nil
 }
 
 func (p *Proxy) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
@@ -292,27 +348,12 @@ func (p *Proxy) logMessage(ctx context.Context, req *mcp.LoggingMessageRequest) 
 }
 
 // caller returns the downstream session that should answer an upstream
-// request: with stdio there is only one; over HTTP, the one that made the
-// latest call (the upstream asks while serving a call, and the SDK does not
-// say which).
+// request: a Proxy serves one client (stdio, or one HTTP session).
 func (p *Proxy) caller() (*mcp.ServerSession, error) {
-	if p.server == nil {
-		return nil, errors.New("no client is connected")
-	}
-	var only *mcp.ServerSession
-	n := 0
-	for ss := range p.server.Sessions() {
-		only = ss
-		n++
-	}
-	p.mu.Lock()
-	last := p.lastCaller
-	p.mu.Unlock()
-	switch {
-	case n == 1:
-		return only, nil
-	case last != nil:
-		return last, nil
+	if p.server != nil {
+		for ss := range p.server.Sessions() {
+			return ss, nil
+		}
 	}
 	return nil, errors.New("no client is connected")
 }
@@ -341,6 +382,9 @@ func (p *Proxy) createMessageWithTools(ctx context.Context, req *mcp.CreateMessa
 	ss, err := p.caller()
 	if err != nil {
 		return nil, err
+	}
+	if clientCaps(ss).Sampling == nil {
+		return nil, errors.New("the client does not support sampling")
 	}
 	params := *req.Params
 	params.Meta = nil

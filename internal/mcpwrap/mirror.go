@@ -1,10 +1,14 @@
+//lint:file-ignore SA1019 skipped features are reported to the client's log, a deprecated but still used feature
+
 package mcpwrap
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"regexp"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -100,118 +104,138 @@ func checkTool(t *mcp.Tool) error {
 }
 
 // safely runs an SDK registration and turns its panic into an error.
-func safely(f func()) (err error) {
+func safely(f func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	f()
-	return nil
+	return f()
+}
+
+// feature is one listed upstream feature: its key (name or URI) and how to
+// register it downstream.
+type feature struct {
+	key string
+	add func() error
+}
+
+// syncFeatures registers every listed feature of one kind and removes those
+// the upstream no longer lists. A listing that fails part way changes
+// nothing: a transient error must not take features away.
+func (p *Proxy) syncFeatures(kind string, listed iter.Seq2[feature, error], have *map[string]bool, remove func(...string)) {
+	var features []feature
+	for f, err := range listed {
+		if err != nil {
+			p.log.Warn("list the upstream's "+kind, "err", err)
+			return
+		}
+		features = append(features, f)
+	}
+	seen := map[string]bool{}
+	for _, f := range features {
+		if err := safely(f.add); err != nil {
+			p.skip(kind, f.key, err)
+			continue
+		}
+		seen[f.key] = true
+	}
+	p.mu.Lock()
+	gone := missing(*have, seen)
+	*have = seen
+	p.mu.Unlock()
+	if len(gone) > 0 {
+		remove(gone...)
+	}
+}
+
+// listing adapts an SDK listing iterator to features.
+func listing[T any](items iter.Seq2[T, error], toFeature func(T) feature) iter.Seq2[feature, error] {
+	return func(yield func(feature, error) bool) {
+		for item, err := range items {
+			var f feature
+			if err == nil {
+				f = toFeature(item)
+			}
+			if !yield(f, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// maxSkipNotes bounds how many skipped features the instructions name.
+const maxSkipNotes = 10
+
+// skip reports an upstream feature the wrapper does not serve: in its log,
+// to the client's log, and in the instructions of later sessions.
+func (p *Proxy) skip(kind, key string, err error) {
+	p.log.Warn("upstream feature skipped", "kind", kind, "key", key, "err", err)
+	note := fmt.Sprintf("%s %q (%v)", strings.TrimSuffix(kind, "s"), key, err)
+	p.mu.Lock()
+	if len(p.skipped) < maxSkipNotes {
+		p.skipped = append(p.skipped, note)
+	}
+	p.mu.Unlock()
+	if p.server == nil {
+		return
+	}
+	for ss := range p.server.Sessions() {
+		_ = ss.Log(p.link.life, &mcp.LoggingMessageParams{Level: "warning", Logger: "ctxkit", Data: "ctxkit does not serve the upstream's " + note})
+	}
+}
+
+// skippedNote is the instructions' line about skipped features.
+func (p *Proxy) skippedNote() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.skipped) == 0 {
+		return ""
+	}
+	return "ctxkit does not serve these features of the upstream, which it could not accept: " + strings.Join(p.skipped, "; ") + "."
 }
 
 func (p *Proxy) syncTools(ctx context.Context, cs *mcp.ClientSession) {
-	seen := map[string]bool{}
-	for t, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			p.log.Warn("list the upstream's tools", "err", err)
-			return
+	p.syncFeatures("tools", listing(cs.Tools(ctx, nil), func(t *mcp.Tool) feature {
+		name := "?"
+		if t != nil {
+			name = t.Name
 		}
-		if p.adapter.IsExplorationTool(t.Name) {
-			p.log.Warn("upstream tool hidden by ctxkit's exploration tool of the same name", "tool", t.Name)
-			continue
-		}
-		if err := checkTool(t); err != nil {
-			p.log.Warn("upstream tool skipped", "err", err)
-			continue
-		}
-		announced := p.adapter.Announce(t)
-		if err := safely(func() { p.server.AddTool(announced, p.callTool) }); err != nil {
-			p.log.Warn("upstream tool skipped", "tool", t.Name, "err", err)
-			continue
-		}
-		seen[t.Name] = true
-	}
-	p.mu.Lock()
-	var gone []string
-	for name := range p.tools {
-		if !seen[name] {
-			gone = append(gone, name)
-		}
-	}
-	p.tools = seen
-	p.mu.Unlock()
-	if len(gone) > 0 {
-		p.server.RemoveTools(gone...)
-	}
+		return feature{key: name, add: func() error {
+			if err := checkTool(t); err != nil {
+				return err
+			}
+			if p.adapter.IsExplorationTool(t.Name) {
+				return fmt.Errorf("hidden by ctxkit's exploration tool of the same name")
+			}
+			p.server.AddTool(p.adapter.Announce(t), p.callTool)
+			return nil
+		}}
+	}), &p.tools, p.server.RemoveTools)
 }
 
 func (p *Proxy) syncPrompts(ctx context.Context, cs *mcp.ClientSession) {
-	seen := map[string]bool{}
-	for pr, err := range cs.Prompts(ctx, nil) {
-		if err != nil {
-			p.log.Warn("list the upstream's prompts", "err", err)
-			return
-		}
+	p.syncFeatures("prompts", listing(cs.Prompts(ctx, nil), func(pr *mcp.Prompt) feature {
 		if pr == nil || pr.Name == "" {
-			continue
+			return feature{key: "?", add: func() error { return fmt.Errorf("a prompt without a name") }}
 		}
-		if err := safely(func() { p.server.AddPrompt(pr, p.getPrompt) }); err != nil {
-			p.log.Warn("upstream prompt skipped", "prompt", pr.Name, "err", err)
-			continue
-		}
-		seen[pr.Name] = true
-	}
-	p.mu.Lock()
-	gone := missing(p.prompts, seen)
-	p.prompts = seen
-	p.mu.Unlock()
-	if len(gone) > 0 {
-		p.server.RemovePrompts(gone...)
-	}
+		return feature{key: pr.Name, add: func() error { p.server.AddPrompt(pr, p.getPrompt); return nil }}
+	}), &p.prompts, p.server.RemovePrompts)
 }
 
 func (p *Proxy) syncResources(ctx context.Context, cs *mcp.ClientSession) {
-	seen := map[string]bool{}
-	for r, err := range cs.Resources(ctx, nil) {
-		if err != nil {
-			p.log.Warn("list the upstream's resources", "err", err)
-			break
-		}
+	p.syncFeatures("resources", listing(cs.Resources(ctx, nil), func(r *mcp.Resource) feature {
 		if r == nil || r.URI == "" {
-			continue
+			return feature{key: "?", add: func() error { return fmt.Errorf("a resource without a URI") }}
 		}
-		if err := safely(func() { p.server.AddResource(r, p.readResource) }); err != nil {
-			p.log.Warn("upstream resource skipped", "uri", r.URI, "err", err)
-			continue
-		}
-		seen[r.URI] = true
-	}
-	seenTemplates := map[string]bool{}
-	for t, err := range cs.ResourceTemplates(ctx, nil) {
-		if err != nil {
-			p.log.Warn("list the upstream's resource templates", "err", err)
-			break
-		}
+		return feature{key: r.URI, add: func() error { p.server.AddResource(r, p.readResource); return nil }}
+	}), &p.resources, p.server.RemoveResources)
+	p.syncFeatures("resource templates", listing(cs.ResourceTemplates(ctx, nil), func(t *mcp.ResourceTemplate) feature {
 		if t == nil || t.URITemplate == "" {
-			continue
+			return feature{key: "?", add: func() error { return fmt.Errorf("a template without a URI template") }}
 		}
-		if err := safely(func() { p.server.AddResourceTemplate(t, p.readResource) }); err != nil {
-			p.log.Warn("upstream resource template skipped", "template", t.URITemplate, "err", err)
-			continue
-		}
-		seenTemplates[t.URITemplate] = true
-	}
-	p.mu.Lock()
-	gone, goneTemplates := missing(p.resources, seen), missing(p.templates, seenTemplates)
-	p.resources, p.templates = seen, seenTemplates
-	p.mu.Unlock()
-	if len(gone) > 0 {
-		p.server.RemoveResources(gone...)
-	}
-	if len(goneTemplates) > 0 {
-		p.server.RemoveResourceTemplates(goneTemplates...)
-	}
+		return feature{key: t.URITemplate, add: func() error { p.server.AddResourceTemplate(t, p.readResource); return nil }}
+	}), &p.templates, p.server.RemoveResourceTemplates)
 }
 
 // missing returns the keys of before that are not in after.

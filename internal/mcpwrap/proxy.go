@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -59,16 +60,18 @@ type Proxy struct {
 	nextToken atomic.Int64
 	progress  sync.Map // upstream progress token → progressRoute
 
-	mu         sync.Mutex
-	tools      map[string]bool // upstream tool names registered downstream
-	prompts    map[string]bool
-	resources  map[string]bool
-	templates  map[string]bool
-	lastCaller *mcp.ServerSession // the downstream session of the latest call
-	resyncing  map[string]*resync
-	roots      []*mcp.Root // the client's roots, given to the upstream
-	downCaps   atomic.Pointer[mcp.ClientCapabilities]
-	calls      sync.Map // upstream progress token → pendingCall
+	mu        sync.Mutex
+	tools     map[string]bool // upstream tool names registered downstream
+	prompts   map[string]bool
+	resources map[string]bool
+	templates map[string]bool
+	resyncing map[string]*resync
+	roots     []*mcp.Root // the client's roots, given to the upstream
+	downCaps  atomic.Pointer[mcp.ClientCapabilities]
+	calls     sync.Map // upstream progress token → pendingCall
+	skipped   []string // why upstream features were not served
+	// ownSession makes the Proxy end with its one downstream session (HTTP).
+	ownSession bool
 }
 
 // pendingCall is a tools/call in flight upstream, for offloading its result
@@ -122,7 +125,7 @@ func New(opts Options) (*Proxy, error) {
 		templates: map[string]bool{},
 		resyncing: map[string]*resync{},
 	}
-	p.link = &link{up: &p.opts.Upstream, header: header, now: time.Now, onConnect: p.mirror, newClient: p.newClient, onResult: p.offloadWire}
+	p.link = &link{up: &p.opts.Upstream, header: header, logger: p.log, now: time.Now, onConnect: p.mirror, newClient: p.newClient, onResult: p.offloadWire}
 	return p, nil
 }
 
@@ -130,9 +133,10 @@ func New(opts Options) (*Proxy, error) {
 // the command's base name, skipping launchers such as npx.
 func DefaultName(u Upstream) string {
 	if u.URL != "" {
-		host := strings.TrimPrefix(strings.TrimPrefix(u.URL, "https://"), "http://")
-		host, _, _ = strings.Cut(host, "/")
-		return host
+		if parsed, err := url.Parse(u.URL); err == nil && parsed.Host != "" {
+			return parsed.Host // never the user info, which may hold a password
+		}
+		return "upstream"
 	}
 	for _, arg := range u.Command {
 		base := arg[strings.LastIndexAny(arg, `/\`)+1:]
@@ -219,13 +223,30 @@ func (p *Proxy) Run(ctx context.Context, t mcp.Transport) error {
 	return p.server.Run(ctx, t)
 }
 
-// HTTPHandler serves clients over streamable HTTP; each session's stored
-// results are its own when the adapter is per session.
-func (p *Proxy) HTTPHandler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.server }, &mcp.StreamableHTTPOptions{
-		Logger: p.log,
-	})
+// HTTPHandler serves clients over streamable HTTP. Each client session
+// gets a Proxy of its own, with its own upstream connection (for a command,
+// its own process), ended with the session: one client's sampling,
+// elicitation, roots, subscriptions and logs never reach another, and with
+// a PerSession adapter neither do its stored results. Idle sessions end
+// after sessionTimeout.
+func HTTPHandler(ctx context.Context, opts Options) (http.Handler, error) {
+	if _, err := New(opts); err != nil { // the options are checked once, up front
+		return nil, err
+	}
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		p, err := New(opts)
+		if err != nil {
+			return nil
+		}
+		p.ownSession = true
+		p.Start(ctx)
+		return p.server
+	}, &mcp.StreamableHTTPOptions{Logger: opts.Logger, SessionTimeout: sessionTimeout}), nil
 }
+
+// sessionTimeout ends an HTTP session, and its upstream, after this long
+// without a request.
+const sessionTimeout = 30 * time.Minute
 
 // Close ends the upstream connection (a stdio server is stopped).
 func (p *Proxy) Close() { p.link.close() }

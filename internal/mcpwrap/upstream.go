@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -214,13 +215,19 @@ func redactHeader(line string) string {
 	return line
 }
 
-// headerTransport adds fixed headers to every request.
+// headerTransport adds fixed headers to every request to the upstream's
+// origin, and to no other: a redirect or an SSE endpoint on another host
+// must not receive the user's credentials.
 type headerTransport struct {
 	base   http.RoundTripper
 	header http.Header
+	origin *url.URL
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !sameOrigin(req.URL, t.origin) {
+		return t.base.RoundTrip(req)
+	}
 	req = req.Clone(req.Context())
 	for k, vs := range t.header {
 		req.Header.Del(k)
@@ -246,6 +253,10 @@ func (t lifetimeTransport) Connect(context.Context) (mcp.Connection, error) {
 // handshakeTimeout bounds starting an upstream and its initialize exchange.
 const handshakeTimeout = 60 * time.Second
 
+// signInTimeout is the time added to the handshake of an upstream that may
+// ask for an OAuth sign-in in a browser.
+const signInTimeout = 5 * time.Minute
+
 // backoff bounds how often a failing upstream is restarted.
 const (
 	backoffMin = time.Second
@@ -264,6 +275,7 @@ type link struct {
 	// onResult offloads a large tools/call result from its wire form (stdio).
 	onResult resultHook
 	header   http.Header
+	logger   *slog.Logger
 	life     context.Context
 	now      func() time.Time
 	// onConnect runs after every successful connection, with the lock
@@ -271,6 +283,7 @@ type link struct {
 	onConnect func(*mcp.ClientSession)
 
 	mu        sync.Mutex
+	closed    bool
 	cs        *mcp.ClientSession
 	client    *mcp.Client // cs's client
 	since     time.Time
@@ -283,9 +296,16 @@ type link struct {
 // errUnavailable marks an upstream that cannot be reached now.
 var errUnavailable = errors.New("unavailable")
 
+// errClosed is the error of every use of a link after close.
+var errClosed = errors.New("the wrapper is shutting down")
+
 // session returns the live connection, connecting first if there is none.
 func (l *link) session(ctx context.Context) (*mcp.ClientSession, error) {
 	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil, fmt.Errorf("%s: %w", l.up.describe(), errClosed)
+	}
 	if l.cs != nil {
 		cs := l.cs
 		l.mu.Unlock()
@@ -317,11 +337,17 @@ func (l *link) session(ctx context.Context) (*mcp.ClientSession, error) {
 	l.connected = nil
 	close(ch)
 	if err != nil {
+		err = l.up.scrub(err)
 		l.failures++
 		l.lastErr = err
 		l.retryAt = l.now().Add(backoffDelay(l.failures))
 		l.mu.Unlock()
-		return nil, fmt.Errorf("%s: %w", l.up.describe(), l.up.scrub(err))
+		return nil, fmt.Errorf("%s: %w", l.up.describe(), err)
+	}
+	if l.closed { // closed while connecting: this connection is not wanted
+		l.mu.Unlock()
+		_ = cs.Close()
+		return nil, fmt.Errorf("%s: %w", l.up.describe(), errClosed)
 	}
 	l.cs, l.client, l.since, l.lastErr = cs, client, l.now(), nil
 	l.mu.Unlock()
@@ -352,7 +378,7 @@ func (l *link) watch(cs *mcp.ClientSession) {
 	if err == nil {
 		err = errors.New("the server closed the connection")
 	}
-	l.lastErr = fmt.Errorf("the server stopped: %w", err)
+	l.lastErr = fmt.Errorf("the server stopped: %w", l.up.scrub(err))
 	if l.now().Sub(l.since) < shortLife {
 		l.failures++
 		l.retryAt = l.now().Add(backoffDelay(l.failures))
@@ -381,7 +407,7 @@ func (l *link) currentClient() *mcp.Client {
 func (l *link) close() {
 	l.mu.Lock()
 	cs := l.cs
-	l.cs = nil
+	l.cs, l.closed = nil, true
 	l.mu.Unlock()
 	if cs != nil {
 		_ = cs.Close()
@@ -390,13 +416,17 @@ func (l *link) close() {
 
 // connect starts or dials the upstream and runs the handshake.
 func (l *link) connect(client *mcp.Client) (*mcp.ClientSession, error) {
-	ctx, cancel := context.WithTimeout(l.life, handshakeTimeout)
+	timeout := handshakeTimeout
+	if l.up.OAuth != nil && l.up.URL != "" {
+		timeout += signInTimeout // the handshake may wait for a person to sign in
+	}
+	ctx, cancel := context.WithTimeout(l.life, timeout)
 	defer cancel()
 	if len(l.up.Command) > 0 {
 		cmd := exec.Command(l.up.Command[0], l.up.Command[1:]...)
 		cmd.Stderr = l.up.Stderr
 		cmd.Env = os.Environ()
-		cs, err := client.Connect(ctx, &commandTransport{cmd: cmd, terminate: 2 * time.Second, onResult: l.onResult}, nil)
+		cs, err := client.Connect(ctx, &commandTransport{cmd: cmd, terminate: 2 * time.Second, onResult: l.onResult, logger: l.logger}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("start: %w", err)
 		}
@@ -459,6 +489,15 @@ func (l *link) httpClient() *http.Client {
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	c.Transport = &headerTransport{base: rt, header: l.header}
+	origin, err := url.Parse(l.up.URL)
+	if err != nil {
+		return base // Validate refuses such URLs before this is reached
+	}
+	c.Transport = &headerTransport{base: rt, header: l.header, origin: origin}
 	return &c
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port.
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
 }

@@ -57,8 +57,9 @@ type Options struct {
 	// Server names the server whose results are stored; it is kept in each
 	// workspace's metadata under "server" (ctxkit offload ls shows it).
 	Server string
-	// PerSession scopes stored results to the MCP session that produced
-	// them, so that one downstream client never sees another's. Sessions
+	// PerSession makes stored results private to the MCP session that
+	// produced them (offload.WithPrivateSession): a client sees neither
+	// another's results nor those stored outside any session. Sessions
 	// without an id (stdio) share their results.
 	PerSession bool
 	// Logger receives failures to store a result; nil discards them.
@@ -176,7 +177,7 @@ func (a *Adapter) sessionContext(ctx context.Context, req mcp.Request) context.C
 		return ctx
 	}
 	if s, ok := req.GetSession().(*mcp.ServerSession); ok && s != nil && s.ID() != "" {
-		return offload.WithSession(ctx, s.ID())
+		return offload.WithPrivateSession(ctx, s.ID())
 	}
 	return ctx
 }

@@ -255,3 +255,33 @@ func TestWidenOutputSchemaKeepsReferences(t *testing.T) {
 		t.Error("a schema that is not an object: want an error")
 	}
 }
+
+// zod-to-json-schema (TypeScript SDK servers) writes "$ref": "#/properties/a"
+// for a sub-schema used twice; widening must keep such references working.
+func TestWidenOutputSchemaRebasesRootReferences(t *testing.T) {
+	orig := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"a": map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "string"}}},
+			"b": map[string]any{"$ref": "#/properties/a"},
+		},
+	}
+	raw, err := mcpadapter.WidenOutputSchema(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatalf("the widened schema does not resolve: %v\n%s", err, raw)
+	}
+	if err := r.Validate(map[string]any{"b": map[string]any{"x": 1}}); err == nil {
+		t.Error("b.x = 1 validates; the reference lost its target")
+	}
+	if err := r.Validate(map[string]any{"b": map[string]any{"x": "ok"}}); err != nil {
+		t.Errorf("a valid value fails: %v", err)
+	}
+}

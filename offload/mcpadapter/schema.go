@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // noticeSchema describes the notice that replaces an offloaded result's
@@ -52,6 +53,32 @@ func WidenOutputSchema(schema any) (json.RawMessage, error) {
 			delete(orig, k)
 		}
 	}
+	rebaseRefs(orig)
 	widened["anyOf"] = []any{orig, noticeSchema}
 	return json.Marshal(widened)
+}
+
+// rebaseRefs points the references of a schema moved to /anyOf/0 at their
+// new place, except those into the definitions, which stay at the root.
+func rebaseRefs(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, child := range v {
+			ref, ok := child.(string)
+			if k != "$ref" || !ok {
+				rebaseRefs(child)
+				continue
+			}
+			switch {
+			case ref == "#":
+				v[k] = "#/anyOf/0"
+			case strings.HasPrefix(ref, "#/") && !strings.HasPrefix(ref, "#/$defs/") && !strings.HasPrefix(ref, "#/definitions/"):
+				v[k] = "#/anyOf/0" + ref[1:]
+			}
+		}
+	case []any:
+		for _, child := range v {
+			rebaseRefs(child)
+		}
+	}
 }
