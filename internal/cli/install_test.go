@@ -126,7 +126,8 @@ func TestAddAndPrint(t *testing.T) {
 		t.Fatalf("add: %d %s %s", code, out, stderr)
 	}
 	b, err := os.ReadFile(filepath.Join(cwd, ".mcp.json"))
-	if err != nil || !strings.Contains(string(b), `"--transport", "http", "https://api.githubcopilot.com/mcp/", "-H", "Authorization:Bearer ${GITHUB_TOKEN}"`) {
+	if err != nil || !strings.Contains(string(b), `"--transport", "http", "https://api.githubcopilot.com/mcp/", "--header-env", "Authorization=CTXKIT_HEADER_AUTHORIZATION"],`) ||
+		!strings.Contains(string(b), `"env": {"CTXKIT_HEADER_AUTHORIZATION": "Bearer ${GITHUB_TOKEN}"}`) {
 		t.Fatalf("project .mcp.json: %s %v", b, err)
 	}
 	code, _, stderr = ctxkit(t, "add", "claude-code", "gh", "https://other", "--scope", "project")

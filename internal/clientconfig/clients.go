@@ -131,10 +131,6 @@ type dialect struct {
 	// ref turns an environment variable name into the client's own
 	// reference syntax, or is nil when the client interpolates nothing.
 	ref func(name string) string
-	// headersInArgs: header values go verbatim into wrap's -H arguments
-	// because the client itself expands references in args (Claude Code)
-	// or cannot reference variables in env (Codex).
-	headersInArgs bool
 }
 
 func envColon(n string) string    { return "${env:" + n + "}" }
@@ -170,7 +166,7 @@ var clients = []*Client{
 			}
 			return e.join(e.Home, ".claude.json")
 		},
-		d: dialect{stdioType: "stdio", urlKeys: []string{"url"}, urlTransport: standardURL, envKey: "env", ref: dollarBrace, headersInArgs: true},
+		d: dialect{stdioType: "stdio", urlKeys: []string{"url"}, urlTransport: standardURL, envKey: "env", ref: dollarBrace},
 	},
 	{
 		Name: "cursor", Title: "Cursor", RootKey: "mcpServers", ProjectFile: ".cursor/mcp.json",
@@ -195,7 +191,7 @@ var clients = []*Client{
 			}
 			return e.join(e.Home, ".codex", "config.toml")
 		},
-		d: dialect{headersInArgs: true},
+		d: dialect{envKey: "env"},
 	},
 	{
 		Name: "gemini", Title: "Gemini CLI", RootKey: "mcpServers", ProjectFile: ".gemini/settings.json",

@@ -21,7 +21,15 @@
 // entry must be found wrapped, spanning exactly the text the manifest
 // records, before anything is written. Generated text follows the file's
 // line endings (CR LF or LF). Files that are not UTF-8 and objects naming a
-// server twice are refused. Before each write the old file is copied to
+// server twice are refused. A configuration file that is a symlink
+// (dotfiles managers) stays one: its target is read and replaced, while the
+// manifest and messages use the path the client uses. Just before the
+// rename the file is read again: if another program (Claude Code rewrites
+// ~/.claude.json often) changed it since ctxkit read it, the whole edit is
+// redone once on the new content, and a second change is refused with
+// ErrConcurrentEdit, nothing written (a window of a few microseconds
+// between that check and the rename remains). Before each write the old
+// file is copied to
 // $CTXKIT_HOME/backups/CLIENT/TIMESTAMP-NAME-HASH (0600; kept out of
 // project directories so backups holding secrets are not committed), then
 // the file is replaced atomically (temporary file in the same directory,
@@ -31,7 +39,9 @@
 // # The manifest
 //
 // $CTXKIT_HOME/install/manifest.json (written atomically; every command that
-// writes holds $CTXKIT_HOME/install/lock) records, per client, file, servers
+// writes holds the operating system's lock, flock or LockFileEx, on
+// $CTXKIT_HOME/install/lock, which a crashed process releases, so no stale
+// lock is ever broken) records, per client, file, servers
 // object and server, the exact original text of the entry and the text
 // ctxkit wrote. Uninstall puts the original bytes back where the wrapped
 // entry is, so install followed by uninstall gives back the original file
@@ -42,41 +52,48 @@
 // An entry ctxkit add created is removed by uninstall, with the separator
 // add wrote before it (TOML) or the servers object's old text when add
 // filled an empty one, so add then uninstall also gives back the original
-// bytes; a servers object or file that add had to create stays.
+// bytes; a servers object or file that add had to create stays. An added
+// entry the user removed is simply forgotten by uninstall. add --force over
+// an entry ctxkit wrote keeps the record's original (or that add created
+// it), so uninstall still gives back the user's entry.
 //
 // # Wrapped entries
 //
 // A stdio entry keeps its env and every other key; command becomes ctxkit
 // and args become wrap --name NAME -- COMMAND ARGS.... A remote entry (url,
 // serverUrl, httpUrl) becomes a stdio entry: wrap --name NAME --transport
-// http|sse|auto URL -H Name:value.... Transports: an explicit type wins;
-// Gemini's httpUrl is http and its url sse; Codex urls are http; otherwise
-// auto. An entry whose command's base name is ctxkit and whose first
+// http|sse|auto URL --header-env Name=VAR... (see Headers). Transports: an
+// explicit type wins; Gemini's httpUrl is http and its url sse; Codex urls
+// are http; otherwise auto. An entry whose command's base name is ctxkit and whose first
 // argument is wrap is already wrapped and left alone.
 //
 // The command written is "ctxkit" when the ctxkit on PATH is the running
 // binary, else the running binary's absolute path (Options.Executable
 // overrides it).
 //
-// Headers: secrets stay references in the client's own syntax and no
-// argument gets a space (some clients do not quote arguments on Windows).
-// For most clients a header's value moves, verbatim, into the entry's env
-// under a generated name (CTXKIT_HEADER_AUTHORIZATION) and the argument is
-// -H Authorization:${CTXKIT_HEADER_AUTHORIZATION}; the client resolves its
-// own references inside env (${env:X} for Cursor, Windsurf and VS Code,
-// ${input:x} for VS Code, $X for Gemini, {env:X} for OpenCode) and wrap
-// expands ${VAR} in -H values from its environment. Two clients differ:
-// Claude Code expands ${VAR} in args itself and reports unset variables as
-// errors, so its header values go verbatim into the -H argument, where
-// Claude Code expands them as it did in headers; Codex cannot reference
-// variables in env, so bearer_token_env_var = "X" becomes -H
-// 'Authorization:Bearer ${X}', env_http_headers {H = "X"} becomes -H
-// 'H:${X}' (wrap expands them), and the variables go into env_vars, the
-// list of variables Codex passes through to a stdio server (it passes only
-// a fixed whitelist otherwise). ctxkit add takes headers in ctxkit's ${VAR}
-// syntax and translates them into the client's syntax in env (or keeps them
-// in the argument for clients without interpolation: Claude Desktop, Zed,
-// Cline).
+// Headers: secrets stay references in the client's own syntax, and no
+// secret is ever an argument of ctxkit (other local users can read a
+// process's arguments, with ps). A header's value moves, verbatim, into the
+// entry's env under a generated name (CTXKIT_HEADER_AUTHORIZATION) and the
+// argument is --header-env Authorization=CTXKIT_HEADER_AUTHORIZATION: wrap
+// reads the value from that variable at run time. The client resolves its
+// own references inside env (${VAR} for Claude Code, ${env:X} for Cursor,
+// Windsurf and VS Code, ${input:x} for VS Code, $X for Gemini, {env:X} for
+// OpenCode), and no argument holds a reference a client that expands
+// arguments (Claude Code) would turn into the secret, nor a space (some
+// clients do not quote arguments on Windows). Codex expands nothing and
+// passes a stdio server only a fixed whitelist of variables plus env_vars:
+// env_http_headers {H = "X"} becomes --header-env H=X and
+// bearer_token_env_var = "X" becomes -H 'Authorization:Bearer ${X}' (the
+// argument holds the literal ${X}, which wrap expands), with X added to
+// env_vars; literal http_headers values go into the entry's env table
+// ([mcp_servers.NAME.env], or its inline or dotted env) and --header-env.
+// ctxkit add takes headers in ctxkit's ${VAR} syntax and translates them
+// into the client's syntax in env; for clients without interpolation
+// (Claude Desktop, Zed, Cline) a value that is one ${VAR} becomes
+// --header-env H=VAR and one with more text stays -H 'H:value' with the
+// literal reference, which wrap expands; a value without a reference goes
+// into env.
 //
 // Windows: the original command line is kept exactly after `--`, a
 // `cmd /c npx ...` form included, and wrap starts it as the client did. The

@@ -48,19 +48,22 @@ func StdioWrapArgs(name, command string, args []string) []string {
 }
 
 // RemoteWrapArgs returns the arguments of ctxkit that proxy a remote server:
-// wrap --name NAME --transport T URL -H 'Name:value'...
-func RemoteWrapArgs(name, transport, url string, headers []string) []string {
+// wrap --name NAME --transport T URL followed by headerFlags, wrap's header
+// flags as planned for the client (-H 'Name:value', --header-env Name=VAR).
+func RemoteWrapArgs(name, transport, url string, headerFlags []string) []string {
 	if transport == "" {
 		transport = "auto"
 	}
-	a := []string{"wrap", "--name", name, "--transport", transport, url}
-	for _, h := range headers {
-		a = append(a, "-H", h)
-	}
-	return a
+	return append([]string{"wrap", "--name", name, "--transport", transport, url}, headerFlags...)
 }
 
+// refPattern is a reference to an environment variable in ctxkit's syntax,
+// ${VAR}, as wrap expands it in -H values (internal/mcpwrap's envRef: the
+// same pattern, so what ctxkit writes is what wrap reads).
 var refPattern = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// wholeRef is a value that is one reference and nothing else.
+var wholeRef = regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$`)
 
 // refs returns the variables a ctxkit-syntax value (${VAR}) references.
 func refs(v string) []string {
@@ -90,40 +93,90 @@ func headerEnvName(header string, taken map[string]bool) string {
 	return name
 }
 
-// headerPlan says how a server's headers reach wrap: as -H arguments and,
-// for most clients, values kept in generated env variables so secrets stay
-// references the client resolves and no argument holds a space.
+// headerPlan says how a server's headers reach wrap. No resolved secret
+// is ever an argument (other local users can read a process's arguments):
+// a value goes into a generated variable of the entry's env, which the
+// client fills in, and wrap reads it with --header-env Name=VAR; only a
+// value in ctxkit's own ${VAR} syntax that the client cannot hold in env is
+// an argument, -H 'Name:value', and then the argument holds the literal
+// ${VAR}, which wrap expands from its environment at run time.
 type headerPlan struct {
-	args    []string // "Name:value" for -H
-	env     []KV     // generated variables
+	flags   []string // wrap's header flags: "-H", "Name:value" or "--header-env", "Name=VAR"
+	env     []KV     // generated variables for the entry's env
 	forward []string // variables the client must pass through (Codex env_vars)
 }
 
-// planHeaders plans the headers hs of a server. fromCLI says the values use
-// ctxkit's ${VAR} syntax (ctxkit add) rather than the client's own
-// (ctxkit install); taken holds env names already used.
+// viaEnv keeps value in a generated env variable read with --header-env.
+func (p *headerPlan) viaEnv(key, value string, taken map[string]bool) {
+	name := headerEnvName(key, taken)
+	p.env = append(p.env, KV{name, value})
+	p.flags = append(p.flags, "--header-env", key+"="+name)
+}
+
+// viaRef passes a value in ctxkit's ${VAR} syntax: one whole reference is
+// --header-env Name=VAR, anything else -H 'Name:value' with the references
+// unexpanded (wrap expands them). forward lists the variables for clients
+// that pass only the variables they are told to (Codex).
+func (p *headerPlan) viaRef(key, value string, forward bool) {
+	if m := wholeRef.FindStringSubmatch(value); m != nil {
+		p.flags = append(p.flags, "--header-env", key+"="+m[1])
+	} else {
+		p.flags = append(p.flags, "-H", key+":"+value)
+	}
+	if forward {
+		p.forward = append(p.forward, refs(value)...)
+	}
+}
+
+// planHeaders plans the headers hs of a JSON client's server. fromCLI says
+// the values use ctxkit's ${VAR} syntax (ctxkit add) rather than the
+// client's own (ctxkit install); taken holds env names already used.
+//
+// Every value goes into env verbatim (install: the client's references
+// stay the client's, and it resolves them in env as it did in headers) or
+// translated into the client's syntax (add). Clients that interpolate
+// nothing (Claude Desktop, Zed, Cline) cannot resolve a reference in env,
+// so an add header with ${VAR} stays ctxkit's, for wrap to expand.
 func (c *Client) planHeaders(hs []KV, fromCLI bool, taken map[string]bool) headerPlan {
 	var p headerPlan
 	for _, h := range hs {
 		v := h.Value
-		rs := refs(v)
-		inArgs := c.d.headersInArgs || (fromCLI && len(rs) > 0 && c.d.ref == nil)
-		if inArgs {
-			p.args = append(p.args, h.Key+":"+v)
-			if c.Format == FormatTOML {
-				p.forward = append(p.forward, rs...)
-			}
-			continue
-		}
-		if fromCLI && c.d.ref != nil {
+		switch {
+		case !fromCLI:
+			p.viaEnv(h.Key, v, taken)
+		case c.d.ref != nil:
 			v = refPattern.ReplaceAllStringFunc(v, func(m string) string {
 				return c.d.ref(refPattern.FindStringSubmatch(m)[1])
 			})
+			p.viaEnv(h.Key, v, taken)
+		case len(refs(v)) > 0:
+			p.viaRef(h.Key, v, false)
+		default:
+			p.viaEnv(h.Key, v, taken)
 		}
-		name := headerEnvName(h.Key, taken)
-		p.env = append(p.env, KV{name, v})
-		p.args = append(p.args, h.Key+":${"+name+"}")
 	}
+	return p
+}
+
+// planCodexHeaders plans a Codex server's headers. Codex expands nothing,
+// neither in args nor in env: refHeaders, in ctxkit's ${VAR} syntax (from
+// bearer_token_env_var, env_http_headers, or ctxkit add), go through
+// viaRef with their variables forwarded (env_vars); literal values
+// (http_headers, or add headers without a reference) go into the entry's
+// env table and --header-env.
+func planCodexHeaders(refHeaders, literal []KV, taken map[string]bool) headerPlan {
+	var p headerPlan
+	for _, h := range refHeaders {
+		if len(refs(h.Value)) > 0 {
+			p.viaRef(h.Key, h.Value, true)
+		} else {
+			p.viaEnv(h.Key, h.Value, taken)
+		}
+	}
+	for _, h := range literal {
+		p.viaEnv(h.Key, h.Value, taken)
+	}
+	p.forward = uniq(p.forward)
 	return p
 }
 
@@ -330,7 +383,7 @@ func (c *Client) wrapJSON(d *jsonDoc, e jsonEntry, exe string) string {
 		taken[kv.Key] = true
 	}
 	plan := c.planHeaders(s.Headers, false, taken)
-	wargs := RemoteWrapArgs(s.Name, s.Transport, s.URL, plan.args)
+	wargs := RemoteWrapArgs(s.Name, s.Transport, s.URL, plan.flags)
 	isURLKey := map[string]bool{}
 	for _, k := range c.d.urlKeys {
 		isURLKey[k] = true
@@ -411,7 +464,7 @@ func (c *Client) newJSONEntry(s Server, exe string) []rawMember {
 		}
 		plan := c.planHeaders(s.Headers, true, taken)
 		env = append(env, plan.env...)
-		wargs = RemoteWrapArgs(s.Name, s.Transport, s.URL, plan.args)
+		wargs = RemoteWrapArgs(s.Name, s.Transport, s.URL, plan.flags)
 	} else {
 		wargs = StdioWrapArgs(s.Name, s.Command, s.Args)
 	}

@@ -327,7 +327,7 @@ func TestCodexCRLF(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := read(t, p)
-	if bytes.Count(after, []byte("\n")) != bytes.Count(after, []byte("\r\n")) || !bytes.Contains(after, []byte(`"-H", "Authorization:Bearer ${T}", "-H", "X:1"]`+"\r\nenv_vars = [\"T\"]\r\n")) {
+	if bytes.Count(after, []byte("\n")) != bytes.Count(after, []byte("\r\n")) || !bytes.Contains(after, []byte(`"-H", "Authorization:Bearer ${T}", "--header-env", "X=CTXKIT_HEADER_X"]`+"\r\nenv_vars = [\"T\"]\r\n\r\n[mcp_servers.a.env]\r\nCTXKIT_HEADER_X = \"1\"\r\n\r\n[mcp_servers.b]")) {
 		t.Errorf("after install:\n%q", after)
 	}
 	if bytes.Contains(after, []byte("http_headers")) {

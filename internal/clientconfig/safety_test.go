@@ -264,3 +264,101 @@ func TestLockIsNotBroken(t *testing.T) {
 	}
 	unlockB()
 }
+
+// No secret is ever an argument of ctxkit in a written entry (other local
+// users read process arguments): a literal header value goes into env and
+// --header-env, and a client that expands references in its arguments
+// (all but Codex, Claude Desktop, Zed and Cline) finds none there.
+func TestNoSecretInArgs(t *testing.T) {
+	const secret = "sk-LITERAL-5ecret"
+	ctx := t.Context()
+	for _, c := range Clients() {
+		t.Run(c.Name, func(t *testing.T) {
+			f := newFixture(t)
+			var text string
+			switch {
+			case c.Format == FormatTOML:
+				text = "[mcp_servers.r]\nurl = \"https://h/mcp\"\nbearer_token_env_var = \"TOKEN\"\nhttp_headers = { \"X-Key\" = \"" + secret + "\" }\nenv_http_headers = { \"X-Ref\" = \"REF\" }\n"
+			case len(c.d.urlKeys) > 0:
+				ref := "${TOKEN}"
+				if c.d.ref != nil {
+					ref = c.d.ref("TOKEN")
+				}
+				text = `{"` + c.RootKey + `": {"r": {"` + c.d.urlKeys[0] + `": "https://h/mcp", "headers": {"X-Key": "Bearer ` + secret + `", "X-Ref": "` + ref + `"}}}}`
+			default:
+				text = `{"` + c.RootKey + `": {}}`
+			}
+			p := f.put(c.Name, ScopeUser, []byte(text))
+			if _, err := f.in.Install(ctx, Request{Client: c.Name}); err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range []string{"Bearer " + secret, secret, "Bearer ${TOKEN}", "${TOKEN}"} {
+				s := Server{Name: fmt.Sprintf("a%d", len(h)), URL: "https://h/mcp", Headers: []KV{{"Authorization", h}}}
+				if _, err := f.in.Add(ctx, AddRequest{Client: c.Name, Server: s}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l, err := f.in.open(c.Name, ScopeUser)
+			if err != nil {
+				t.Fatal(err)
+			}
+			es, err := l.entries()
+			if err != nil || len(es) == 0 {
+				t.Fatalf("%d entries, %v", len(es), err)
+			}
+			for _, e := range es {
+				if !e.wrapped {
+					t.Errorf("%s not wrapped", e.name)
+				}
+				for _, a := range e.server.Args {
+					if strings.Contains(a, secret) {
+						t.Errorf("%s: the secret is an argument: %q\n%s", e.name, a, read(t, p))
+					}
+					if c.d.ref != nil && strings.Contains(a, "${") {
+						t.Errorf("%s: %s expands references in arguments, and %q holds one\n%s", e.name, c.Title, a, read(t, p))
+					}
+				}
+			}
+			if c.Name == "claude-code" && !strings.Contains(string(read(t, p)), `"CTXKIT_HEADER_X_KEY": "Bearer `+secret+`"`) {
+				t.Errorf("the header's value is not in env:\n%s", read(t, p))
+			}
+			if _, err := f.in.Uninstall(ctx, Request{Client: c.Name}); err != nil {
+				t.Fatal(err)
+			}
+			if got := string(read(t, p)); got != text {
+				t.Errorf("round trip:\n%s\nwant:\n%s", got, text)
+			}
+		})
+	}
+}
+
+// Codex entries whose env is a table, inline or dotted keys get the
+// generated variables in the same form, and the round trip is exact.
+func TestCodexHeaderEnvForms(t *testing.T) {
+	ctx := t.Context()
+	for name, tc := range map[string]struct{ text, want string }{
+		"table":  {"[mcp_servers.r]\nurl = \"https://h\"\nhttp_headers = { K = \"v\" }\n\n[mcp_servers.r.env]\nA = \"1\"\n\n[x]\n", "[mcp_servers.r.env]\nA = \"1\"\nCTXKIT_HEADER_K = \"v\"\n\n[x]\n"},
+		"inline": {"[mcp_servers.r]\nurl = \"https://h\"\nenv = { A = \"1\" }\n\n[mcp_servers.r.http_headers]\nK = \"v\"\n", "env = { A = \"1\", CTXKIT_HEADER_K = \"v\" }\n"},
+		"dotted": {"[mcp_servers.r]\nurl = \"https://h\"\nenv.A = \"1\"\nhttp_headers.K = \"v\"\n", "env.A = \"1\"\nenv.CTXKIT_HEADER_K = \"v\"\n"},
+		"taken":  {"[mcp_servers.r]\nurl = \"https://h\"\nhttp_headers = { K = \"v\" }\nenv = { CTXKIT_HEADER_K = \"mine\" }", "env = { CTXKIT_HEADER_K = \"mine\", CTXKIT_HEADER_K_2 = \"v\" }"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			p := f.put("codex", ScopeUser, []byte(tc.text))
+			res, err := f.in.Install(ctx, Request{Client: "codex"})
+			if err != nil || len(res.Changes) != 1 || res.Changes[0].Action != "wrapped" {
+				t.Fatalf("%+v %v", res, err)
+			}
+			got := string(read(t, p))
+			if !strings.Contains(got, tc.want) || strings.Contains(got, "http_headers") || !strings.Contains(got, `"--header-env", "K=CTXKIT_HEADER_K`) {
+				t.Errorf("after install:\n%s\nwant it to hold:\n%s", got, tc.want)
+			}
+			if _, err := f.in.Uninstall(ctx, Request{Client: "codex"}); err != nil {
+				t.Fatal(err)
+			}
+			if got := string(read(t, p)); got != tc.text {
+				t.Errorf("round trip:\n%q\nwant:\n%q", got, tc.text)
+			}
+		})
+	}
+}

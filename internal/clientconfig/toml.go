@@ -115,6 +115,7 @@ type tomlEntry struct {
 	start, end  int
 	exprs       []tomlExpr // the block's expressions
 	server      Server
+	literal     []KV // http_headers: literal values, not references (server.Headers holds the references)
 	values      map[string]any
 	wrapped     bool
 	unsupported string
@@ -201,7 +202,8 @@ func sortedKVs(v any) []KV {
 
 // readCodex fills the neutral server of a Codex entry. Codex's remote
 // credentials become ctxkit-syntax headers: bearer_token_env_var = "X" is
-// "Authorization: Bearer ${X}", env_http_headers {H = "X"} is "H: ${X}".
+// "Authorization: Bearer ${X}", env_http_headers {H = "X"} is "H: ${X}";
+// http_headers hold literal values (e.literal), which Codex never expands.
 func readCodex(e *tomlEntry) {
 	v := e.values
 	s := &e.server
@@ -219,7 +221,7 @@ func readCodex(e *tomlEntry) {
 		if t := str(v["bearer_token_env_var"]); t != "" {
 			s.Headers = append(s.Headers, KV{"Authorization", "Bearer ${" + t + "}"})
 		}
-		s.Headers = append(s.Headers, sortedKVs(v["http_headers"])...)
+		e.literal = sortedKVs(v["http_headers"])
 		for _, kv := range sortedKVs(v["env_http_headers"]) {
 			s.Headers = append(s.Headers, KV{kv.Key, "${" + kv.Value + "}"})
 		}
@@ -241,6 +243,24 @@ func tomlKey(k string) string {
 }
 
 func tomlQuote(s string) string { return strings.ReplaceAll(jsonQuote(s), "\x7f", `\u007f`) }
+
+// quotedKeys renders each key of a dotted key.
+func quotedKeys(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = tomlKey(k)
+	}
+	return out
+}
+
+// tomlInline renders an inline table of strings.
+func tomlInline(kvs []KV) string {
+	q := make([]string, len(kvs))
+	for i, kv := range kvs {
+		q[i] = tomlKey(kv.Key) + " = " + tomlQuote(kv.Value)
+	}
+	return "{ " + strings.Join(q, ", ") + " }"
+}
 
 func tomlStrings(ss []string) string {
 	q := make([]string, len(ss))
@@ -264,14 +284,14 @@ func wrapTOML(d *tomlDoc, e tomlEntry, exe string) string {
 		return x.kind == unstable.KeyValue && len(x.keys) == len(main)+len(x.local) && hasPrefix(x.keys, main)
 	}
 	s := e.server
-	insertAfter := func(x tomlExpr, text string) {
+	after := func(x tomlExpr, text string) edit {
 		pos := rel(x.end)
 		if pos == len(block) && !bytes.HasSuffix(block, []byte("\n")) {
-			edits = append(edits, edit{pos, pos, "\n" + strings.TrimSuffix(text, "\n")})
-			return
+			return edit{pos, pos, "\n" + strings.TrimSuffix(text, "\n")}
 		}
-		edits = append(edits, edit{pos, pos, text})
+		return edit{pos, pos, text}
 	}
+	insertAfter := func(x tomlExpr, text string) { edits = append(edits, after(x, text)) }
 	if !s.Remote() {
 		wargs := StdioWrapArgs(s.Name, s.Command, s.Args)
 		var cmd *tomlExpr
@@ -294,12 +314,68 @@ func wrapTOML(d *tomlDoc, e tomlEntry, exe string) string {
 		}
 		return string(apply(block, edits))
 	}
-	plan := (&Client{Format: FormatTOML, d: dialect{headersInArgs: true}}).planHeaders(s.Headers, true, nil)
-	wargs := RemoteWrapArgs(s.Name, s.Transport, s.URL, plan.args)
+	taken := map[string]bool{}
+	for _, kv := range s.Env {
+		taken[kv.Key] = true
+	}
+	plan := planCodexHeaders(s.Headers, e.literal, taken)
+	wargs := RemoteWrapArgs(s.Name, s.Transport, s.URL, plan.flags)
 	forward := append(strList(e.values["env_vars"]), plan.forward...)
 	forward = uniq(forward)
 	hasEnvVars := e.values["env_vars"] != nil
 	dropTable := false
+	envTable, envLast := false, -1 // inside [NAME.env]; the last expression that holds env
+	envInline := false
+	for i, x := range e.exprs {
+		if x.kind == unstable.Table {
+			envTable = len(x.keys) == len(main)+1 && x.keys[len(main)] == "env"
+			if envTable {
+				envLast = i
+			}
+		} else if envTable || (inMain(x) && x.local[0] == "env") {
+			envLast = i
+			envInline = envInline || (!envTable && len(x.local) == 1)
+		}
+	}
+	// envEdit adds the generated variables; appended after every other
+	// edit, so an edit removing the line after its position goes first.
+	var envEdit []edit
+	header := strings.Join(quotedKeys(main), ".")
+	lastMain := -1
+	for i, x := range e.exprs {
+		if inMain(x) {
+			lastMain = i
+		}
+	}
+	switch {
+	case len(plan.env) == 0:
+	case envInline:
+		// env = {...}: rewritten whole, the generated variables added.
+		for _, x := range e.exprs {
+			if inMain(x) && len(x.local) == 1 && x.local[0] == "env" {
+				envEdit = append(envEdit, edit{rel(x.rawStart), rel(x.rawEnd), "env = " + tomlInline(append(s.Env, plan.env...))})
+			}
+		}
+	case envLast >= 0:
+		// a [NAME.env] table, or dotted env.X keys: more of the same.
+		prefix := ""
+		if e.exprs[envLast].kind == unstable.KeyValue && len(e.exprs[envLast].local) > 1 {
+			prefix = "env."
+		}
+		var b strings.Builder
+		for _, kv := range plan.env {
+			b.WriteString(prefix + tomlKey(kv.Key) + " = " + tomlQuote(kv.Value) + "\n")
+		}
+		envEdit = append(envEdit, after(e.exprs[envLast], b.String()))
+	default:
+		var b strings.Builder
+		b.WriteString("\n[" + header + ".env]\n")
+		for _, kv := range plan.env {
+			b.WriteString(tomlKey(kv.Key) + " = " + tomlQuote(kv.Value) + "\n")
+		}
+		// a new [NAME.env] table after the main table's last key.
+		envEdit = append(envEdit, after(e.exprs[lastMain], b.String()))
+	}
 	for _, x := range e.exprs {
 		if x.kind == unstable.Table {
 			dropTable = len(x.keys) > len(main) && codexDropped[x.keys[len(main)]]
@@ -328,7 +404,7 @@ func wrapTOML(d *tomlDoc, e tomlEntry, exe string) string {
 			edits = append(edits, edit{rel(x.start), rel(x.end), ""})
 		}
 	}
-	return trimTail(string(apply(block, edits)))
+	return trimTail(string(apply(block, append(edits, envEdit...))))
 }
 
 // trimTail drops blank and comment lines left at the end of a block by
@@ -364,10 +440,16 @@ func newTOMLEntry(root string, s Server, exe string) string {
 	header := root + "." + tomlKey(s.Name)
 	b.WriteString("[" + header + "]\n")
 	var wargs, forward []string
+	env := append([]KV(nil), s.Env...)
 	if s.Remote() {
-		plan := (&Client{Format: FormatTOML, d: dialect{headersInArgs: true}}).planHeaders(s.Headers, true, nil)
-		wargs = RemoteWrapArgs(s.Name, s.Transport, s.URL, plan.args)
-		forward = uniq(plan.forward)
+		taken := map[string]bool{}
+		for _, kv := range s.Env {
+			taken[kv.Key] = true
+		}
+		plan := planCodexHeaders(s.Headers, nil, taken)
+		wargs = RemoteWrapArgs(s.Name, s.Transport, s.URL, plan.flags)
+		forward = plan.forward
+		env = append(env, plan.env...)
 	} else {
 		wargs = StdioWrapArgs(s.Name, s.Command, s.Args)
 	}
@@ -376,9 +458,9 @@ func newTOMLEntry(root string, s Server, exe string) string {
 	if len(forward) > 0 {
 		b.WriteString("env_vars = " + tomlStrings(forward) + "\n")
 	}
-	if len(s.Env) > 0 {
+	if len(env) > 0 {
 		b.WriteString("\n[" + header + ".env]\n")
-		for _, kv := range s.Env {
+		for _, kv := range env {
 			b.WriteString(tomlKey(kv.Key) + " = " + tomlQuote(kv.Value) + "\n")
 		}
 	}
