@@ -114,9 +114,10 @@ func (o ParseOptions) Parse(raw []byte) (*Result, error) {
 		return nil, err
 	}
 	if res == nil {
-		res = textResult(body, FormatText)
 		if o.Owned && utf8.Valid(body) {
-			res.Content.Text = unsafe.String(unsafe.SliceData(body), len(body))
+			res = textResultString(unsafe.String(unsafe.SliceData(body), len(body)), FormatText)
+		} else {
+			res = textResult(body, FormatText)
 		}
 	}
 	res.Content.Raw = raw
@@ -238,7 +239,11 @@ func runeCount(b []byte) int64 {
 }
 
 func textResult(b []byte, format string) *Result {
-	text := validString(b)
+	return textResultString(validString(b), format)
+}
+
+// textResultString is textResult for a text already valid UTF-8.
+func textResultString(text, format string) *Result {
 	return &Result{
 		Shape:   store.ShapeText,
 		Format:  format,
