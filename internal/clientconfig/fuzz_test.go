@@ -80,7 +80,7 @@ func FuzzRoundTripJSON(f *testing.F) {
 	f.Add([]byte(`{"mcpServers":{"a":{"command":"x"},"b":{"url":"u","headers":{"h":"v"}}}}`))
 	f.Add([]byte("{\"mcpServers\":{\"a\":{/*c*/\"command\":\"x\",\"args\":[],},},}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, client := range []string{"cursor", "zed", "opencode"} {
+		for _, client := range []string{"cursor", "zed", "opencode", "claude-code"} {
 			roundTrip(t, client, data)
 		}
 	})
@@ -90,6 +90,10 @@ func FuzzRoundTripTOML(f *testing.F) {
 	seeds(f, "toml")
 	f.Add([]byte("[mcp_servers.a]\ncommand = \"x\"\n[mcp_servers.b]\nurl = \"u\"\nbearer_token_env_var = \"T\"\n[mcp_servers.b.http_headers]\nX = \"1\"\n"))
 	f.Add([]byte("[mcp_servers.'a b']\ncommand = '''x'''\nargs = [\n'1', # c\n]"))
+	// literal headers into each form of env: table, inline, dotted.
+	f.Add([]byte("[mcp_servers.r]\nurl = \"u\"\nhttp_headers = { K = \"v\" }\n\n[mcp_servers.r.env]\nA = \"1\"\n\n[mcp_servers.r.oauth]\nx = 1\n"))
+	f.Add([]byte("[mcp_servers.r]\nurl = \"u\"\nenv = { A = \"1\" }\n[mcp_servers.r.http_headers]\nK = \"v\""))
+	f.Add([]byte("[mcp_servers.r]\nurl = \"u\"\nenv.A = \"1\"\nhttp_headers.K = \"v\" # c\nenv_http_headers.E = \"V\"\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		roundTrip(t, "codex", data)
 	})
