@@ -365,13 +365,13 @@ func clientCaps(ss *mcp.ServerSession) *mcp.ClientCapabilities {
 	return &mcp.ClientCapabilities{}
 }
 
+// The upstream's requests for the client are forwarded as they are; the
+// handlers exist only when the client declared the capability (newClient).
+
 func (p *Proxy) createMessage(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	ss, err := p.caller()
 	if err != nil {
 		return nil, err
-	}
-	if clientCaps(ss).Sampling == nil {
-		return nil, errors.New("the client does not support sampling")
 	}
 	params := *req.Params
 	params.Meta = nil
@@ -383,9 +383,6 @@ func (p *Proxy) createMessageWithTools(ctx context.Context, req *mcp.CreateMessa
 	if err != nil {
 		return nil, err
 	}
-	if clientCaps(ss).Sampling == nil {
-		return nil, errors.New("the client does not support sampling")
-	}
 	params := *req.Params
 	params.Meta = nil
 	return ss.CreateMessageWithTools(ctx, &params)
@@ -395,9 +392,6 @@ func (p *Proxy) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elicit
 	ss, err := p.caller()
 	if err != nil {
 		return nil, err
-	}
-	if clientCaps(ss).Elicitation == nil {
-		return nil, errors.New("the client does not support elicitation")
 	}
 	params := *req.Params
 	params.Meta = nil
