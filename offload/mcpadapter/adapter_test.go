@@ -226,18 +226,7 @@ func TestWidenOutputSchemaKeepsReferences(t *testing.T) {
 		"properties": map[string]any{"x": map[string]any{"$ref": "#/$defs/item"}},
 		"required":   []any{"x"},
 	}
-	raw, err := mcpadapter.WidenOutputSchema(orig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(raw, &s); err != nil {
-		t.Fatal(err)
-	}
-	r, err := s.Resolve(nil)
-	if err != nil {
-		t.Fatalf("resolve %s: %v", raw, err)
-	}
+	r := widenAndResolve(t, orig)
 	for _, tc := range []struct {
 		v    map[string]any
 		want bool
@@ -266,6 +255,19 @@ func TestWidenOutputSchemaRebasesRootReferences(t *testing.T) {
 			"b": map[string]any{"$ref": "#/properties/a"},
 		},
 	}
+	r := widenAndResolve(t, orig)
+	if err := r.Validate(map[string]any{"b": map[string]any{"x": 1}}); err == nil {
+		t.Error("b.x = 1 validates; the reference lost its target")
+	}
+	if err := r.Validate(map[string]any{"b": map[string]any{"x": "ok"}}); err != nil {
+		t.Errorf("a valid value fails: %v", err)
+	}
+}
+
+// widenAndResolve widens orig and resolves the result, as a validating
+// client would.
+func widenAndResolve(t *testing.T, orig any) *jsonschema.Resolved {
+	t.Helper()
 	raw, err := mcpadapter.WidenOutputSchema(orig)
 	if err != nil {
 		t.Fatal(err)
@@ -278,10 +280,5 @@ func TestWidenOutputSchemaRebasesRootReferences(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the widened schema does not resolve: %v\n%s", err, raw)
 	}
-	if err := r.Validate(map[string]any{"b": map[string]any{"x": 1}}); err == nil {
-		t.Error("b.x = 1 validates; the reference lost its target")
-	}
-	if err := r.Validate(map[string]any{"b": map[string]any{"x": "ok"}}); err != nil {
-		t.Errorf("a valid value fails: %v", err)
-	}
+	return r
 }
