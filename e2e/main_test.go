@@ -177,9 +177,14 @@ const legacyProtocol = "2025-11-25"
 // startVersion is start with the protocol version the client asks for
 // ("" for the SDK's newest).
 func startVersion(ctx context.Context, version string, opts *mcp.ClientOptions, env []string, name string, args ...string) (*process, error) {
+	return startCollecting(ctx, new(lockedBuffer), version, opts, env, name, args...)
+}
+
+// startCollecting is startVersion with the buffer that collects the
+// process's stderr, for a test that reads it while the client connects.
+func startCollecting(ctx context.Context, stderr *lockedBuffer, version string, opts *mcp.ClientOptions, env []string, name string, args ...string) (*process, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Env = env
-	stderr := new(lockedBuffer)
 	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "ctxkit-e2e", Version: "1.0.0"}, opts)
 	// Upstreams run directly are stopped quickly: node servers stay up
