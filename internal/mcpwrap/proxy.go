@@ -1,18 +1,22 @@
 // Package mcpwrap is the MCP proxy behind `ctxkit wrap`: it serves, to one
-// client (stdio) or many (streamable HTTP), everything one upstream MCP
-// server offers — instructions, tools, resources and templates,
-// subscriptions, prompts, completions, logging, progress, cancellation, and
-// the upstream's own requests for sampling, elicitation and roots — and
-// offloads the upstream's large tool results through offload/mcpadapter.
+// client over stdio (Proxy) or to each client of a streamable HTTP endpoint
+// (HTTPHandler: a Proxy per session), everything one upstream MCP server
+// offers — instructions, tools, resources and templates, subscriptions,
+// prompts, completions, logging, progress, cancellation, and the upstream's
+// own requests for sampling, elicitation and roots — and offloads the
+// upstream's large tool results through offload/mcpadapter.
 //
 // It builds on the official Go SDK on both sides. The upstream's features
 // are re-registered on a downstream mcp.Server (the SDK's only way to emit
 // list_changed), re-synchronised when the upstream says its lists changed,
-// and each one is checked first: upstream data is untrusted, and a tool the
-// SDK would refuse is skipped and logged rather than allowed to crash the
-// wrapper. The upstream connection is made at start, remade on the next
-// call after the upstream stops, and backed off while it keeps failing; a
-// call that cannot reach it gets a tool error naming the server and cause.
+// and each one is checked first: upstream data is untrusted, and a feature
+// the SDK would refuse is skipped and reported rather than allowed to crash
+// the wrapper. The upstream is connected when the client initializes, with
+// the client's capabilities, remade on the next call after it stops, and
+// backed off while it keeps failing; a call that cannot reach it gets a
+// tool error naming the server and cause. A stdio upstream runs through the
+// package's own transport, which lets large tool results be stored from
+// their bytes before the SDK decodes them (commandTransport).
 package mcpwrap
 
 //lint:file-ignore SA1019 a proxy forwards the features its client and upstream still use, deprecated ones (sampling, roots, logging) included
@@ -90,7 +94,8 @@ type progressRoute struct {
 // resync coalesces re-listings of one kind of feature.
 type resync struct{ again bool }
 
-// New returns a Proxy; Start connects it and Server serves it.
+// New returns a Proxy; Start builds its server, and the upstream is
+// connected when the client initializes.
 func New(opts Options) (*Proxy, error) {
 	if err := opts.Upstream.Validate(); err != nil {
 		return nil, err
