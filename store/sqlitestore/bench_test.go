@@ -201,6 +201,22 @@ func maxRSS() int64 {
 	return ru.Maxrss * 1024
 }
 
+// cpuTime returns the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the process's CPU time per operation since start as
+// cpu-ms/op: on a shared machine, where wall time moves with the other
+// work running, it is the steadier figure.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}
+
 // withLarge runs b against a store holding the 100,000-item list.
 func withLarge(b *testing.B) (*Store, string) {
 	s := openTemp(b, Options{})

@@ -70,6 +70,7 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/ctxkit/ctxkit/offload/pipeline"
 	"github.com/ctxkit/ctxkit/store"
@@ -227,13 +228,15 @@ func scanRows(t *txn, ref *wsRef) iter.Seq2[any, error] {
 	}
 }
 
-// projectBatch is how many rows a decoding goroutine takes at a time: enough
-// to make handing them over cheap, few enough to keep little in memory.
-const projectBatch = 256
+// projectBatch is how many rows SQLite reads into one value and a decoding
+// goroutine takes at a time: enough to make the query and the handing over
+// cheap, few enough to keep little in memory (about 400 KB for items of 400
+// bytes). On 100,000 such items, 1,024 took less CPU than 256 and 64.
+const projectBatch = 1024
 
 // rowBatch is consecutive rows of a list on their way through projectedRows.
 type rowBatch struct {
-	buf   []byte // the rows' JSON, one after another
+	buf   []byte // the rows' JSON, one after another; never written
 	ends  []int  // where each row ends in buf
 	items []any  // the rows decoded, up to err
 	err   error
@@ -320,47 +323,55 @@ func projectedRows(t *txn, ref *wsRef, keys []string) iter.Seq2[any, error] {
 // readBatches reads the rows of the list in order and hands them to send
 // in batches, the last one holding the error that ended the reading, if any;
 // it stops when send returns false.
+//
+// Each batch is one result row of qItemsBatch: SQLite concatenates the
+// JSON of up to projectBatch consecutive items and lists their lengths, so
+// that the driver steps once per batch instead of once per item, which is
+// most of what reading a row costs (about 1.6 µs a row through rows.Next).
+// Lengths rather than a separator delimit the items: an item's JSON is
+// stored as given and may hold any byte a separator could be.
 func readBatches(ctx context.Context, t *txn, ref *wsRef, send func(*rowBatch) bool) {
-	// Each batch's buffer starts as large as the last one ended, so that it
-	// rarely grows.
-	size := 0
-	newBatch := func() *rowBatch {
-		return &rowBatch{buf: make([]byte, 0, size+size/8), ends: make([]int, 0, projectBatch), done: make(chan struct{})}
-	}
 	fail := func(err error) {
-		b := newBatch()
-		b.err = err
-		send(b)
+		send(&rowBatch{err: err, done: make(chan struct{})})
 	}
-	rows, err := t.tx.QueryContext(ctx, qItemsAll, idBase(ref.key), idBase(ref.key+1))
-	if err != nil {
-		fail(err)
-		return
-	}
-	defer rows.Close()
-	b := newBatch()
-	for rows.Next() {
-		var data sql.RawBytes
-		if err := rows.Scan(&data); err != nil {
-			fail(err)
+	st := t.stmt(qItemsBatch)
+	lo, hi := idBase(ref.key), idBase(ref.key+1)
+	for lo < hi {
+		var (
+			n    int
+			last int64
+			lens string
+			data string
+		)
+		err := st.QueryRowContext(ctx, lo, hi, projectBatch).Scan(&n, &last, &lens, &data)
+		if err != nil {
+			fail(fmt.Errorf("read items: %w", err))
 			return
 		}
-		b.buf = append(b.buf, data...)
-		b.ends = append(b.ends, len(b.buf))
-		if len(b.ends) == projectBatch {
-			size = len(b.buf)
-			if !send(b) {
+		if n == 0 {
+			return
+		}
+		// A view of data, which only decodeBatch reads: scanning into a
+		// []byte would copy the batch once more.
+		b := &rowBatch{buf: unsafe.Slice(unsafe.StringData(data), len(data)), ends: make([]int, 0, n), done: make(chan struct{})}
+		end := 0
+		for f := range strings.SplitSeq(lens, ",") {
+			l, err := strconv.Atoi(f)
+			if err != nil || l < 0 {
+				fail(fmt.Errorf("read items: bad item length %q", f))
 				return
 			}
-			b = newBatch()
+			end += l
+			b.ends = append(b.ends, end)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		fail(err)
-		return
-	}
-	if len(b.ends) > 0 {
-		send(b)
+		if len(b.ends) != n || end != len(data) {
+			fail(fmt.Errorf("read items: %d items of %d bytes in a batch of %d items and %d bytes", len(b.ends), end, n, len(data)))
+			return
+		}
+		if !send(b) || n < projectBatch {
+			return
+		}
+		lo = last + 1
 	}
 }
 

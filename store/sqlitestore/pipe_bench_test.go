@@ -103,6 +103,7 @@ func BenchmarkPipe100k(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(pc.name+"/pipe", func(b *testing.B) {
+			defer reportCPU(b, cpuTime())
 			for b.Loop() {
 				got, _, err := s.pipe(ctx, "bench", p)
 				if err != nil {
@@ -114,6 +115,7 @@ func BenchmarkPipe100k(b *testing.B) {
 			}
 		})
 		b.Run(pc.name+"/sql", func(b *testing.B) {
+			defer reportCPU(b, cpuTime())
 			for b.Loop() {
 				got, pushed, err := s.pipeWith(ctx, "bench", p, pipeSQL)
 				if err != nil {
@@ -125,6 +127,7 @@ func BenchmarkPipe100k(b *testing.B) {
 			}
 		})
 		b.Run(pc.name+"/go", func(b *testing.B) {
+			defer reportCPU(b, cpuTime())
 			for b.Loop() {
 				if _, err := goRun(ctx, s, "bench", p); err != nil {
 					b.Fatal(err)

@@ -109,9 +109,15 @@ const (
 	qSetIndexed      = `UPDATE workspaces SET indexed = 1 WHERE key = ?`
 	qChunkCount      = `UPDATE workspaces SET next_seq = ? WHERE key = ?`
 
-	qItemsPage   = `SELECT data FROM items WHERE ws = ? AND idx >= ? ORDER BY idx LIMIT ?`
-	qItemsAll    = `SELECT data FROM items WHERE id >= ? AND id < ? ORDER BY id`
-	qItemsRange  = `SELECT id, idx, data FROM items WHERE id >= ? AND id < ?`
+	qItemsPage  = `SELECT data FROM items WHERE ws = ? AND idx >= ? ORDER BY idx LIMIT ?`
+	qItemsAll   = `SELECT data FROM items WHERE id >= ? AND id < ? ORDER BY id`
+	qItemsRange = `SELECT id, idx, data FROM items WHERE id >= ? AND id < ?`
+	// qItemsBatch reads up to ?3 items from id ?1 on, in order, as one row:
+	// their count, the last one's id, their lengths in bytes and their JSON
+	// concatenated (see readBatches). The subquery's ORDER BY and LIMIT keep
+	// SQLite from flattening it, so the aggregates see the rows in id order.
+	qItemsBatch = `SELECT count(*), coalesce(max(id), 0), coalesce(group_concat(octet_length(data)), ''), coalesce(group_concat(data, ''), '')
+		FROM (SELECT id, data FROM items WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT ?3)`
 	qItemsByID   = `SELECT id, idx, data FROM items WHERE id IN (SELECT value FROM json_each(?))`
 	qItemAt      = `SELECT id, data FROM items WHERE ws = ? AND idx = ?`
 	qItemsAt     = `SELECT id, data FROM items WHERE ws = ? AND idx IN (SELECT value FROM json_each(?))`
@@ -137,7 +143,7 @@ const (
 
 var readQueries = []string{
 	qLookup, qStat, qBlobs, qValue, qExpired,
-	qItemsPage, qItemsAll, qItemsRange, qItemsByID, qMatchItems,
+	qItemsPage, qItemsAll, qItemsBatch, qItemsRange, qItemsByID, qMatchItems,
 	qChunk, qChunksAll, qChunksSpan, qMatchChunks,
 }
 
