@@ -5,7 +5,8 @@
 // wrapper's peak RSS to offload one large result.
 //
 // The upstream is this same program run with -upstream: a stdio MCP server
-// with an echo tool and a blob tool that returns -mb megabytes of text.
+// with an echo tool and a blob tool that returns -mb megabytes of text; with
+// -http, the same server over streamable HTTP, run inside this program.
 //
 //	go build -o /tmp/ctxkit ./cmd/ctxkit && go run ./bench/wrapbench -ctxkit /tmp/ctxkit
 package main
@@ -15,6 +16,8 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +38,7 @@ func main() {
 	callers := flag.Int("callers", 4, "concurrent callers for the throughput figure")
 	mb := flag.Int("mb", 50, "size of the large result, in MB")
 	storeSpec := flag.String("store", "", "the wrapper's --store (default: a new SQLite file)")
+	overHTTP := flag.Bool("http", false, "serve the upstream over streamable HTTP (in this process) instead of stdio")
 	flag.Parse()
 	ctx := context.Background()
 	if *upstream {
@@ -48,18 +52,29 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	up := []string{self, "-upstream", "-mb", fmt.Sprint(*mb)}
+	up := []string{"--", self, "-upstream", "-mb", fmt.Sprint(*mb)}
 	work, err := os.MkdirTemp("", "wrapbench")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(work)
 
-	direct, _ := connect(ctx, up)
+	var direct *mcp.ClientSession
+	if *overHTTP {
+		srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return upstreamServer(*mb) }, nil))
+		defer srv.Close()
+		direct, err = mcp.NewClient(&mcp.Implementation{Name: "wrapbench"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxEventSize: 256 << 20}, nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		up = []string{srv.URL}
+	} else {
+		direct, _ = connect(ctx, up[1:])
+	}
 	if *storeSpec == "" {
 		*storeSpec = filepath.Join(work, "ctxkit.db")
 	}
-	wrapArgs := append([]string{*ctxkit, "wrap", "--store", *storeSpec, "--log-file", filepath.Join(work, "wrap.log"), "--"}, up...)
+	wrapArgs := append([]string{*ctxkit, "wrap", "--store", *storeSpec, "--log-file", filepath.Join(work, "wrap.log")}, up...)
 	wrapped, wrapper := connect(ctx, wrapArgs)
 
 	// Warm both paths before measuring.
@@ -157,6 +172,13 @@ type echoArgs struct {
 }
 
 func serve(ctx context.Context, mb int) {
+	if err := upstreamServer(mb).Run(ctx, &mcp.StdioTransport{MaxLineLength: -1}); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// upstreamServer is the benchmark's upstream: echo, and blob (mb MB of text).
+func upstreamServer(mb int) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "wrapbench-upstream"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
@@ -168,7 +190,5 @@ func serve(ctx context.Context, mb int) {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: b.String()}}}, nil, nil
 	})
-	if err := s.Run(ctx, &mcp.StdioTransport{MaxLineLength: -1}); err != nil {
-		log.Fatal(err)
-	}
+	return s
 }

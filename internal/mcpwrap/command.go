@@ -11,17 +11,12 @@ import (
 	"log/slog"
 	"os/exec"
 	"runtime"
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/ctxkit/ctxkit/internal/ingest"
 )
 
 // MaxMessageBytes bounds one message from the upstream. The SDK's command
@@ -78,12 +73,12 @@ func (t *commandTransport) Connect(context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	c := &stdioConn{
-		in:       bufio.NewReaderSize(stdout, 64<<10),
-		stdin:    &childStdin{WriteCloser: stdin, cmd: t.cmd, terminate: t.terminate},
-		msgs:     make(chan readResult),
-		done:     make(chan struct{}),
-		onResult: t.onResult,
-		logger:   t.logger,
+		in:     bufio.NewReaderSize(stdout, 64<<10),
+		stdin:  &childStdin{WriteCloser: stdin, cmd: t.cmd, terminate: t.terminate},
+		msgs:   make(chan readResult),
+		done:   make(chan struct{}),
+		ic:     &interceptor{onResult: t.onResult},
+		logger: t.logger,
 	}
 	go c.readLoop()
 	return c, nil
@@ -96,17 +91,16 @@ type readResult struct {
 
 // stdioConn is newline-delimited JSON-RPC over a child's stdin and stdout.
 type stdioConn struct {
-	in       *bufio.Reader
-	stdin    *childStdin
-	onResult resultHook
-	logger   *slog.Logger
+	in     *bufio.Reader
+	stdin  *childStdin
+	ic     *interceptor
+	logger *slog.Logger
 
 	wmu       sync.Mutex
 	msgs      chan readResult
 	done      chan struct{}
 	closeOnce sync.Once
 	closeErr  error
-	calls     sync.Map // request id key → progress token, for tools/call
 }
 
 func (c *stdioConn) SessionID() string { return "" }
@@ -123,17 +117,8 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 func (c *stdioConn) Write(_ context.Context, msg jsonrpc.Message) error {
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && req.ID.IsValid() {
-		var p struct {
-			Meta struct {
-				ProgressToken any `json:"progressToken"`
-			} `json:"_meta"`
-		}
-		if json.Unmarshal(req.Params, &p) == nil {
-			if tok, ok := p.Meta.ProgressToken.(string); ok && strings.HasPrefix(tok, tokenPrefix) {
-				c.calls.Store(idKey(req.ID.Raw()), tok)
-			}
-		}
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		c.ic.noteRequest(req)
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
@@ -195,9 +180,7 @@ func (c *stdioConn) decode(line []byte) []readResult {
 		}
 		return out
 	}
-	if len(line) >= interceptMin {
-		line = c.intercept(line)
-	}
+	line, _ = c.ic.rewrite(line)
 	if len(line) > maxDecodedBytes {
 		// Only a tools/call result, stored from its bytes above, may be
 		// larger: decoding costs several times a message's size.
@@ -205,56 +188,12 @@ func (c *stdioConn) decode(line []byte) []readResult {
 	}
 	msg, err := jsonrpc.DecodeMessage(line)
 	if resp, ok := msg.(*jsonrpc.Response); ok {
-		c.calls.Delete(idKey(resp.ID.Raw()))
+		c.ic.forget(resp.ID.Raw())
 	}
 	if err != nil {
 		err = fmt.Errorf("bad JSON-RPC message %.80q: %w", line, err)
 	}
 	return []readResult{{msg: msg, err: err}}
-}
-
-// intercept offloads the result of a large tools/call response, returning
-// the line with the result replaced.
-func (c *stdioConn) intercept(line []byte) []byte {
-	fields, ok := ingest.ObjectSpans(line)
-	if !ok || c.onResult == nil {
-		return line
-	}
-	id, hasID := fields["id"]
-	result, hasResult := fields["result"]
-	if !hasID || !hasResult {
-		return line
-	}
-	var raw any
-	if err := json.Unmarshal(line[id.Start:id.End], &raw); err != nil {
-		return line
-	}
-	if f, ok := raw.(float64); ok {
-		raw = int64(f)
-	}
-	tok, ok := c.calls.LoadAndDelete(idKey(raw))
-	if !ok {
-		return line
-	}
-	replace := c.onResult(tok.(string), line[result.Start:result.End])
-	if replace == nil {
-		return line
-	}
-	// From here on only the small parts around the result are kept, so
-	// that the line can be collected while the result is stored.
-	head, tail := bytes.Clone(line[:result.Start]), bytes.Clone(line[result.End:])
-	return slices.Concat(head, replace(), tail)
-}
-
-// idKey makes request ids comparable across their Go and wire forms.
-func idKey(raw any) string {
-	switch v := raw.(type) {
-	case int64:
-		return "n:" + strconv.FormatInt(v, 10)
-	case string:
-		return "s:" + v
-	}
-	return fmt.Sprint(raw)
 }
 
 // readLine reads one newline-terminated line of at most max bytes. A long

@@ -476,24 +476,27 @@ func (l *link) connectSSE(ctx context.Context, client *mcp.Client, hc *http.Clie
 	return cs, nil
 }
 
+// httpClient is the client for one connection to a URL upstream: its
+// responses pass through an interceptor (large results are stored from
+// their bytes), and its requests to the upstream's origin carry the headers.
 func (l *link) httpClient() *http.Client {
-	base := l.up.HTTPClient
-	if base == nil {
-		base = &http.Client{}
+	c := http.Client{}
+	if l.up.HTTPClient != nil {
+		c = *l.up.HTTPClient
 	}
-	if len(l.header) == 0 {
-		return base
-	}
-	c := *base
 	rt := c.Transport
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	origin, err := url.Parse(l.up.URL)
-	if err != nil {
-		return base // Validate refuses such URLs before this is reached
+	rt = &interceptTransport{base: rt, ic: &interceptor{onResult: l.onResult}}
+	if len(l.header) > 0 {
+		origin, err := url.Parse(l.up.URL)
+		if err != nil {
+			return &c // Validate refuses such URLs before this is reached
+		}
+		rt = &headerTransport{base: rt, header: l.header, origin: origin}
 	}
-	c.Transport = &headerTransport{base: rt, header: l.header, origin: origin}
+	c.Transport = rt
 	return &c
 }
 
