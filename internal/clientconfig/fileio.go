@@ -10,9 +10,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
+
+	"github.com/ctxkit/ctxkit/internal/atomicfile"
 )
 
 // Sentinel errors, checked with errors.Is.
@@ -94,52 +95,11 @@ func unchanged(path string, orig []byte, existed bool) func() error {
 	}
 }
 
-// writeAtomic replaces path with data: a temporary file in the same
-// directory, synced, given mode, then renamed over path, and the directory
-// synced, so a crash leaves either the old or the new file, never half.
+// writeAtomic replaces path with data atomically (atomicfile.WriteFile).
 // check, when not nil, runs just before the rename; its error cancels the
 // write (the file on disk is left as it is).
 func writeAtomic(path string, data []byte, mode fs.FileMode, dirMode fs.FileMode, check func() error) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, dirMode); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".ctxkit-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	name := tmp.Name()
-	defer os.Remove(name) // no-op after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := tmp.Chmod(mode); err != nil && runtime.GOOS != "windows" {
-		tmp.Close()
-		return fmt.Errorf("chmod %s: %w", name, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("sync %s: %w", name, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", name, err)
-	}
-	if check != nil {
-		if err := check(); err != nil {
-			return err
-		}
-	}
-	if err := os.Rename(name, path); err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
-	}
-	if runtime.GOOS != "windows" {
-		if d, err := os.Open(dir); err == nil {
-			_ = d.Sync()
-			d.Close()
-		}
-	}
-	return nil
+	return atomicfile.WriteFile(path, data, mode, dirMode, check)
 }
 
 // backup copies the current bytes of path under dataDir/backups/CLIENT/
@@ -161,34 +121,9 @@ func backup(dataDir, client, path string, data []byte, now time.Time) (string, e
 // away with a process that crashes: there is no stale lock to break, and
 // the file itself is never removed.
 func lock(ctx context.Context, dataDir string) (func(), error) {
-	dir := filepath.Join(dataDir, "install")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create %s: %w", dir, err)
+	unlock, err := atomicfile.Lock(ctx, filepath.Join(dataDir, "install", "lock"), 0o700, 30*time.Second)
+	if errors.Is(err, atomicfile.ErrLocked) {
+		return nil, fmt.Errorf("%w: %w", ErrLocked, err)
 	}
-	path := filepath.Join(dir, "lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ok, err := tryLock(f)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
-		if ok {
-			return func() { unlockFile(f); f.Close() }, nil
-		}
-		if time.Now().After(deadline) {
-			f.Close()
-			return nil, fmt.Errorf("%w (lock file %s)", ErrLocked, path)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return unlock, err
 }

@@ -1,6 +1,6 @@
 //go:build darwin || dragonfly || freebsd || illumos || linux || netbsd || openbsd
 
-package clientconfig
+package atomicfile
 
 import (
 	"errors"

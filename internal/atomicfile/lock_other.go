@@ -1,6 +1,6 @@
 //go:build !(darwin || dragonfly || freebsd || illumos || linux || netbsd || openbsd || windows)
 
-package clientconfig
+package atomicfile
 
 import "os"
 

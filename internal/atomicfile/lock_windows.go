@@ -1,6 +1,6 @@
 //go:build windows
 
-package clientconfig
+package atomicfile
 
 import (
 	"errors"
