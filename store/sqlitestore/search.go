@@ -236,7 +236,10 @@ func (s *itemSearch) run(limit int) ([]store.Hit, int, error) {
 	q := s.q
 	lo, hi := idBase(s.ref.key), idBase(s.ref.key+1)
 	prefix := termPrefix(s.ref.key)
-	var substr []int // terms matched by substring
+	var (
+		substr []int      // terms matched by substring
+		found  []termRows // rows of the plain terms
+	)
 	for i := range q.terms {
 		if !q.plain[i] {
 			substr = append(substr, i)
@@ -253,8 +256,9 @@ func (s *itemSearch) run(limit int) ([]store.Hit, int, error) {
 			substr = append(substr, i)
 			continue
 		}
-		s.merge(ids, i)
+		found = append(found, termRows{term: i, ids: ids})
 	}
+	s.merge(found)
 	if len(substr) > 0 {
 		if err := s.matchSubstrings(substr, lo, hi); err != nil {
 			return nil, 0, err
@@ -273,30 +277,59 @@ func (s *itemSearch) run(limit int) ([]store.Hit, int, error) {
 	return hits, total, err
 }
 
-// merge adds term to the candidates with the given ids, which are sorted,
-// adding the candidates missing; the candidates stay in id order.
-func (s *itemSearch) merge(ids []int64, term int) {
-	if len(ids) == 0 {
+// termRows are the ids of the rows that match a query term, sorted.
+type termRows struct {
+	term int
+	ids  []int64
+}
+
+// merge adds each list's term to the candidates with the list's ids,
+// adding the candidates missing; the candidates stay in id order. All the
+// lists are merged in one pass, so that each candidate is written once
+// however many terms there are: a broad query's lists hold tens of
+// thousands of ids each.
+func (s *itemSearch) merge(lists []termRows) {
+	total := len(s.cands)
+	for _, l := range lists {
+		total += len(l.ids)
+	}
+	if total == len(s.cands) {
 		return
 	}
-	out := make([]candidate, 0, len(s.cands)+len(ids))
-	i, j := 0, 0
-	for i < len(s.cands) || j < len(ids) {
-		switch {
-		case j == len(ids) || i < len(s.cands) && s.cands[i].id < ids[j]:
+	out := make([]candidate, 0, total)
+	pos := make([]int, len(lists)) // next id of each list
+	i := 0                         // next existing candidate
+	for {
+		// The smallest id not merged yet, among the candidates and the
+		// lists' next ids.
+		id, ok := int64(0), false
+		if i < len(s.cands) {
+			id, ok = s.cands[i].id, true
+		}
+		for k, l := range lists {
+			if p := pos[k]; p < len(l.ids) && (!ok || l.ids[p] < id) {
+				id, ok = l.ids[p], true
+			}
+		}
+		if !ok {
+			break
+		}
+		if i < len(s.cands) && s.cands[i].id == id {
 			out = append(out, s.cands[i])
 			i++
-			continue
-		case i == len(s.cands) || ids[j] < s.cands[i].id:
-			out = append(out, candidate{id: ids[j]})
-		default:
-			out = append(out, s.cands[i])
-			i++
+		} else {
+			out = append(out, candidate{id: id})
 		}
 		c := &out[len(out)-1]
-		c.terms.add(term)
-		c.nterms++
-		j++
+		for k, l := range lists {
+			if p := pos[k]; p < len(l.ids) && l.ids[p] == id {
+				if !c.terms.has(l.term) {
+					c.terms.add(l.term)
+					c.nterms++
+				}
+				pos[k]++
+			}
+		}
 	}
 	s.cands = out
 }
@@ -408,14 +441,16 @@ func (s *itemSearch) matchSubstrings(substr []int, lo, hi int64) error {
 	if err != nil {
 		return err
 	}
+	lists := make([]termRows, 0, len(substr))
 	for _, i := range substr {
 		var ids []int64
 		for w := range found {
 			ids = append(ids, found[w][i]...)
 		}
 		slices.Sort(ids)
-		s.merge(ids, i)
+		lists = append(lists, termRows{term: i, ids: ids})
 	}
+	s.merge(lists)
 	return nil
 }
 
