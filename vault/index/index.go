@@ -1,0 +1,82 @@
+// Package index is the search index of a semantic vault: documents cut into
+// chunks, searched lexically (BM25) by the backend and by vector similarity
+// in memory, and fused by reciprocal rank. The Index interface is what a
+// backend provides — SQLite inside the vault folder (sqliteindex) now,
+// PostgreSQL for teams later — and indextest is the conformance suite each
+// one passes, so the vault logic above never depends on a backend.
+package index
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned for a document or chunk that is not indexed.
+var ErrNotFound = errors.New("not in the index")
+
+// Doc is one indexed file of a vault.
+type Doc struct {
+	// Path is the file's path inside the vault, slash-separated.
+	Path string
+	// Hash is the content hash the file was indexed at, to skip unchanged
+	// files.
+	Hash string
+	// Meta is metadata given when the document was written; it survives
+	// reindexing.
+	Meta map[string]string
+	// Chunks is how many chunks the document has.
+	Chunks int
+	// Indexed is when the document was last indexed.
+	Indexed time.Time
+}
+
+// Chunk is one searchable piece of a document.
+type Chunk struct {
+	// ID identifies the chunk in its index; it changes when the document
+	// is indexed again.
+	ID int64
+	// Doc is the path of the chunk's document; Index its position there.
+	Doc   string
+	Index int
+	// Heading is the heading path of the chunk ("H1 > H2"), Page its first
+	// page (0 when the format has none).
+	Heading string
+	Page    int
+	Text    string
+	// Vector is the chunk's embedding, nil in a lexical-only vault.
+	Vector []float32
+}
+
+// Hit is a chunk found by one signal, with that signal's score (higher is
+// better) and rank (1 is best).
+type Hit struct {
+	Chunk
+	Score float64
+	Rank  int
+}
+
+// Index stores a vault's chunks and searches them lexically. It is safe for
+// concurrent use, also by several processes when the backend allows.
+type Index interface {
+	// Put replaces everything indexed for doc.Path with doc and chunks, in
+	// one step: a search sees the old chunks or the new ones, never a mix.
+	Put(ctx context.Context, doc Doc, chunks []Chunk) error
+	// Delete removes a document and its chunks; a missing one is no error.
+	Delete(ctx context.Context, path string) error
+	// Doc returns one document, or ErrNotFound.
+	Doc(ctx context.Context, path string) (Doc, error)
+	// Docs returns every document, by path.
+	Docs(ctx context.Context) ([]Doc, error)
+	// Chunk returns one chunk, or ErrNotFound.
+	Chunk(ctx context.Context, id int64) (Chunk, error)
+	// Lexical returns up to n chunks matching the words of query, best
+	// first by BM25. A query without words, or without matches, gives
+	// none and no error.
+	Lexical(ctx context.Context, query string, n int) ([]Hit, error)
+	// EachVector calls fn with the id and vector of every chunk that has
+	// one, for the in-memory vector search.
+	EachVector(ctx context.Context, fn func(id int64, v []float32) error) error
+	// Close releases the index.
+	Close() error
+}

@@ -1,0 +1,210 @@
+// Package indextest is the conformance suite of vault indexes: every
+// backend of index.Index passes Run unchanged, as restic's backends pass
+// one suite.
+package indextest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/ctxkit/ctxkit/vault/index"
+)
+
+// Run runs the suite against indexes made by open, a new empty one each
+// time.
+func Run(t *testing.T, open func(t *testing.T) index.Index) {
+	t.Run("PutGetReplaceDelete", func(t *testing.T) { putGetReplaceDelete(t, open(t)) })
+	t.Run("Lexical", func(t *testing.T) { lexical(t, open(t)) })
+	t.Run("HostileQueries", func(t *testing.T) { hostileQueries(t, open(t)) })
+	t.Run("Vectors", func(t *testing.T) { vectors(t, open(t)) })
+	t.Run("Concurrent", func(t *testing.T) { concurrent(t, open(t)) })
+}
+
+func chunks(texts ...string) []index.Chunk {
+	out := make([]index.Chunk, len(texts))
+	for i, s := range texts {
+		out[i] = index.Chunk{Text: s, Heading: fmt.Sprintf("Part %d", i+1), Page: i}
+	}
+	return out
+}
+
+func putGetReplaceDelete(t *testing.T, x index.Index) {
+	ctx := t.Context()
+	doc := index.Doc{Path: "notes/plan.md", Hash: "h1", Meta: map[string]string{"author": "ann"}}
+	if err := x.Put(ctx, doc, chunks("first chunk", "second chunk")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := x.Doc(ctx, "notes/plan.md")
+	if err != nil || got.Hash != "h1" || got.Chunks != 2 || got.Meta["author"] != "ann" || got.Indexed.IsZero() {
+		t.Fatalf("Doc = %+v, %v", got, err)
+	}
+	hits, _ := x.Lexical(ctx, "second", 5)
+	if len(hits) != 1 || hits[0].Doc != "notes/plan.md" || hits[0].Index != 1 || hits[0].Heading != "Part 2" || hits[0].Page != 1 || hits[0].Rank != 1 {
+		t.Fatalf("hit = %+v", hits)
+	}
+	c, err := x.Chunk(ctx, hits[0].ID)
+	if err != nil || c.Text != "second chunk" {
+		t.Errorf("Chunk = %+v, %v", c, err)
+	}
+
+	// Replacing a document replaces all its chunks.
+	doc.Hash = "h2"
+	if err := x.Put(ctx, doc, chunks("only chunk now")); err != nil {
+		t.Fatal(err)
+	}
+	if hits, _ := x.Lexical(ctx, "second", 5); len(hits) != 0 {
+		t.Errorf("old chunks still found after replacing: %+v", hits)
+	}
+	if got, _ := x.Doc(ctx, doc.Path); got.Hash != "h2" || got.Chunks != 1 {
+		t.Errorf("after replace: %+v", got)
+	}
+	if err := x.Put(ctx, index.Doc{Path: "b.txt", Hash: "x"}, chunks("other")); err != nil {
+		t.Fatal(err)
+	}
+	docs, err := x.Docs(ctx)
+	if err != nil || len(docs) != 2 || docs[0].Path != "b.txt" || docs[1].Path != "notes/plan.md" {
+		t.Errorf("Docs = %+v, %v", docs, err)
+	}
+
+	if err := x.Delete(ctx, doc.Path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Doc(ctx, doc.Path); !errors.Is(err, index.ErrNotFound) {
+		t.Errorf("deleted doc: %v, want ErrNotFound", err)
+	}
+	if hits, _ := x.Lexical(ctx, "chunk", 5); len(hits) != 0 {
+		t.Errorf("deleted doc's chunks found: %+v", hits)
+	}
+	if err := x.Delete(ctx, "never/was.md"); err != nil {
+		t.Errorf("deleting a missing doc: %v", err)
+	}
+	if _, err := x.Chunk(ctx, 1<<40); !errors.Is(err, index.ErrNotFound) {
+		t.Errorf("missing chunk: %v", err)
+	}
+}
+
+func lexical(t *testing.T, x index.Index) {
+	ctx := t.Context()
+	put := func(path string, texts ...string) {
+		t.Helper()
+		if err := x.Put(ctx, index.Doc{Path: path, Hash: path}, chunks(texts...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("budget.md", "We must cut cloud costs by fifteen percent this quarter.", "Hiring is frozen.")
+	put("infra.md", "The cloud migration moves services to containers.")
+	put("cake.md", "Lemon cake needs sugar, flour and lemons.")
+	hits, err := x.Lexical(ctx, "cloud cost", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 2 || hits[0].Doc != "budget.md" || hits[1].Doc != "infra.md" {
+		t.Fatalf("cloud cost: %+v; want budget.md (both words, stemmed) before infra.md", hits)
+	}
+	if hits[0].Score <= hits[1].Score || hits[0].Rank != 1 || hits[1].Rank != 2 {
+		t.Errorf("scores and ranks: %+v", hits)
+	}
+	if hits, _ := x.Lexical(ctx, "cloud", 1); len(hits) != 1 {
+		t.Errorf("n=1 gave %d hits", len(hits))
+	}
+	if hits, err := x.Lexical(ctx, "submarine", 10); err != nil || len(hits) != 0 {
+		t.Errorf("no match: %+v, %v; want none and no error", hits, err)
+	}
+	if hits, _ := x.Lexical(ctx, "Part", 10); len(hits) == 0 {
+		t.Error("heading paths are not searchable")
+	}
+}
+
+// Query text is the user's or a model's: FTS syntax in it must not be
+// obeyed or break the search.
+func hostileQueries(t *testing.T, x index.Index) {
+	ctx := t.Context()
+	if err := x.Put(ctx, index.Doc{Path: "a.md", Hash: "a"}, chunks("alpha beta gamma", "NEAR the end")); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`"`, `alpha"`, `NEAR(alpha beta)`, `text:alpha`, `alpha AND -beta`, `*`, `^alpha`, `(`, `{alpha}`, ``, `   `, "'; DROP TABLE chunks; --", "\x00"} {
+		hits, err := x.Lexical(ctx, q, 5)
+		if err != nil {
+			t.Errorf("query %q: %v", q, err)
+		}
+		_ = hits
+	}
+	if hits, _ := x.Lexical(ctx, `text:alpha`, 5); len(hits) != 1 {
+		t.Errorf("a column filter is read as words: %+v", hits)
+	}
+}
+
+func vectors(t *testing.T, x index.Index) {
+	ctx := t.Context()
+	cs := chunks("one", "two", "three")
+	cs[0].Vector = []float32{1, 0, 0}
+	cs[1].Vector = []float32{0, 1, 0}
+	if err := x.Put(ctx, index.Doc{Path: "v.md", Hash: "v"}, cs); err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64][]float32{}
+	if err := x.EachVector(ctx, func(id int64, v []float32) error { got[id] = v; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d vectors, want 2 (a chunk without one is skipped)", len(got))
+	}
+	vs, err := index.LoadVectors(ctx, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := vs.Search([]float32{0, 1, 0}, 1)
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("search: %+v, %v", hits, err)
+	}
+	c, err := x.Chunk(ctx, hits[0].ID)
+	if err != nil || c.Text != "two" || !slices.Equal(c.Vector, []float32{0, 1, 0}) {
+		t.Errorf("nearest chunk: %+v, %v", c, err)
+	}
+}
+
+// Writers and readers at once: every search sees whole documents.
+func concurrent(t *testing.T, x index.Index) {
+	ctx := context.WithoutCancel(t.Context())
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 10 {
+				path := fmt.Sprintf("w%d/doc%d.md", w, i%3)
+				if err := x.Put(ctx, index.Doc{Path: path, Hash: fmt.Sprint(i)}, chunks("shared words here", "more shared words")); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for range 2 {
+		wg.Go(func() {
+			for range 20 {
+				hits, err := x.Lexical(ctx, "shared", 100)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(hits)%2 != 0 {
+					errs <- fmt.Errorf("a search saw half a document: %d hits", len(hits))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	docs, _ := x.Docs(ctx)
+	if len(docs) != 12 {
+		t.Errorf("%d documents, want 12", len(docs))
+	}
+}

@@ -1,0 +1,12 @@
+package sqliteindex
+
+import (
+	"context"
+	"fmt"
+)
+
+// SetUserVersionForTest stamps the file with another schema version.
+func (x *Index) SetUserVersionForTest(ctx context.Context, v int) error {
+	_, err := x.db.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v))
+	return err
+}

@@ -1,0 +1,301 @@
+// Package sqliteindex is the default vault index: one SQLite file inside the
+// vault folder (modernc.org/sqlite, pure Go), chunks in a table, an FTS5
+// index over their text and heading path (porter stemming on unicode61
+// tokens, BM25 ranking by SQLite), and vectors as little-endian float32
+// blobs. WAL mode and immediate write transactions let several processes
+// index and query one vault; each Put replaces a document in one
+// transaction, so a process killed during indexing leaves every document
+// either as it was or as it became.
+package sqliteindex
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"strings"
+	"time"
+	"unicode"
+
+	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+
+	"github.com/ctxkit/ctxkit/vault/index"
+)
+
+// schemaVersion is the user_version of the schema below; a newer file is
+// refused rather than misread.
+const schemaVersion = 1
+
+const schema = `
+CREATE TABLE IF NOT EXISTS docs (
+	path    TEXT PRIMARY KEY,
+	hash    TEXT NOT NULL,
+	meta    TEXT,
+	chunks  INTEGER NOT NULL,
+	indexed TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS chunks (
+	id      INTEGER PRIMARY KEY,
+	doc     TEXT NOT NULL,
+	idx     INTEGER NOT NULL,
+	heading TEXT NOT NULL,
+	page    INTEGER NOT NULL,
+	text    TEXT NOT NULL,
+	vector  BLOB
+);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc, idx);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+	text, heading, content='chunks', content_rowid='id', tokenize='porter unicode61'
+);
+CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
+	INSERT INTO chunks_fts(rowid, text, heading) VALUES (new.id, new.text, new.heading);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
+	INSERT INTO chunks_fts(chunks_fts, rowid, text, heading) VALUES ('delete', old.id, old.text, old.heading);
+END;
+`
+
+// Index is a vault index in one SQLite file.
+type Index struct {
+	db *sql.DB
+}
+
+var _ index.Index = (*Index)(nil)
+
+// Open opens or creates the index file at path.
+func Open(ctx context.Context, path string) (*Index, error) {
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
+		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(4)
+	x := &Index{db: db}
+	if err := x.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	return x, nil
+}
+
+func (x *Index) migrate(ctx context.Context) error {
+	var version int
+	if err := x.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	if version > schemaVersion {
+		return fmt.Errorf("the index has schema %d, newer than this ctxkit's %d; upgrade ctxkit", version, schemaVersion)
+	}
+	if version == schemaVersion {
+		return nil
+	}
+	tx, err := x.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, schema); err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Close closes the file.
+func (x *Index) Close() error { return x.db.Close() }
+
+// Put replaces a document and its chunks in one transaction.
+func (x *Index) Put(ctx context.Context, doc index.Doc, chunks []index.Chunk) error {
+	meta, err := json.Marshal(doc.Meta)
+	if err != nil {
+		return fmt.Errorf("encode meta of %s: %w", doc.Path, err)
+	}
+	if doc.Indexed.IsZero() {
+		doc.Indexed = time.Now()
+	}
+	tx, err := x.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "DELETE FROM chunks WHERE doc = ?", doc.Path); err != nil {
+		return fmt.Errorf("replace %s: %w", doc.Path, err)
+	}
+	ins, err := tx.PrepareContext(ctx, "INSERT INTO chunks (doc, idx, heading, page, text, vector) VALUES (?, ?, ?, ?, ?, ?)")
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	for i, c := range chunks {
+		if _, err := ins.ExecContext(ctx, doc.Path, i, c.Heading, c.Page, c.Text, encodeVector(c.Vector)); err != nil {
+			return fmt.Errorf("index %s chunk %d: %w", doc.Path, i, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO docs (path, hash, meta, chunks, indexed) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT(path) DO UPDATE SET hash = excluded.hash, meta = excluded.meta, chunks = excluded.chunks, indexed = excluded.indexed`,
+		doc.Path, doc.Hash, string(meta), len(chunks), doc.Indexed.UTC().Format(time.RFC3339Nano)); err != nil {
+		return fmt.Errorf("record %s: %w", doc.Path, err)
+	}
+	return tx.Commit()
+}
+
+// Delete removes a document and its chunks.
+func (x *Index) Delete(ctx context.Context, path string) error {
+	tx, err := x.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "DELETE FROM chunks WHERE doc = ?", path); err != nil {
+		return fmt.Errorf("delete %s: %w", path, err)
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM docs WHERE path = ?", path); err != nil {
+		return fmt.Errorf("delete %s: %w", path, err)
+	}
+	return tx.Commit()
+}
+
+// Doc returns one document.
+func (x *Index) Doc(ctx context.Context, path string) (index.Doc, error) {
+	row := x.db.QueryRowContext(ctx, "SELECT path, hash, meta, chunks, indexed FROM docs WHERE path = ?", path)
+	d, err := scanDoc(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, fmt.Errorf("document %q: %w", path, index.ErrNotFound)
+	}
+	return d, err
+}
+
+// Docs returns every document by path.
+func (x *Index) Docs(ctx context.Context) ([]index.Doc, error) {
+	rows, err := x.db.QueryContext(ctx, "SELECT path, hash, meta, chunks, indexed FROM docs ORDER BY path")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []index.Doc
+	for rows.Next() {
+		d, err := scanDoc(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+type scanner interface{ Scan(...any) error }
+
+func scanDoc(s scanner) (index.Doc, error) {
+	var d index.Doc
+	var meta sql.NullString
+	var indexed string
+	if err := s.Scan(&d.Path, &d.Hash, &meta, &d.Chunks, &indexed); err != nil {
+		return d, err
+	}
+	if meta.Valid && meta.String != "" && meta.String != "null" {
+		if err := json.Unmarshal([]byte(meta.String), &d.Meta); err != nil {
+			return d, fmt.Errorf("meta of %s: %w", d.Path, err)
+		}
+	}
+	d.Indexed, _ = time.Parse(time.RFC3339Nano, indexed)
+	return d, nil
+}
+
+// Chunk returns one chunk.
+func (x *Index) Chunk(ctx context.Context, id int64) (index.Chunk, error) {
+	row := x.db.QueryRowContext(ctx, "SELECT id, doc, idx, heading, page, text, vector FROM chunks WHERE id = ?", id)
+	var c index.Chunk
+	var vec []byte
+	err := row.Scan(&c.ID, &c.Doc, &c.Index, &c.Heading, &c.Page, &c.Text, &vec)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("chunk %d: %w", id, index.ErrNotFound)
+	}
+	c.Vector = decodeVector(vec)
+	return c, err
+}
+
+// Lexical ranks the chunks matching any word of query by BM25 (SQLite's
+// bm25(), which is lower for better matches, is negated into a score).
+func (x *Index) Lexical(ctx context.Context, query string, n int) ([]index.Hit, error) {
+	match := ftsQuery(query)
+	if match == "" || n <= 0 {
+		return nil, nil
+	}
+	rows, err := x.db.QueryContext(ctx, `SELECT c.id, c.doc, c.idx, c.heading, c.page, c.text, bm25(chunks_fts) AS rank
+		FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
+		WHERE chunks_fts MATCH ? ORDER BY rank, c.id LIMIT ?`, match, n)
+	if err != nil {
+		return nil, fmt.Errorf("lexical search: %w", err)
+	}
+	defer rows.Close()
+	var hits []index.Hit
+	for rows.Next() {
+		var h index.Hit
+		var rank float64
+		if err := rows.Scan(&h.ID, &h.Doc, &h.Index, &h.Heading, &h.Page, &h.Text, &rank); err != nil {
+			return nil, err
+		}
+		h.Score, h.Rank = -rank, len(hits)+1
+		hits = append(hits, h)
+	}
+	return hits, rows.Err()
+}
+
+// ftsQuery turns free text into an FTS5 query: each word quoted (so no
+// word is read as an operator or column filter) and any of them may match.
+func ftsQuery(text string) string {
+	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for i, w := range words {
+		words[i] = `"` + w + `"`
+	}
+	return strings.Join(words, " OR ")
+}
+
+// EachVector streams the chunks' vectors.
+func (x *Index) EachVector(ctx context.Context, fn func(id int64, v []float32) error) error {
+	rows, err := x.db.QueryContext(ctx, "SELECT id, vector FROM chunks WHERE vector IS NOT NULL ORDER BY id")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var b []byte
+		if err := rows.Scan(&id, &b); err != nil {
+			return err
+		}
+		if err := fn(id, decodeVector(b)); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func encodeVector(v []float32) []byte {
+	if v == nil {
+		return nil
+	}
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+func decodeVector(b []byte) []float32 {
+	if b == nil {
+		return nil
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
