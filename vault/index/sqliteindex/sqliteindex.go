@@ -221,16 +221,18 @@ func (x *Index) Chunk(ctx context.Context, id int64) (index.Chunk, error) {
 	return c, err
 }
 
-// Lexical ranks the chunks matching any word of query by BM25 (SQLite's
-// bm25(), which is lower for better matches, is negated into a score).
+// Lexical ranks the chunks matching any word of query by BM25 (FTS5's rank,
+// which is lower for better matches, is negated into a score).
 func (x *Index) Lexical(ctx context.Context, query string, n int) ([]index.Hit, error) {
 	match := ftsQuery(query)
 	if match == "" || n <= 0 {
 		return nil, nil
 	}
-	rows, err := x.db.QueryContext(ctx, `SELECT c.id, c.doc, c.idx, c.heading, c.page, c.text, bm25(chunks_fts) AS rank
-		FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
-		WHERE chunks_fts MATCH ? ORDER BY rank, c.id LIMIT ?`, match, n)
+	// Rank in the FTS table alone, then read only the top n chunks: joining
+	// first would read the text of every match.
+	rows, err := x.db.QueryContext(ctx, `SELECT c.id, c.doc, c.idx, c.heading, c.page, c.text, top.rank
+		FROM (SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?) AS top
+		JOIN chunks c ON c.id = top.rowid ORDER BY top.rank, c.id`, match, n)
 	if err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
