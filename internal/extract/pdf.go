@@ -1,0 +1,110 @@
+package extract
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/ledongthuc/pdf"
+)
+
+// extractPDF reads the text of each page, rebuilt into lines and
+// paragraphs from the positions of its characters, as paragraphs carrying
+// the page number. The PDF library panics on some malformed input; that is
+// turned into an error here.
+func extractPDF(ctx context.Context, doc *Document, data []byte) (err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			err = fmt.Errorf("malformed pdf: %v", x)
+		}
+	}()
+	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return fmt.Errorf("open pdf: %w", err)
+	}
+	if info := r.Trailer().Key("Info"); info.Kind() == pdf.Dict {
+		doc.Title = collapse(info.Key("Title").Text())
+	}
+	for i := 1; i <= r.NumPage(); i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p := r.Page(i)
+		if p.V.IsNull() {
+			continue
+		}
+		for _, para := range pageParagraphs(p.Content().Text) {
+			doc.Blocks = append(doc.Blocks, Block{Kind: Paragraph, Text: para, Page: i})
+		}
+	}
+	return nil
+}
+
+// pageParagraphs rebuilds the text of a page from its characters, in the
+// order of the content stream: a character whose baseline is more than half
+// a font size away from the line's starts a new line, and a line whose
+// baseline is below the previous one by more than 1.6 line heights (or
+// above it, as in a new column) starts a new paragraph. Within a line, a
+// gap wider than a fifth of the font size after a character's end, and
+// more than a font size after its start (fonts without widths give
+// characters no width), is a space.
+func pageParagraphs(chars []pdf.Text) []string {
+	var (
+		paras []string
+		para  strings.Builder // the current paragraph
+		line  strings.Builder // the current line
+		// the line's baseline and font size, the previous line's baseline,
+		// the end of the last character on the line
+		lineY, lineSize, prevY, lastX, lastEnd float64
+		haveLine, havePrev                     bool
+	)
+	endLine := func() {
+		t := strings.TrimSpace(line.String())
+		line.Reset()
+		if t == "" {
+			return
+		}
+		if havePrev {
+			gap := prevY - lineY
+			if gap < 0 || gap > 1.6*1.2*lineSize {
+				if p := strings.TrimSpace(para.String()); p != "" {
+					paras = append(paras, p)
+				}
+				para.Reset()
+			} else {
+				para.WriteByte('\n')
+			}
+		}
+		para.WriteString(t)
+		prevY, havePrev = lineY, true
+	}
+	for _, c := range chars {
+		if c.S == "" || math.IsNaN(c.X) || math.IsNaN(c.Y) {
+			continue
+		}
+		size := math.Abs(c.FontSize)
+		if size == 0 || math.IsNaN(size) || math.IsInf(size, 0) {
+			size = 10
+		}
+		if !haveLine || math.Abs(c.Y-lineY) > size/2 {
+			if haveLine {
+				endLine()
+			}
+			lineY, lineSize, haveLine = c.Y, size, true
+		} else if c.X-lastEnd > size/5 && c.X-lastX > size && !strings.HasSuffix(line.String(), " ") && c.S != " " {
+			line.WriteByte(' ')
+		}
+		if size > lineSize {
+			lineSize = size
+		}
+		line.WriteString(c.S)
+		lastX, lastEnd = c.X, c.X+c.W
+	}
+	endLine()
+	if p := strings.TrimSpace(para.String()); p != "" {
+		paras = append(paras, p)
+	}
+	return paras
+}
