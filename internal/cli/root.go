@@ -72,6 +72,8 @@ func newRoot(streams IO) *cobra.Command {
 	root.AddGroup(&cobra.Group{ID: "clients", Title: "AI clients (run their MCP servers through ctxkit wrap):"})
 	root.AddCommand(newClientCmds(streams)...)
 	root.AddCommand(newWrapCmd(g, streams))
+	root.AddGroup(&cobra.Group{ID: "vaults", Title: "Vaults (memory for agents):"})
+	root.AddCommand(newVaultCmd(streams), newAgentCmd(streams))
 	return root
 }
 
