@@ -179,7 +179,7 @@ func (r *Registry) Authenticate(ctx context.Context, token string) (string, erro
 			name = n
 		}
 	}
-	if name == "" {
+	if name == "" || name == Owner {
 		return "", ErrUnauthenticated
 	}
 	now := time.Now().UTC()

@@ -200,10 +200,20 @@ func findProjectRoot(cwd, dataDir string) string {
 	}
 }
 
-// realPath resolves symlinks where it can, else returns the cleaned path.
+// realPath resolves the symlinks of p's longest existing prefix; the rest
+// is appended cleaned.
 func realPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
+	p = filepath.Clean(p)
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
 	}
-	return filepath.Clean(p)
 }

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // Options locate a registry's two scopes.
@@ -133,20 +135,38 @@ func (r *Registry) Init(ctx context.Context, o InitOptions) (*Vault, error) {
 		}
 	}
 	v := &Vault{Name: o.Name, Type: t, Scope: scope, Dir: dir, Restricted: o.Restricted, Agents: map[string]Grant{}, EmbeddingModel: model}
+	otherScope := Global
+	if scope == Global {
+		otherScope = Local
+	}
+	others, err := r.load(otherScope)
+	if err != nil {
+		return nil, err
+	}
 	err = editConfig(ctx, r.ConfigPath(scope), scope, func(c *configFile) error {
-		if _, ok := c.vaults[o.Name]; ok {
-			return fmt.Errorf("%w: vault %q in %s", ErrExists, o.Name, c.path)
-		}
 		for name, e := range c.vaults {
-			if other := r.absPath(scope, e.Path); other == dir {
-				return fmt.Errorf("%w: folder %s is vault %q", ErrExists, dir, name)
+			if strings.EqualFold(name, o.Name) {
+				return fmt.Errorf("%w: vault %q in %s", ErrExists, name, c.path)
+			}
+			if err := overlap(dir, name, r.absPath(scope, e.Path)); err != nil {
+				return err
+			}
+		}
+		for _, ov := range others {
+			if err := overlap(dir, ov.Name, ov.Dir); err != nil {
+				return err
 			}
 		}
 		if err := os.MkdirAll(dir, dirMode); err != nil {
 			return fmt.Errorf("create vault folder %s: %w", dir, err)
 		}
-		if err := os.MkdirAll(v.DataDir(), 0o700); err != nil {
-			return fmt.Errorf("create vault data folder %s: %w", v.DataDir(), err)
+		if err := initDataDir(v.DataDir()); err != nil {
+			return err
+		}
+		if scope == Local {
+			if err := writeIfMissing(filepath.Join(r.root, configDir, ".gitignore"), "# written by ctxkit: the lock files of config.json\n*.lock\n"); err != nil {
+				return err
+			}
 		}
 		c.vaults[o.Name] = &entry{Type: string(t), Path: stored, Restricted: o.Restricted, EmbeddingModel: model}
 		return nil
@@ -162,6 +182,47 @@ func (r *Registry) Init(ctx context.Context, o InitOptions) (*Vault, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// overlap refuses a new vault folder dir that is, holds or sits inside the
+// folder of vault name.
+func overlap(dir, name, other string) error {
+	a, b := realPath(dir), realPath(other)
+	switch {
+	case a == b:
+		return fmt.Errorf("%w: folder %s is vault %q", ErrExists, dir, name)
+	case within(b, a):
+		return fmt.Errorf("%w: folder %s is inside vault %q (%s)", ErrInvalid, dir, name, other)
+	case within(a, b):
+		return fmt.Errorf("%w: folder %s holds vault %q (%s)", ErrInvalid, dir, name, other)
+	}
+	return nil
+}
+
+// initDataDir creates a vault's data folder (0700) with a .gitignore that
+// keeps its contents (audit log, indexes) out of a repository holding the
+// vault's documents.
+func initDataDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create vault data folder %s: %w", dir, err)
+	}
+	return writeIfMissing(filepath.Join(dir, ".gitignore"), "# written by ctxkit: this folder is derived or per-machine data\n*\n")
+}
+
+// writeIfMissing creates path with text unless it exists.
+func writeIfMissing(path, text string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // absPath makes a stored path absolute for its scope.

@@ -88,6 +88,24 @@ func TestInitListGetShadow(t *testing.T) {
 	if _, err := r.Init(ctx, InitOptions{Name: "other", Path: ".ctxkit/vaults/notes"}); !errors.Is(err, ErrExists) {
 		t.Fatalf("init on another vault's folder: %v", err)
 	}
+	for _, tc := range []struct {
+		o    InitOptions
+		want error
+	}{
+		{InitOptions{Name: "NOTES"}, ErrExists},
+		{InitOptions{Name: "inner", Path: ".ctxkit/vaults/notes/inner"}, ErrInvalid},
+		{InitOptions{Name: "outer", Path: ".ctxkit"}, ErrInvalid},
+		{InitOptions{Name: "inglobal", Path: filepath.Join(data, "vaults", "notes", "x")}, ErrInvalid},
+	} {
+		if _, err := r.Init(ctx, tc.o); !errors.Is(err, tc.want) {
+			t.Errorf("Init(%+v) = %v, want %v", tc.o, err, tc.want)
+		}
+	}
+	for _, p := range []string{filepath.Join(proj, ".ctxkit", ".gitignore"), filepath.Join(l.DataDir(), ".gitignore")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("no .gitignore: %v", err)
+		}
+	}
 	if _, err := r.Init(ctx, InitOptions{Name: "skills", Type: Skill, EmbeddingModel: "ollama:x"}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("skill vault with embedder: %v", err)
 	}
@@ -248,6 +266,34 @@ func TestConcurrentInitGoroutines(t *testing.T) {
 	all, err := r.List(t.Context())
 	if err != nil || len(all) != 2*n {
 		t.Fatalf("after concurrent inits: %d vaults, %v", len(all), err)
+	}
+}
+
+func TestConcurrentAgents(t *testing.T) {
+	r, _, _ := newRegistry(t)
+	const n = 10
+	tokens := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			tok, err := r.CreateAgent(t.Context(), fmt.Sprintf("a%d", i))
+			if err != nil {
+				t.Error(err)
+			}
+			tokens[i] = tok
+		})
+	}
+	wg.Wait()
+	for i, tok := range tokens {
+		wg.Go(func() {
+			if name, err := r.Authenticate(t.Context(), tok); err != nil || name != fmt.Sprintf("a%d", i) {
+				t.Errorf("token %d: %q %v", i, name, err)
+			}
+		})
+	}
+	wg.Wait()
+	if list, err := r.Agents(t.Context()); err != nil || len(list) != n {
+		t.Fatalf("agents: %d %v", len(list), err)
 	}
 }
 
