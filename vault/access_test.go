@@ -134,6 +134,22 @@ func TestAccessControl(t *testing.T) {
 		{"writer", Read, nil}, {"writer", Write, nil}, {"reader", Read, nil}, {"reader", Write, ErrForbidden},
 		{"stranger", Read, ErrNotFound}, {"", Read, ErrNotFound}, {Owner, Write, nil},
 	})
+	if _, err := r.Init(ctx, InitOptions{Name: "open", Scope: Global}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Init(ctx, InitOptions{Name: "team", Scope: Global}); err != nil {
+		t.Fatal(err)
+	}
+	for agent, want := range map[string]string{"reader": "team,open", "stranger": "open", "": "open", Owner: "team,open"} {
+		vs, err := r.Visible(ctx, agent)
+		var names []string
+		for _, v := range vs {
+			names = append(names, v.Name)
+		}
+		if err != nil || strings.Join(names, ",") != want {
+			t.Errorf("Visible(%q) = %v, %v; want %s", agent, names, err, want)
+		}
+	}
 	if _, err := r.Attach(ctx, "team", Owner, false); !errors.Is(err, ErrInvalid) {
 		t.Errorf("attach owner: %v", err)
 	}

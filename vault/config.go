@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/atomicfile"
@@ -29,8 +31,19 @@ type entry struct {
 	extra map[string]json.RawMessage
 }
 
-// known are the entry's own JSON fields.
-var known = []string{"type", "path", "restricted", "agents", "embedding_model"}
+// knownFields returns the JSON names of entry's own fields, which are not
+// kept in extra (derived from the tags, so a field added later is never
+// written twice).
+func knownFields() []string {
+	var out []string
+	t := reflect.TypeFor[entry]()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
 
 // configFile is a parsed config.json: the vaults, and every other
 // top-level field kept as it was.
@@ -100,7 +113,7 @@ func readConfig(path string) (*configFile, error) {
 		if err := json.Unmarshal(r, &e.extra); err != nil {
 			return nil, fmt.Errorf("%w: %s: vault %q: %v", ErrParse, path, name, err)
 		}
-		for _, k := range known {
+		for _, k := range knownFields() {
 			delete(e.extra, k)
 		}
 		c.vaults[name] = e

@@ -318,6 +318,23 @@ func (r *Registry) Get(ctx context.Context, name string) (*Vault, error) {
 	return nil, fmt.Errorf("%w: %q", ErrNotFound, name)
 }
 
+// Visible returns the vaults agent may read, as an HTTP API or MCP server
+// lists them for an authenticated agent: public vaults and restricted ones
+// it is attached to, without shadowed global vaults.
+func (r *Registry) Visible(ctx context.Context, agent string) ([]*Vault, error) {
+	all, err := r.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Vault
+	for _, v := range all {
+		if !v.Shadowed && v.Allowed(agent, Read) == nil {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
 // update edits the recorded entry of the vault name resolves to, under the
 // config lock, and logs the change in the vault's audit log.
 func (r *Registry) update(ctx context.Context, name, action, detail string, fn func(*entry) error) (*Vault, error) {
