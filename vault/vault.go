@@ -65,15 +65,15 @@ const (
 	Episodic Type = "episodic" // time-stamped facts with validity windows
 )
 
-// Types lists the vault types in their documented order.
-var Types = []Type{Semantic, Skill, Episodic}
+// types lists the vault types in their documented order.
+var types = []Type{Semantic, Skill, Episodic}
 
 // ParseType checks a type name; the empty string is Semantic.
 func ParseType(s string) (Type, error) {
 	if s == "" {
 		return Semantic, nil
 	}
-	if t := Type(strings.ToLower(s)); slices.Contains(Types, t) {
+	if t := Type(strings.ToLower(s)); slices.Contains(types, t) {
 		return t, nil
 	}
 	return "", fmt.Errorf("%w: vault type %q (want semantic, skill or episodic)", ErrInvalid, s)
