@@ -3,6 +3,7 @@ package extract
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -18,7 +19,7 @@ const wordNS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 // cells included, one paragraph each). A paragraph whose style is a
 // heading ("heading N" by name, or with an outline level) becomes a
 // heading of that level; one in the Title style gives the title.
-func extractDOCX(doc *Document, data []byte, limit int64) error {
+func extractDOCX(ctx context.Context, doc *Document, data []byte, limit int64) error {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return fmt.Errorf("open docx: %w", err)
@@ -47,7 +48,7 @@ func extractDOCX(doc *Document, data []byte, limit int64) error {
 	if core != nil {
 		doc.Title = docxTitle(core, &budget)
 	}
-	return docxBody(doc, body, levels, &budget)
+	return docxBody(ctx, doc, body, levels, &budget)
 }
 
 // openPart opens a zip member, reading at most *budget bytes of it.
@@ -142,7 +143,7 @@ func docxTitle(f *zip.File, budget *int64) string {
 }
 
 // docxBody appends the paragraphs of word/document.xml to doc.
-func docxBody(doc *Document, f *zip.File, levels map[string]int, budget *int64) error {
+func docxBody(ctx context.Context, doc *Document, f *zip.File, levels map[string]int, budget *int64) error {
 	rc, r, err := openPart(f, budget)
 	if err != nil {
 		return err
@@ -173,7 +174,10 @@ func docxBody(doc *Document, f *zip.File, levels map[string]int, budget *int64) 
 			doc.Blocks = append(doc.Blocks, Block{Kind: Paragraph, Text: t})
 		}
 	}
-	for {
+	for n := 1; ; n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		tok, err := d.Token()
 		if err == io.EOF {
 			flush()

@@ -158,6 +158,12 @@ func (o Options) Extract(ctx context.Context, path string, r io.Reader) (*Docume
 	return o.ExtractBytes(ctx, path, data)
 }
 
+// ExtractBytes reads a document already in memory with the default
+// options; see Extract.
+func ExtractBytes(ctx context.Context, path string, data []byte) (*Document, error) {
+	return Options{}.ExtractBytes(ctx, path, data)
+}
+
 // ExtractBytes is Extract for a file already in memory.
 func (o Options) ExtractBytes(ctx context.Context, path string, data []byte) (doc *Document, err error) {
 	format, ok := formatOf(path)
@@ -179,7 +185,7 @@ func (o Options) ExtractBytes(ctx context.Context, path string, data []byte) (do
 	case HTML:
 		err = extractHTML(doc, data)
 	case DOCX:
-		err = extractDOCX(doc, data, o.maxBytes())
+		err = extractDOCX(ctx, doc, data, o.maxBytes())
 	case PDF:
 		err = extractPDF(ctx, doc, data)
 	}

@@ -3,6 +3,7 @@ package extract
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -27,19 +28,65 @@ func extractPDF(ctx context.Context, doc *Document, data []byte) (err error) {
 	if info := r.Trailer().Key("Info"); info.Kind() == pdf.Dict {
 		doc.Title = collapse(info.Key("Title").Text())
 	}
-	for i := 1; i <= r.NumPage(); i++ {
+	pages, err := pdfPages(r)
+	if err != nil {
+		return err
+	}
+	for i, p := range pages {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		p := r.Page(i)
-		if p.V.IsNull() {
-			continue
-		}
 		for _, para := range pageParagraphs(p.Content().Text) {
-			doc.Blocks = append(doc.Blocks, Block{Kind: Paragraph, Text: para, Page: i})
+			doc.Blocks = append(doc.Blocks, Block{Kind: Paragraph, Text: para, Page: i + 1})
 		}
 	}
 	return nil
+}
+
+// maxTreeDepth bounds the depth of a PDF's page tree, and of a page's
+// chain of parents, which real files keep shallow.
+const maxTreeDepth = 64
+
+// pdfPages returns the pages of r in order. It walks the page tree itself,
+// rather than with the library's Reader.Page, so that a malformed tree (a
+// cycle of Kids or of Parent links, which makes Reader.Page and the
+// library's lookup of inherited resources loop for ever) is an error: the
+// walk visits at most a bounded number of nodes, keeps at most Count
+// pages, and refuses a page whose chain of parents is too long.
+func pdfPages(r *pdf.Reader) ([]pdf.Page, error) {
+	root := r.Trailer().Key("Root").Key("Pages")
+	count := int(min(max(root.Key("Count").Int64(), 0), 1<<20))
+	budget := 4*count + 1024 // nodes the walk may visit
+	var pages []pdf.Page
+	var walk func(node pdf.Value, depth int) error
+	walk = func(node pdf.Value, depth int) error {
+		if budget--; budget < 0 || depth > maxTreeDepth {
+			return errors.New("malformed pdf: page tree too large or cyclic")
+		}
+		switch node.Key("Type").Name() {
+		case "Pages":
+			kids := node.Key("Kids")
+			for i := 0; i < kids.Len() && len(pages) < count; i++ {
+				if err := walk(kids.Index(i), depth+1); err != nil {
+					return err
+				}
+			}
+		case "Page":
+			p := node
+			for range maxTreeDepth {
+				if p = p.Key("Parent"); p.IsNull() {
+					break
+				}
+			}
+			if !p.IsNull() {
+				return errors.New("malformed pdf: page parents too deep or cyclic")
+			}
+			pages = append(pages, pdf.Page{V: node})
+		}
+		return nil
+	}
+	err := walk(root, 0)
+	return pages, err
 }
 
 // pageParagraphs rebuilds the text of a page from its characters, in the
