@@ -274,6 +274,7 @@ func BenchmarkSearch100k(b *testing.B) {
 		{"word and email", wordsByShare(0.007, 1)[0] + " user42@example.com"},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
+			defer reportCPU(b, cpuTime())
 			var total int
 			for b.Loop() {
 				hits, n, err := s.SearchItems(b.Context(), id, store.Query{Text: tc.q, Limit: 10})

@@ -72,6 +72,9 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/ctxkit/ctxkit/offload/pipeline"
 	"github.com/ctxkit/ctxkit/store"
 )
@@ -229,10 +232,14 @@ func scanRows(t *txn, ref *wsRef) iter.Seq2[any, error] {
 }
 
 // projectBatch is how many rows SQLite reads into one value and a decoding
-// goroutine takes at a time: enough to make the query and the handing over
-// cheap, few enough to keep little in memory (about 400 KB for items of 400
-// bytes). On 100,000 such items, 1,024 took less CPU than 256 and 64.
-const projectBatch = 1024
+// goroutine takes at a time, at most: enough to make the query and the
+// handing over cheap. On 100,000 items of 400 bytes, 1,024 took less CPU
+// than 256 and 64. Lists of larger items take fewer, about projectBytes
+// of them, so that a batch stays small in memory.
+const (
+	projectBatch = 1024
+	projectBytes = 1 << 20
+)
 
 // rowBatch is consecutive rows of a list on their way through projectedRows.
 type rowBatch struct {
@@ -335,6 +342,10 @@ func readBatches(ctx context.Context, t *txn, ref *wsRef, send func(*rowBatch) b
 		send(&rowBatch{err: err, done: make(chan struct{})})
 	}
 	st := t.stmt(qItemsBatch)
+	rows := projectBatch
+	if ref.items > 0 && ref.itemChars > 0 {
+		rows = int(min(max(projectBytes*int64(ref.items)/ref.itemChars, 1), projectBatch))
+	}
 	lo, hi := idBase(ref.key), idBase(ref.key+1)
 	for lo < hi {
 		var (
@@ -343,7 +354,13 @@ func readBatches(ctx context.Context, t *txn, ref *wsRef, send func(*rowBatch) b
 			lens string
 			data string
 		)
-		err := st.QueryRowContext(ctx, lo, hi, projectBatch).Scan(&n, &last, &lens, &data)
+		err := st.QueryRowContext(ctx, lo, hi, rows).Scan(&n, &last, &lens, &data)
+		if isTooBig(err) && rows > 1 {
+			// Large items next to each other: one item alone always fits,
+			// since SQLite holds it.
+			rows /= 2
+			continue
+		}
 		if err != nil {
 			fail(fmt.Errorf("read items: %w", err))
 			return
@@ -368,11 +385,18 @@ func readBatches(ctx context.Context, t *txn, ref *wsRef, send func(*rowBatch) b
 			fail(fmt.Errorf("read items: %d items of %d bytes in a batch of %d items and %d bytes", len(b.ends), end, n, len(data)))
 			return
 		}
-		if !send(b) || n < projectBatch {
+		if !send(b) || n < rows {
 			return
 		}
 		lo = last + 1
 	}
+}
+
+// isTooBig reports whether err is SQLite refusing a string or blob longer
+// than its limit.
+func isTooBig(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_TOOBIG
 }
 
 // decodeBatch decodes the rows of b, stopping at the first that fails.

@@ -15,6 +15,9 @@ import (
 	"strings"
 	"testing"
 
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/ctxkit/ctxkit/offload/pipeline"
 	"github.com/ctxkit/ctxkit/offload/pipeline/pipelinetest"
 	"github.com/ctxkit/ctxkit/store"
@@ -844,5 +847,52 @@ func TestProjectedRowsBatches(t *testing.T) {
 		if canon(got) != canon(want) {
 			t.Errorf("%s: projectedRows read %d items, ScanItems %d; they differ:\n%s\n%s", id, len(got), len(want), canon(got), canon(want))
 		}
+	}
+}
+
+// TestProjectedRowsTooBig reads a list whose batches exceed the longest
+// string SQLite makes: readBatches takes fewer rows at a time, down to
+// one item, and still reads every item in order.
+func TestProjectedRowsTooBig(t *testing.T) {
+	ctx := t.Context()
+	s := openPipeStore(t)
+	items := make([]json.RawMessage, 40)
+	for i := range items {
+		items[i] = json.RawMessage(fmt.Sprintf(`{"i": %d, "pad": %q}`, i, strings.Repeat("x", 3000+i)))
+	}
+	putList(t, s, "big", items)
+	conn, err := s.r.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// SQLITE_LIMIT_LENGTH: strings of at most 10,000 bytes, about 3 items.
+	old, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, 10_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, old)
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	tr := &txn{ctx: ctx, tx: tx, stmts: s.rst}
+	ref, err := lookup(tr, "big", store.ShapeList)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for v, err := range projectedRows(tr, ref, []string{"i"}) {
+		if err != nil {
+			t.Fatalf("item %d: %v", n, err)
+		}
+		if want := map[string]any{"i": float64(n)}; canon(v) != canon(want) {
+			t.Fatalf("item %d is %s, want %s", n, canon(v), canon(want))
+		}
+		n++
+	}
+	if n != len(items) {
+		t.Errorf("read %d items, want %d", n, len(items))
 	}
 }
