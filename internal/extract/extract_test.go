@@ -110,6 +110,10 @@ func TestExtractErrors(t *testing.T) {
 		{"docx expands too far", ctx, Options{MaxBytes: 1 << 20}, "b.docx", bomb, ErrTooLarge, "extract b.docx: "},
 		{"not a pdf", ctx, Options{}, "report.pdf", []byte("hello"), nil, "extract report.pdf: open pdf: "},
 		{"truncated pdf", ctx, Options{}, "t.pdf", makePDF("x", [][]string{{"a"}})[:200], nil, "extract t.pdf: "},
+		// The PDF library loops for ever on these; Extract must refuse them.
+		{"pdf unterminated hex string", ctx, Options{}, "h.pdf", makePDFStreams("t", []string{"BT (a\\) Tj) Tj <4"}), nil, "extract h.pdf: malformed pdf: page 1: content stream ends inside a hex string"},
+		{"pdf hex after a bad token", ctx, Options{}, "h.pdf", makePDFStreams("t", []string{"<< < << <\x04"}), nil, "extract h.pdf: malformed pdf: page 1: content stream"},
+		{"pdf cyclic page tree", ctx, Options{}, "c.pdf", bytes.Replace(makePDF("t", [][]string{{"a"}}), []byte("/Kids [4 0 R]"), []byte("/Kids [2 0 R]"), 1), nil, "extract c.pdf: malformed pdf: page tree"},
 		{"not a docx", ctx, Options{}, "d.docx", []byte("PK nope"), nil, "extract d.docx: open docx: "},
 		{"docx without body", ctx, Options{}, "d.docx", func() []byte {
 			var b bytes.Buffer
@@ -245,6 +249,15 @@ func FuzzPDF(f *testing.F) {
 	f.Add(makePDF("T", [][]string{{"hello world", "", "again"}, {"two"}}))
 	f.Add([]byte("%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF"))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzExtract(t, "f.pdf", data) })
+}
+
+// FuzzPDFContent fuzzes the content stream of a well-formed PDF, which
+// the mutations of FuzzPDF rarely reach (they break the cross-references).
+func FuzzPDFContent(f *testing.F) {
+	f.Add("BT /F1 12 Tf 72 760 Td (hello) Tj 0 -14 Td [(wor) -200 (ld)] TJ ET")
+	f.Add("BT /F1 0 Tf 1 0 0 -1 0 0 Tm (x) ' (y) \" T* ET q Q cm")
+	f.Add("BT /F2 12 Tf <48656c6c6f> Tj ET")
+	f.Fuzz(func(t *testing.T, content string) { fuzzExtract(t, "c.pdf", makePDFStreams("t", []string{content})) })
 }
 
 func FuzzDOCX(f *testing.F) {

@@ -1,10 +1,12 @@
 package extract
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 
@@ -35,6 +37,9 @@ func extractPDF(ctx context.Context, doc *Document, data []byte) (err error) {
 	for i, p := range pages {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if err := checkContent(p.V.Key("Contents")); err != nil {
+			return fmt.Errorf("malformed pdf: page %d: %w", i+1, err)
 		}
 		for _, para := range pageParagraphs(p.Content().Text) {
 			doc.Blocks = append(doc.Blocks, Block{Kind: Paragraph, Text: para, Page: i + 1})
@@ -87,6 +92,150 @@ func pdfPages(r *pdf.Reader) ([]pdf.Page, error) {
 	}
 	err := walk(root, 0)
 	return pages, err
+}
+
+// checkContent reads a page's content streams (one stream or an array of
+// them, as Page.Content reads them) and fails when they end inside a hex
+// string: the library's tokenizer loops for ever there, since at the end
+// of a content stream it reads an endless run of newlines. Comments,
+// literal strings (with escapes and nested parentheses) and dictionary
+// brackets are skipped as the tokenizer skips them, and after a malformed
+// token the scan goes on where the tokenizer goes on (it recovers from its
+// parse errors and reads on from there).
+func checkContent(strm pdf.Value) error {
+	var rd io.Reader
+	switch strm.Kind() {
+	case pdf.Null:
+		return nil
+	case pdf.Array:
+		readers := make([]io.Reader, 0, strm.Len())
+		for i := 0; i < strm.Len(); i++ {
+			readers = append(readers, strm.Index(i).Reader())
+		}
+		rd = io.MultiReader(readers...)
+	default:
+		rd = strm.Reader()
+	}
+	br := bufio.NewReader(rd)
+	for {
+		c, err := br.ReadByte()
+		if err != nil {
+			return nil
+		}
+		switch c {
+		case '%': // a comment, to the end of the line
+			for c != '\r' && c != '\n' && err == nil {
+				c, err = br.ReadByte()
+			}
+		case '(':
+			scanLiteral(br)
+		case '<':
+			if next, err := br.Peek(1); err == nil && next[0] == '<' {
+				_, _ = br.ReadByte() // a dictionary
+				continue
+			}
+			if scanHex(br) == hexEOF {
+				return errors.New("content stream ends inside a hex string")
+			}
+		}
+	}
+}
+
+// scanLiteral reads a literal string after its '(' as the library's
+// tokenizer does: to the matching ')', or up to an invalid escape, where
+// the tokenizer fails and reads on after it.
+func scanLiteral(br *bufio.Reader) {
+	for depth := 1; depth > 0; {
+		c, err := br.ReadByte()
+		if err != nil {
+			return
+		}
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case '\\':
+			c, err := br.ReadByte()
+			if err != nil {
+				return
+			}
+			switch {
+			case strings.IndexByte("nrbtf()\\\r\n", c) >= 0:
+			case '0' <= c && c <= '7':
+				x := int(c - '0')
+				for range 2 {
+					d, err := br.ReadByte()
+					if err != nil {
+						return
+					}
+					if d < '0' || d > '7' {
+						_ = br.UnreadByte()
+						break
+					}
+					x = x*8 + int(d-'0')
+				}
+				if x > 255 {
+					return
+				}
+			default:
+				return
+			}
+		}
+	}
+}
+
+// The ends of scanHex.
+const (
+	hexClosed = iota // by '>'
+	hexEOF           // the input ended first
+	hexBad           // a pair of characters is not hex
+)
+
+// scanHex reads a hex string after its '<' as the library's tokenizer
+// does: pairs of characters, white space skipped, until '>' where a pair
+// would start.
+func scanHex(br *bufio.Reader) int {
+	next := func() (byte, bool) {
+		for {
+			c, err := br.ReadByte()
+			if err != nil {
+				return 0, false
+			}
+			if !isPDFSpace(c) {
+				return c, true
+			}
+		}
+	}
+	for {
+		c, ok := next()
+		if !ok {
+			return hexEOF
+		}
+		if c == '>' {
+			return hexClosed
+		}
+		c2, ok := next()
+		if !ok {
+			return hexEOF
+		}
+		if !isHex(c) || !isHex(c2) {
+			return hexBad
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// isPDFSpace reports whether c is white space in PDF syntax.
+func isPDFSpace(c byte) bool {
+	switch c {
+	case 0, '\t', '\n', '\f', '\r', ' ':
+		return true
+	}
+	return false
 }
 
 // pageParagraphs rebuilds the text of a page from its characters, in the

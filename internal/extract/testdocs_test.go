@@ -13,12 +13,7 @@ import (
 // mille) 14 points below the one before, and an empty line as a paragraph
 // gap. The Info dictionary carries title.
 func makePDF(title string, pages [][]string) []byte {
-	var objs []string // objs[i] is object i+1
-	add := func(s string) int { objs = append(objs, s); return len(objs) }
-	widths := strings.TrimSpace(strings.Repeat("600 ", 95))
-	font := add("<< /Type /Font /Subtype /Type1 /BaseFont /Courier /FirstChar 32 /LastChar 126 /Widths [" + widths + "] >>")
-	pagesObj := add("") // filled in below
-	var kids []string
+	var streams []string
 	for _, lines := range pages {
 		var cs strings.Builder
 		cs.WriteString("BT /F1 12 Tf 72 760 Td\n")
@@ -34,7 +29,23 @@ func makePDF(title string, pages [][]string) []byte {
 			fmt.Fprintf(&cs, "(%s) Tj\n", r.Replace(l))
 		}
 		cs.WriteString("ET")
-		content := add(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", cs.Len(), cs.String()))
+		streams = append(streams, cs.String())
+	}
+	return makePDFStreams(title, streams)
+}
+
+// makePDFStreams writes a PDF whose pages have the given content streams,
+// with font F1 (Courier) in their resources, and a correct cross-reference
+// table.
+func makePDFStreams(title string, streams []string) []byte {
+	var objs []string // objs[i] is object i+1
+	add := func(s string) int { objs = append(objs, s); return len(objs) }
+	widths := strings.TrimSpace(strings.Repeat("600 ", 95))
+	font := add("<< /Type /Font /Subtype /Type1 /BaseFont /Courier /FirstChar 32 /LastChar 126 /Widths [" + widths + "] >>")
+	pagesObj := add("") // filled in below
+	var kids []string
+	for _, cs := range streams {
+		content := add(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(cs), cs))
 		page := add(fmt.Sprintf("<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R >>", pagesObj, font, content))
 		kids = append(kids, fmt.Sprintf("%d 0 R", page))
 	}
