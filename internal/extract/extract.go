@@ -26,7 +26,11 @@
 // empty password, reading order is the order of the content stream (right
 // for ordinary single-column documents, not always for multi-column
 // layouts), and PDF headings are not recognised (they come out as
-// paragraphs).
+// paragraphs). The library turns most malformed input into panics, which
+// are recovered here as errors; the inputs on which it was found to loop
+// for ever (a cyclic page tree, a content stream ending inside a hex
+// string) are checked for before it reads them, and FuzzPDF and
+// FuzzPDFContent look for more.
 package extract
 
 import (
