@@ -4,7 +4,8 @@
 //
 // The format is chosen by the file's extension: Markdown (.md, .markdown)
 // keeps its ATX headings; plain text (.txt), JSON (.json) and CSV (.csv)
-// are read as text, in paragraphs split at blank lines; PDF (.pdf) keeps
+// are read as text, in paragraphs split at blank lines (minified JSON, with
+// lines over 1,000 bytes, is indented first so that it can be chunked); PDF (.pdf) keeps
 // one or more paragraphs per page with the page number; DOCX (.docx) keeps
 // its paragraphs, and paragraphs in heading styles become headings; HTML
 // (.html, .htm) keeps its visible text and headings, dropping scripts,
@@ -36,6 +37,7 @@ package extract
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -184,7 +186,9 @@ func (o Options) ExtractBytes(ctx context.Context, path string, data []byte) (do
 	switch format {
 	case Markdown:
 		extractMarkdown(doc, textOf(data))
-	case Text, JSON, CSV:
+	case JSON:
+		doc.Blocks = paragraphs(nil, textOf(indentJSON(data)), 0)
+	case Text, CSV:
 		doc.Blocks = paragraphs(nil, textOf(data), 0)
 	case HTML:
 		err = extractHTML(doc, data)
@@ -204,6 +208,30 @@ func (o Options) maxBytes() int64 {
 		return o.MaxBytes
 	}
 	return DefaultMaxBytes
+}
+
+// longLine is the length from which a JSON line counts as minified.
+const longLine = 1000
+
+// indentJSON returns valid JSON with a line over longLine bytes indented,
+// one value per line, so that minified JSON has lines and spaces for the
+// chunker to cut at; other JSON (and invalid JSON) is returned as it is.
+func indentJSON(data []byte) []byte {
+	long := false
+	for line := range bytes.Lines(data) {
+		if len(line) > longLine {
+			long = true
+			break
+		}
+	}
+	if !long || !json.Valid(data) {
+		return data
+	}
+	var b bytes.Buffer
+	if json.Indent(&b, data, "", "  ") != nil {
+		return data
+	}
+	return b.Bytes()
 }
 
 // textOf returns data as valid UTF-8 text without a byte order mark and

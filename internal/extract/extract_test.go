@@ -46,6 +46,8 @@ func TestExtract(t *testing.T) {
 		{"text", "a.txt", []byte("\xef\xbb\xbfone\r\ntwo\r\n\r\nthree\xff"), Text, "", "p one\\ntwo\np three\uFFFD\n"},
 		{"empty text", "a.txt", nil, Text, "", ""},
 		{"json", "a.json", []byte(`{"a": 1}`), JSON, "", "p {\"a\": 1}\n"},
+		{"minified json", "m.json", []byte(`{"k":"` + strings.Repeat("v", 1000) + `","n":[1,2]}`), JSON, "",
+			"p {\\n  \"k\": \"" + strings.Repeat("v", 1000) + "\",\\n  \"n\": [\\n    1,\\n    2\\n  ]\\n}\n"},
 		{"csv", "A.CSV", []byte("a,b\n1,2\n"), CSV, "", "p a,b\\n1,2\n"},
 		{"html", "page.html", []byte(`<!doctype html><html><head><title> The  Page </title><style>p{}</style><script>var x;</script></head>
 <body><nav>Home</nav><h1>Main <em>title</em></h1><p>First   para<br>next line</p><div hidden>secret</div>
