@@ -283,4 +283,9 @@ func TestAgents(t *testing.T) {
 	if err := r.RevokeAgent(ctx, "bot"); !errors.Is(err, ErrNoAgent) {
 		t.Fatalf("revoke twice: %v", err)
 	}
+	// A revoked name is not given out again: grants to it may remain in
+	// vault configs, which a newcomer of that name must not inherit.
+	if _, err := r.CreateAgent(ctx, "bot"); !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "revoked") {
+		t.Fatalf("recreate a revoked agent: %v", err)
+	}
 }

@@ -45,6 +45,9 @@ type agentEntry struct {
 
 type agentsFile struct {
 	Agents map[string]*agentEntry `json:"agents"`
+	// Revoked remembers revoked names, which are never given out again:
+	// vault configs, in any project, may still grant them access.
+	Revoked map[string]time.Time `json:"revoked,omitempty"`
 }
 
 func (r *Registry) agentsPath() string { return filepath.Join(r.dataDir, "agents.json") }
@@ -122,6 +125,9 @@ func (r *Registry) CreateAgent(ctx context.Context, name string) (string, error)
 		if _, ok := f.Agents[name]; ok {
 			return false, fmt.Errorf("%w: agent %q", ErrExists, name)
 		}
+		if when, ok := f.Revoked[name]; ok {
+			return false, fmt.Errorf("%w: agent %q was revoked on %s and its name is not given out again, since vaults may still grant it access; choose another name", ErrExists, name, when.Format(time.DateOnly))
+		}
 		f.Agents[name] = &agentEntry{Hash: hashToken(token), Created: time.Now().UTC().Truncate(time.Second)}
 		return true, nil
 	})
@@ -157,6 +163,10 @@ func (r *Registry) RevokeAgent(ctx context.Context, name string) error {
 			return false, fmt.Errorf("%w: %q", ErrNoAgent, name)
 		}
 		delete(f.Agents, name)
+		if f.Revoked == nil {
+			f.Revoked = map[string]time.Time{}
+		}
+		f.Revoked[name] = time.Now().UTC().Truncate(time.Second)
 		return true, nil
 	})
 }

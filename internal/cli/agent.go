@@ -35,7 +35,7 @@ func newAgentCreateCmd(streams IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create an agent and print its token (shown once)",
-		Long:  "Create an agent and print its token on stdout, once: only its hash is stored, so a lost token cannot be shown again (revoke the agent and create it anew).",
+		Long:  "Create an agent and print its token on stdout, once: only its hash is stored, so a lost token cannot be shown again (revoke the agent and create one under a new name).",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
@@ -120,7 +120,7 @@ func newAgentRevokeCmd(streams IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "revoke NAME",
 		Short: "Delete an agent: its token stops working",
-		Long:  "Delete the agent: its token stops working at once. Its grants stay in vault configs (which may be committed) and would apply to a new agent of the same name; remove them with `ctxkit vault detach`.",
+		Long:  "Delete the agent: its token stops working at once. Its name is never given out again, since its grants may stay in vault configs (which may be committed); remove them with 'ctxkit vault detach'.",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
