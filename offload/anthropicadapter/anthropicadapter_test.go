@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -12,24 +11,8 @@ import (
 
 	"github.com/ctxkit/ctxkit/offload"
 	"github.com/ctxkit/ctxkit/offload/anthropicadapter"
-	"github.com/ctxkit/ctxkit/store/memstore"
+	"github.com/ctxkit/ctxkit/offload/internal/adaptertest"
 )
-
-// newEngine returns an engine holding "tickets": 30 items {"id", "team",
-// "comments"}, where item i has id i+1.
-func newEngine(t testing.TB) *offload.Engine {
-	t.Helper()
-	e := offload.New(memstore.New(memstore.Options{}))
-	teams := []string{"web", "core", "infra"}
-	items := make([]map[string]any, 30)
-	for i := range items {
-		items[i] = map[string]any{"id": i + 1, "team": teams[i%3], "comments": i * 2}
-	}
-	if _, err := e.PutValue(context.Background(), items, offload.PutOptions{ID: "tickets", Producer: "list_tickets"}); err != nil {
-		t.Fatalf("store tickets: %v", err)
-	}
-	return e
-}
 
 func toolUse(id, name, input string) anthropic.ContentBlockUnion {
 	b := anthropic.ContentBlockUnion{Type: "tool_use", ID: id, Name: name}
@@ -40,70 +23,16 @@ func toolUse(id, name, input string) anthropic.ContentBlockUnion {
 }
 
 func TestToolsMatchEngine(t *testing.T) {
-	e := newEngine(t)
-	got, err := json.Marshal(anthropicadapter.Tools(e))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := json.Marshal(e.AnthropicTools())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(want, &w); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(g, w) {
-		t.Errorf("Tools JSON differs from Engine.AnthropicTools:\ngot  %s\nwant %s", got, want)
-	}
+	e := adaptertest.NewEngine(t)
 	if len(e.Tools()) == 0 {
 		t.Fatal("engine has no tools")
 	}
+	adaptertest.SameJSON(t, anthropicadapter.Tools(e), e.AnthropicTools())
 }
 
-// reply is what one tool_result must say: the tool_use id, and either the
-// error code or a piece of the successful result.
-type reply struct {
-	id       string
-	code     string // "" for success
-	contains string
-}
+type reply = adaptertest.Reply
 
-// result is a tool_result block, whichever way it was built.
-type result struct {
-	id, content string
-	isError     bool
-}
-
-func checkReplies(t *testing.T, got []result, want []reply) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("got %d tool results, want %d: %v", len(got), len(want), got)
-	}
-	for i, w := range want {
-		g := got[i]
-		if g.id != w.id {
-			t.Errorf("result %d answers %q, want %q", i, g.id, w.id)
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(g.content), &m); err != nil {
-			t.Fatalf("result %d content is not a JSON object: %v\n%s", i, err, g.content)
-		}
-		code, _ := m["code"].(string)
-		if code != w.code {
-			t.Errorf("result %d: code %q, want %q\n%s", i, code, w.code, g.content)
-		}
-		if g.isError != (w.code != "") {
-			t.Errorf("result %d: is_error %v, want %v", i, g.isError, w.code != "")
-		}
-		if w.contains != "" && !strings.Contains(g.content, w.contains) {
-			t.Errorf("result %d does not contain %s:\n%s", i, w.contains, g.content)
-		}
-	}
-}
+type result = adaptertest.Result
 
 func results(t *testing.T, m anthropic.MessageParam) []result {
 	t.Helper()
@@ -116,7 +45,8 @@ func results(t *testing.T, m anthropic.MessageParam) []result {
 		if r == nil || len(r.Content) != 1 || r.Content[0].OfText == nil {
 			t.Fatalf("block %d is not a tool_result with one text: %+v", i, b)
 		}
-		out[i] = result{r.ToolUseID, r.Content[0].OfText.Text, r.IsError.Value}
+		isError := r.IsError.Value
+		out[i] = result{ID: r.ToolUseID, Content: r.Content[0].OfText.Text, IsError: &isError}
 	}
 	return out
 }
@@ -130,7 +60,7 @@ func TestHandleToolUse(t *testing.T) {
 		{
 			name:    "one call",
 			content: []anthropic.ContentBlockUnion{toolUse("t1", "result_get_item", `{"workspace_id":"tickets","index":2}`)},
-			want:    []reply{{id: "t1", contains: `"id":3`}},
+			want:    []reply{{ID: "t1", Contains: `"id":3`}},
 		},
 		{
 			name: "several calls among other blocks keep their order and ids",
@@ -145,26 +75,26 @@ func TestHandleToolUse(t *testing.T) {
 				toolUse("e", "result_list", ``),
 			},
 			want: []reply{
-				{id: "a", contains: `"id":30`},
-				{id: "b", code: offload.CodeUnknownTool},
-				{id: "c", contains: `"distinct":3`},
-				{id: "d", code: offload.CodeBadArguments},
-				{id: "e", contains: `tickets`},
+				{ID: "a", Contains: `"id":30`},
+				{ID: "b", Code: offload.CodeUnknownTool},
+				{ID: "c", Contains: `"distinct":3`},
+				{ID: "d", Code: offload.CodeBadArguments},
+				{ID: "e", Contains: `tickets`},
 			},
 		},
 		{name: "no tool use", content: []anthropic.ContentBlockUnion{{Type: "text", Text: "Done."}}, want: []reply{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEngine(t)
+			e := adaptertest.NewEngine(t)
 			got := anthropicadapter.HandleToolUse(context.Background(), e, &anthropic.Message{Content: tt.content})
-			checkReplies(t, results(t, got), tt.want)
+			adaptertest.CheckReplies(t, results(t, got), tt.want)
 		})
 	}
 }
 
 func TestHandleToolUseNil(t *testing.T) {
-	e := newEngine(t)
+	e := adaptertest.NewEngine(t)
 	got := anthropicadapter.HandleToolUse(context.Background(), e, nil)
 	if got.OfUser == nil || len(got.OfUser.Content) != 0 {
 		t.Errorf("HandleToolUse(nil) = %+v, want a user message without content", got)
@@ -174,7 +104,7 @@ func TestHandleToolUseNil(t *testing.T) {
 // A message decoded from the API's JSON, answered and encoded again, is what
 // the next request sends.
 func TestHandleToolUseWire(t *testing.T) {
-	e := newEngine(t)
+	e := adaptertest.NewEngine(t)
 	var msg anthropic.Message
 	body := `{"id":"msg_1","type":"message","role":"assistant","model":"claude","stop_reason":"tool_use","content":[
 		{"type":"text","text":"Let me look."},
@@ -218,7 +148,7 @@ func TestHandleToolUseWire(t *testing.T) {
 // The context reaches the engine: a workspace stored in one session is
 // visible to calls in that session only.
 func TestHandleToolUseSession(t *testing.T) {
-	e := newEngine(t)
+	e := adaptertest.NewEngine(t)
 	alice := offload.WithSession(t.Context(), "alice")
 	n, err := e.Put(alice, []byte(`[1,2,3]`), offload.PutOptions{Producer: "numbers"})
 	if err != nil {
@@ -227,8 +157,8 @@ func TestHandleToolUseSession(t *testing.T) {
 	msg := &anthropic.Message{Content: []anthropic.ContentBlockUnion{
 		toolUse("t1", "result_get_item", fmt.Sprintf(`{"workspace_id":%q,"index":1}`, n.StoredResult)),
 	}}
-	checkReplies(t, results(t, anthropicadapter.HandleToolUse(alice, e, msg)), []reply{{id: "t1", contains: `"item":2`}})
-	checkReplies(t, results(t, anthropicadapter.HandleToolUse(t.Context(), e, msg)), []reply{{id: "t1", code: offload.CodeNotFound}})
+	adaptertest.CheckReplies(t, results(t, anthropicadapter.HandleToolUse(alice, e, msg)), []reply{{ID: "t1", Contains: `"item":2`}})
+	adaptertest.CheckReplies(t, results(t, anthropicadapter.HandleToolUse(t.Context(), e, msg)), []reply{{ID: "t1", Code: offload.CodeNotFound}})
 }
 
 func TestHandleToolUseJSON(t *testing.T) {
@@ -239,14 +169,14 @@ func TestHandleToolUseJSON(t *testing.T) {
 		want    []reply
 		wantErr bool
 	}{
-		{name: "string", msg: oneCall, want: []reply{{id: "t1", contains: `"id":4`}}},
+		{name: "string", msg: oneCall, want: []reply{{ID: "t1", Contains: `"id":4`}}},
 		{
 			name: "map",
 			msg: map[string]any{"role": "assistant", "content": []any{
 				map[string]any{"type": "text", "text": "Looking."},
 				map[string]any{"type": "tool_use", "id": "t1", "name": "result_get_item", "input": map[string]any{"workspace_id": "tickets", "index": 3}},
 			}},
-			want: []reply{{id: "t1", contains: `"id":4`}},
+			want: []reply{{ID: "t1", Contains: `"id":4`}},
 		},
 		{name: "no tool use", msg: `{"role":"assistant","content":[{"type":"text","text":"done"}]}`, want: []reply{}},
 		{
@@ -259,10 +189,10 @@ func TestHandleToolUseJSON(t *testing.T) {
 				{"type":"tool_use","id":"d","name":"result_get_item"},
 				{"type":"tool_use","id":"e","name":"nope","input":{}}]}`,
 			want: []reply{
-				{id: "a", contains: `"id":1`},
-				{id: "b", code: offload.CodeBadCall, contains: `want {\"type\": \"tool_use\"`},
-				{id: "d", code: offload.CodeBadArguments},
-				{id: "e", code: offload.CodeUnknownTool},
+				{ID: "a", Contains: `"id":1`},
+				{ID: "b", Code: offload.CodeBadCall, Contains: `want {\"type\": \"tool_use\"`},
+				{ID: "d", Code: offload.CodeBadArguments},
+				{ID: "e", Code: offload.CodeUnknownTool},
 			},
 		},
 		{name: "not JSON", msg: `{"content":`, wantErr: true},
@@ -271,7 +201,7 @@ func TestHandleToolUseJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEngine(t)
+			e := adaptertest.NewEngine(t)
 			m, err := anthropicadapter.HandleToolUseJSON(context.Background(), e, tt.msg)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, want error: %v", err, tt.wantErr)
@@ -287,9 +217,9 @@ func TestHandleToolUseJSON(t *testing.T) {
 				if r.Type != "tool_result" {
 					t.Errorf("block %d has type %q", i, r.Type)
 				}
-				got[i] = result{r.ToolUseID, r.Content, r.IsError}
+				got[i] = result{ID: r.ToolUseID, Content: r.Content, IsError: &r.IsError}
 			}
-			checkReplies(t, got, tt.want)
+			adaptertest.CheckReplies(t, got, tt.want)
 		})
 	}
 }
@@ -297,7 +227,7 @@ func TestHandleToolUseJSON(t *testing.T) {
 // A tool_use block's toolset_name comes back on its tool_result, as
 // HandleToolUse does with the SDK types.
 func TestHandleToolUseJSONToolset(t *testing.T) {
-	e := newEngine(t)
+	e := adaptertest.NewEngine(t)
 	m, err := anthropicadapter.HandleToolUseJSON(t.Context(), e, `{"content":[
 		{"type":"tool_use","id":"a","name":"result_list","input":{},"toolset_name":"kit"},
 		{"type":"tool_use","id":"b","name":"result_list","input":{}}]}`)
@@ -324,16 +254,16 @@ func FuzzHandleToolUse(f *testing.F) {
 	f.Add("", []byte(``))
 	f.Add("result_paginate", []byte(`{"workspace_id":"tickets","page":-1,"size":1e400}`))
 	f.Add("nope", []byte("\x00\xff"))
-	e := newEngine(f)
+	e := adaptertest.NewEngine(f)
 	f.Fuzz(func(t *testing.T, name string, input []byte) {
 		msg := &anthropic.Message{Content: []anthropic.ContentBlockUnion{{Type: "tool_use", ID: "id", Name: name, Input: input}}}
 		m := anthropicadapter.HandleToolUse(context.Background(), e, msg)
 		rs := results(t, m)
-		if len(rs) != 1 || rs[0].id != "id" {
+		if len(rs) != 1 || rs[0].ID != "id" {
 			t.Fatalf("got %+v, want one tool_result for id", rs)
 		}
 		var v map[string]any
-		if err := json.Unmarshal([]byte(rs[0].content), &v); err != nil {
+		if err := json.Unmarshal([]byte(rs[0].Content), &v); err != nil {
 			t.Fatalf("content is not a JSON object: %v", err)
 		}
 	})
@@ -346,7 +276,7 @@ func FuzzHandleToolUseJSON(f *testing.F) {
 	f.Add(`{"content":[5,null,{"type":"tool_use","id":[]},{"type":"tool_use","input":"{}"}]}`)
 	f.Add(`{"content":null}`)
 	f.Add(`null`)
-	e := newEngine(f)
+	e := adaptertest.NewEngine(f)
 	f.Fuzz(func(t *testing.T, msg string) {
 		out, err := anthropicadapter.HandleToolUseJSON(context.Background(), e, msg)
 		if err != nil {

@@ -12,25 +12,9 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/ctxkit/ctxkit/offload"
+	"github.com/ctxkit/ctxkit/offload/internal/adaptertest"
 	"github.com/ctxkit/ctxkit/offload/openaiadapter"
-	"github.com/ctxkit/ctxkit/store/memstore"
 )
-
-// newEngine returns an engine holding "tickets": 30 items {"id", "team",
-// "comments"}, where item i has id i+1.
-func newEngine(t testing.TB) *offload.Engine {
-	t.Helper()
-	e := offload.New(memstore.New(memstore.Options{}))
-	teams := []string{"web", "core", "infra"}
-	items := make([]map[string]any, 30)
-	for i := range items {
-		items[i] = map[string]any{"id": i + 1, "team": teams[i%3], "comments": i * 2}
-	}
-	if _, err := e.PutValue(context.Background(), items, offload.PutOptions{ID: "tickets", Producer: "list_tickets"}); err != nil {
-		t.Fatalf("store tickets: %v", err)
-	}
-	return e
-}
 
 // decoded reads a tool message's content as the model would.
 func decoded(t *testing.T, content string) map[string]any {
@@ -51,32 +35,15 @@ func functionCall(id, name, args string) openai.ChatCompletionMessageToolCallUni
 }
 
 func TestToolsMatchEngine(t *testing.T) {
-	e := newEngine(t)
-	got, err := json.Marshal(openaiadapter.Tools(e))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := json.Marshal(e.OpenAITools())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(want, &w); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(g, w) {
-		t.Errorf("Tools JSON differs from Engine.OpenAITools:\ngot  %s\nwant %s", got, want)
-	}
+	e := adaptertest.NewEngine(t)
 	if len(e.Tools()) == 0 {
 		t.Fatal("engine has no tools")
 	}
+	adaptertest.SameJSON(t, openaiadapter.Tools(e), e.OpenAITools())
 }
 
 func TestResponseTools(t *testing.T) {
-	e := newEngine(t)
+	e := adaptertest.NewEngine(t)
 	tools := openaiadapter.ResponseTools(e)
 	engineTools := e.Tools()
 	if len(tools) != len(engineTools) {
@@ -111,13 +78,7 @@ func TestResponseTools(t *testing.T) {
 	}
 }
 
-// reply is what one tool message must say: the call id, and either the
-// error code or a piece of the successful result.
-type reply struct {
-	id       string
-	code     string // "" for success
-	contains string
-}
+type reply = adaptertest.Reply
 
 func TestHandleToolCalls(t *testing.T) {
 	tests := []struct {
@@ -128,7 +89,7 @@ func TestHandleToolCalls(t *testing.T) {
 		{
 			name:  "one call",
 			calls: []openai.ChatCompletionMessageToolCallUnion{functionCall("c1", "result_get_item", `{"workspace_id":"tickets","index":2}`)},
-			want:  []reply{{id: "c1", contains: `"id":3`}},
+			want:  []reply{{ID: "c1", Contains: `"id":3`}},
 		},
 		{
 			name: "several calls keep their order and ids",
@@ -140,11 +101,11 @@ func TestHandleToolCalls(t *testing.T) {
 				functionCall("e", "result_list", ``),
 			},
 			want: []reply{
-				{id: "a", contains: `"id":30`},
-				{id: "b", code: offload.CodeUnknownTool},
-				{id: "c", contains: `"distinct":3`},
-				{id: "d", code: offload.CodeBadArguments},
-				{id: "e", contains: `tickets`},
+				{ID: "a", Contains: `"id":30`},
+				{ID: "b", Code: offload.CodeUnknownTool},
+				{ID: "c", Contains: `"distinct":3`},
+				{ID: "d", Code: offload.CodeBadArguments},
+				{ID: "e", Contains: `tickets`},
 			},
 		},
 		{
@@ -153,7 +114,7 @@ func TestHandleToolCalls(t *testing.T) {
 				ID: "c1", Type: "custom",
 				Custom: openai.ChatCompletionMessageCustomToolCallCustom{Name: "result_get_item", Input: `{"workspace_id":"tickets","index":4}`},
 			}},
-			want: []reply{{id: "c1", contains: `"id":5`}},
+			want: []reply{{ID: "c1", Contains: `"id":5`}},
 		},
 		{
 			name: "call without a type is a function call",
@@ -161,20 +122,20 @@ func TestHandleToolCalls(t *testing.T) {
 				ID:       "c1",
 				Function: openai.ChatCompletionMessageFunctionToolCallFunction{Name: "result_get_item", Arguments: `{"workspace_id":"tickets","index":1}`},
 			}},
-			want: []reply{{id: "c1", contains: `"id":2`}},
+			want: []reply{{ID: "c1", Contains: `"id":2`}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEngine(t)
+			e := adaptertest.NewEngine(t)
 			msgs := openaiadapter.HandleToolCalls(context.Background(), e, openai.ChatCompletionMessage{ToolCalls: tt.calls})
-			checkReplies(t, toolReplies(t, msgs), tt.want)
+			adaptertest.CheckReplies(t, toolReplies(t, msgs), tt.want)
 		})
 	}
 }
 
 // toolMessage is a tool message's id and content.
-type toolMessage struct{ id, content string }
+type toolMessage = adaptertest.Result
 
 func toolReplies(t *testing.T, msgs []openai.ChatCompletionMessageParamUnion) []toolMessage {
 	t.Helper()
@@ -183,39 +144,13 @@ func toolReplies(t *testing.T, msgs []openai.ChatCompletionMessageParamUnion) []
 		if m.OfTool == nil {
 			t.Fatalf("message %d is not a tool message: %+v", i, m)
 		}
-		out[i] = toolMessage{m.OfTool.ToolCallID, m.OfTool.Content.OfString.Value}
+		out[i] = toolMessage{ID: m.OfTool.ToolCallID, Content: m.OfTool.Content.OfString.Value}
 	}
 	return out
 }
 
-func checkReplies(t *testing.T, got []toolMessage, want []reply) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("got %d tool messages, want %d: %v", len(got), len(want), got)
-	}
-	for i, w := range want {
-		g := got[i]
-		if g.id != w.id {
-			t.Errorf("message %d answers %q, want %q", i, g.id, w.id)
-		}
-		m := decoded(t, g.content)
-		code, _ := m["code"].(string)
-		if code != w.code {
-			t.Errorf("message %d: code %q, want %q\n%s", i, code, w.code, g.content)
-		}
-		if w.code != "" {
-			if s, _ := m["suggested_action"].(string); s == "" {
-				t.Errorf("message %d: error without suggested_action: %s", i, g.content)
-			}
-		}
-		if w.contains != "" && !strings.Contains(g.content, w.contains) {
-			t.Errorf("message %d does not contain %s:\n%s", i, w.contains, g.content)
-		}
-	}
-}
-
 func TestHandleToolCallsNone(t *testing.T) {
-	e := newEngine(t)
+	e := adaptertest.NewEngine(t)
 	msg := openai.ChatCompletionMessage{Content: "All done."}
 	if got := openaiadapter.HandleToolCalls(context.Background(), e, msg); got != nil {
 		t.Errorf("HandleToolCalls of a message without tool calls = %v, want nil", got)
@@ -225,7 +160,7 @@ func TestHandleToolCallsNone(t *testing.T) {
 // A message decoded from the API's JSON, answered and encoded again, is what
 // the next request sends.
 func TestHandleToolCallsWire(t *testing.T) {
-	e := newEngine(t)
+	e := adaptertest.NewEngine(t)
 	var msg openai.ChatCompletionMessage
 	body := `{"role":"assistant","content":null,"refusal":null,"tool_calls":[
 		{"id":"call_A","type":"function","function":{"name":"result_get_item","arguments":"{\"workspace_id\":\"tickets\",\"index\":7}"}},
@@ -257,7 +192,7 @@ func TestHandleToolCallsWire(t *testing.T) {
 // The context reaches the engine: a workspace stored in one session is
 // visible to calls in that session only.
 func TestHandleToolCallsSession(t *testing.T) {
-	e := newEngine(t)
+	e := adaptertest.NewEngine(t)
 	alice := offload.WithSession(t.Context(), "alice")
 	n, err := e.Put(alice, []byte(`[1,2,3]`), offload.PutOptions{Producer: "numbers"})
 	if err != nil {
@@ -266,8 +201,8 @@ func TestHandleToolCallsSession(t *testing.T) {
 	msg := openai.ChatCompletionMessage{ToolCalls: []openai.ChatCompletionMessageToolCallUnion{
 		functionCall("c1", "result_get_item", fmt.Sprintf(`{"workspace_id":%q,"index":1}`, n.StoredResult)),
 	}}
-	checkReplies(t, toolReplies(t, openaiadapter.HandleToolCalls(alice, e, msg)), []reply{{id: "c1", contains: `"item":2`}})
-	checkReplies(t, toolReplies(t, openaiadapter.HandleToolCalls(t.Context(), e, msg)), []reply{{id: "c1", code: offload.CodeNotFound}})
+	adaptertest.CheckReplies(t, toolReplies(t, openaiadapter.HandleToolCalls(alice, e, msg)), []reply{{ID: "c1", Contains: `"item":2`}})
+	adaptertest.CheckReplies(t, toolReplies(t, openaiadapter.HandleToolCalls(t.Context(), e, msg)), []reply{{ID: "c1", Code: offload.CodeNotFound}})
 }
 
 func TestHandleToolCallsJSON(t *testing.T) {
@@ -278,7 +213,7 @@ func TestHandleToolCallsJSON(t *testing.T) {
 		want    []reply
 		wantErr bool
 	}{
-		{name: "string", msg: oneCall, want: []reply{{id: "c1", contains: `"id":4`}}},
+		{name: "string", msg: oneCall, want: []reply{{ID: "c1", Contains: `"id":4`}}},
 		{
 			name: "map with object arguments",
 			msg: map[string]any{"role": "assistant", "tool_calls": []any{
@@ -286,7 +221,7 @@ func TestHandleToolCallsJSON(t *testing.T) {
 					"name": "result_get_item", "arguments": map[string]any{"workspace_id": "tickets", "index": 3},
 				}},
 			}},
-			want: []reply{{id: "c1", contains: `"id":4`}},
+			want: []reply{{ID: "c1", Contains: `"id":4`}},
 		},
 		{name: "no tool calls", msg: `{"role":"assistant","content":"done"}`, want: nil},
 		{
@@ -298,11 +233,11 @@ func TestHandleToolCallsJSON(t *testing.T) {
 				{"id":"d","type":"function","function":{"name":"result_get_item"}},
 				{"id":"e","type":"function","function":{"name":"nope","arguments":"{}"}}]}`,
 			want: []reply{
-				{id: "a", contains: `"id":1`},
-				{id: "b", code: offload.CodeBadCall, contains: `want {\"id\": ..., \"type\": \"function\"`},
-				{id: "", code: offload.CodeBadCall},
-				{id: "d", code: offload.CodeBadArguments},
-				{id: "e", code: offload.CodeUnknownTool},
+				{ID: "a", Contains: `"id":1`},
+				{ID: "b", Code: offload.CodeBadCall, Contains: `want {\"id\": ..., \"type\": \"function\"`},
+				{ID: "", Code: offload.CodeBadCall},
+				{ID: "d", Code: offload.CodeBadArguments},
+				{ID: "e", Code: offload.CodeUnknownTool},
 			},
 		},
 		{name: "not JSON", msg: `{"tool_calls":`, wantErr: true},
@@ -311,7 +246,7 @@ func TestHandleToolCallsJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEngine(t)
+			e := adaptertest.NewEngine(t)
 			msgs, err := openaiadapter.HandleToolCallsJSON(context.Background(), e, tt.msg)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, want error: %v", err, tt.wantErr)
@@ -321,15 +256,15 @@ func TestHandleToolCallsJSON(t *testing.T) {
 				if m.Role != "tool" {
 					t.Errorf("message %d has role %q", i, m.Role)
 				}
-				got[i] = toolMessage{m.ToolCallID, m.Content}
+				got[i] = toolMessage{ID: m.ToolCallID, Content: m.Content}
 			}
-			checkReplies(t, got, tt.want)
+			adaptertest.CheckReplies(t, got, tt.want)
 		})
 	}
 }
 
 func TestHandleResponseOutput(t *testing.T) {
-	e := newEngine(t)
+	e := adaptertest.NewEngine(t)
 	var resp responses.Response
 	body := `{"id":"resp_1","object":"response","output":[
 		{"type":"reasoning","id":"rs_1","summary":[]},
@@ -377,7 +312,7 @@ func FuzzHandleToolCalls(f *testing.F) {
 	f.Add("", ``)
 	f.Add("result_paginate", `{"workspace_id":"tickets","page":-1,"size":1e400}`)
 	f.Add("nope", "\x00\xff")
-	e := newEngine(f)
+	e := adaptertest.NewEngine(f)
 	f.Fuzz(func(t *testing.T, name, args string) {
 		msg := openai.ChatCompletionMessage{ToolCalls: []openai.ChatCompletionMessageToolCallUnion{functionCall("id", name, args)}}
 		msgs := openaiadapter.HandleToolCalls(context.Background(), e, msg)
@@ -399,7 +334,7 @@ func FuzzHandleToolCallsJSON(f *testing.F) {
 	f.Add(`{"tool_calls":null}`)
 	f.Add(`null`)
 	f.Add(`{"tool_calls":[{"type":"custom","custom":{"name":"result_list","input":"{}"}}]}`)
-	e := newEngine(f)
+	e := adaptertest.NewEngine(f)
 	f.Fuzz(func(t *testing.T, msg string) {
 		out, err := openaiadapter.HandleToolCallsJSON(context.Background(), e, msg)
 		if err != nil {
