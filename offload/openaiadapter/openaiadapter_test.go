@@ -16,16 +16,6 @@ import (
 	"github.com/ctxkit/ctxkit/offload/openaiadapter"
 )
 
-// decoded reads a tool message's content as the model would.
-func decoded(t *testing.T, content string) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal([]byte(content), &m); err != nil {
-		t.Fatalf("tool message content is not a JSON object: %v\n%s", err, content)
-	}
-	return m
-}
-
 // functionCall builds a function tool call the way the SDK decodes one.
 func functionCall(id, name, args string) openai.ChatCompletionMessageToolCallUnion {
 	return openai.ChatCompletionMessageToolCallUnion{
