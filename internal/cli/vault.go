@@ -42,7 +42,8 @@ func newVaultCmd(streams IO) *cobra.Command {
 		GroupID: "vaults",
 	}
 	cmd.AddCommand(newVaultInitCmd(streams), newVaultListCmd(streams), newVaultAttachCmd(streams),
-		newVaultDetachCmd(streams), newVaultPublishCmd(streams), newVaultAuditCmd(streams))
+		newVaultDetachCmd(streams), newVaultPublishCmd(streams), newVaultAuditCmd(streams),
+		newVaultIndexCmd(streams), newVaultQueryCmd(streams), newVaultDocsCmd(streams))
 	return cmd
 }
 

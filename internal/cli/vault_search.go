@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxkit/ctxkit/vault"
+)
+
+// VaultIndexOptions are the inputs of `ctxkit vault index`.
+type VaultIndexOptions struct {
+	Vault   string
+	Path    string
+	Reindex bool
+	JSON    bool
+}
+
+func newVaultIndexCmd(streams IO) *cobra.Command {
+	opts := &VaultIndexOptions{}
+	cmd := &cobra.Command{
+		Use:   "index VAULT",
+		Short: "Index a semantic vault's documents for search",
+		Long: "Extract, chunk, embed and index the vault's documents (.md, .txt, .pdf, .docx, .html, .json, .csv). " +
+			"Only new and changed files are processed; removed files leave the index. A file that fails is " +
+			"reported at the end and does not stop the run. --reindex rebuilds the index whole, as needed after " +
+			"a change of embedding model.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Vault = args[0]
+			return runVaultIndex(cmd.Context(), opts, streams)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Path, "path", "", "index only this file or folder of the vault")
+	f.BoolVar(&opts.Reindex, "reindex", false, "drop the index and build it again")
+	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func runVaultIndex(ctx context.Context, opts *VaultIndexOptions, streams IO) error {
+	v, err := getVault(ctx, opts.Vault)
+	if err != nil {
+		return err
+	}
+	iopts := vault.IndexOptions{Path: opts.Path, Reindex: opts.Reindex}
+	if f, ok := streams.Err.(*os.File); ok && isTerminal(f) && !opts.JSON {
+		iopts.Progress = func(done, total int, path string) {
+			fmt.Fprintf(f, "\r\033[K[%d/%d] %s", done, total, path)
+			if done == total {
+				fmt.Fprintln(f)
+			}
+		}
+	}
+	rep, err := v.Index(ctx, iopts)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return writeJSON(streams.Out, rep)
+	}
+	fmt.Fprintf(streams.Out, "indexed %d files (%d chunks), %d unchanged, %d removed; embedder: %s\n",
+		rep.Indexed, rep.Chunks, rep.Unchanged, rep.Removed, rep.Embedder)
+	for _, f := range rep.Failed {
+		fmt.Fprintf(streams.Out, "failed: %s: %s\n", f.Path, f.Error)
+	}
+	if len(rep.Failed) > 0 {
+		return errSilent
+	}
+	return nil
+}
+
+// isTerminal reports whether f is a character device (a terminal), for
+// the progress line.
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func getVault(ctx context.Context, name string) (*vault.Vault, error) {
+	r, _, err := openRegistry()
+	if err != nil {
+		return nil, err
+	}
+	return r.Get(ctx, name)
+}
+
+// VaultQueryOptions are the inputs of `ctxkit vault query`.
+type VaultQueryOptions struct {
+	Vault string
+	Text  string
+	N     int
+	JSON  bool
+}
+
+func newVaultQueryCmd(streams IO) *cobra.Command {
+	opts := &VaultQueryOptions{}
+	cmd := &cobra.Command{
+		Use:   "query VAULT TEXT...",
+		Short: "Search a semantic vault",
+		Long: "Search the vault's index: BM25 and, when the vault has an embedder, vector similarity, fused by " +
+			"reciprocal rank. Each result names its file, heading path, page and chunk, with each signal's rank " +
+			"and score. No match is an empty list.",
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Vault, opts.Text = args[0], strings.Join(args[1:], " ")
+			return runVaultQuery(cmd.Context(), opts, streams)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVarP(&opts.N, "n", "n", 5, "how many results")
+	f.BoolVar(&opts.JSON, "json", false, "print the results as JSON")
+	return cmd
+}
+
+func runVaultQuery(ctx context.Context, opts *VaultQueryOptions, streams IO) error {
+	v, err := getVault(ctx, opts.Vault)
+	if err != nil {
+		return err
+	}
+	res, err := v.Query(ctx, opts.Text, opts.N, nil)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return writeJSON(streams.Out, res)
+	}
+	if res.Mode == "lexical" {
+		fmt.Fprintln(streams.Err, "lexical search only: the vault has no embedder")
+	}
+	if len(res.Results) == 0 {
+		fmt.Fprintln(streams.Out, "no match")
+	}
+	for i, r := range res.Results {
+		where := r.Path
+		if r.Heading != "" {
+			where += " › " + r.Heading
+		}
+		if r.Page > 0 {
+			where += fmt.Sprintf(" (page %d)", r.Page)
+		}
+		fmt.Fprintf(streams.Out, "%d. %s [chunk %d, score %.4f]\n   %s\n", i+1, where, r.Chunk, r.Score, snippet(r.Text, 200))
+	}
+	return nil
+}
+
+// snippet is text on one line, cut at max runes.
+func snippet(text string, max int) string {
+	s := strings.Join(strings.Fields(text), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max]) + "…"
+	}
+	return s
+}
+
+func newVaultDocsCmd(streams IO) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "docs VAULT",
+		Short: "List a semantic vault's indexed documents",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := getVault(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			docs, err := v.Docs(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(streams.Out, docs)
+			}
+			for _, d := range docs {
+				fmt.Fprintf(streams.Out, "%s\t%d chunks\tindexed %s\n", d.Path, d.Chunks, d.Indexed.Format("2006-01-02 15:04"))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the documents as JSON")
+	return cmd
+}

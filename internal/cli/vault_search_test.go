@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func vaultMain(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Main(t.Context(), args, IO{In: strings.NewReader(""), Out: &out, Err: &errOut})
+	return code, out.String(), errOut.String()
+}
+
+func TestVaultIndexQueryDocs(t *testing.T) {
+	_, project := vaultEnv(t)
+	if code, _, errOut := vaultMain(t, "vault", "init", "kb"); code != 0 {
+		t.Fatalf("init: %s", errOut)
+	}
+	dir := filepath.Join(project, ".ctxkit", "vaults", "kb")
+	for name, text := range map[string]string{
+		"plan.md":   "# Plan\n\n## Costs\n\nCut cloud costs by fifteen percent.\n",
+		"cake.txt":  "Lemon cake needs lemons.\n",
+		"notes.pdf": "not a pdf",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, _ := vaultMain(t, "vault", "index", "kb")
+	if code == 0 || !strings.Contains(out, "indexed 2 files") || !strings.Contains(out, "failed: notes.pdf") {
+		t.Errorf("index with a failing file: code %d\n%s", code, out)
+	}
+	code, out, errOut := vaultMain(t, "vault", "query", "kb", "cloud", "costs")
+	if code != 0 || !strings.HasPrefix(out, "1. plan.md › Plan > Costs") || !strings.Contains(errOut, "lexical search only") {
+		t.Errorf("query: code %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = vaultMain(t, "vault", "query", "kb", "submarine", "--json")
+	var res struct {
+		Results []any  `json:"results"`
+		Mode    string `json:"mode"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || res.Results == nil || len(res.Results) != 0 || res.Mode != "lexical" {
+		t.Errorf("no match as JSON: code %d %v\n%s", code, err, out)
+	}
+	code, out, _ = vaultMain(t, "vault", "docs", "kb")
+	if code != 0 || !strings.Contains(out, "plan.md\t1 chunks") || !strings.Contains(out, "cake.txt") {
+		t.Errorf("docs: %s", out)
+	}
+	if code, _, errOut := vaultMain(t, "vault", "index", "kb", "--path", "../.."); code == 0 || !strings.Contains(errOut, "leaves the vault") {
+		t.Errorf("index --path out of the vault: code %d, %s", code, errOut)
+	}
+}

@@ -1,0 +1,449 @@
+package vault
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ctxkit/ctxkit/internal/atomicfile"
+	"github.com/ctxkit/ctxkit/internal/chunk"
+	"github.com/ctxkit/ctxkit/internal/extract"
+	"github.com/ctxkit/ctxkit/vault/embed"
+	"github.com/ctxkit/ctxkit/vault/index"
+	"github.com/ctxkit/ctxkit/vault/index/sqliteindex"
+)
+
+// indexFile and pinFile live in the vault's data folder: the search index,
+// and the embedder it was built with.
+const (
+	indexFile = "index.db"
+	pinFile   = "embedding.json"
+)
+
+// DefaultFileTimeout bounds the extraction of one file: a file that makes a
+// parser loop is reported and skipped rather than stopping the run.
+const DefaultFileTimeout = time.Minute
+
+// IndexOptions tune (*Vault).Index.
+type IndexOptions struct {
+	// Path limits the run to one file or folder, relative to the vault.
+	Path string
+	// Reindex drops the index first, to rebuild it whole (after a change
+	// of embedding model).
+	Reindex bool
+	// Embedder overrides the one named by the vault's EmbeddingModel
+	// (tests, benchmarks).
+	Embedder embed.Embedder
+	// Progress, when set, is told of each file as it is done.
+	Progress func(done, total int, path string)
+	// FileTimeout bounds one file's extraction; 0 is DefaultFileTimeout.
+	FileTimeout time.Duration
+}
+
+// IndexReport says what an index run did.
+type IndexReport struct {
+	Indexed   int         `json:"indexed"`
+	Unchanged int         `json:"unchanged"`
+	Removed   int         `json:"removed"`
+	Chunks    int         `json:"chunks"`
+	Failed    []FileError `json:"failed"`
+	// Embedder is the spec the vectors were made with; "none" when the
+	// vault is searched lexically only.
+	Embedder string `json:"embedder"`
+}
+
+// FileError is a file an index run could not index, and why.
+type FileError struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+// pin records the embedder an index was built with, so that it is never
+// queried or extended with vectors of another model.
+type pin struct {
+	Model string `json:"model"`
+	Dim   int    `json:"dim"`
+}
+
+// embedder returns the embedder to use and checks it against the pin; nil
+// means lexical only.
+func (v *Vault) embedder(override embed.Embedder) (embed.Embedder, error) {
+	if override != nil {
+		return override, nil
+	}
+	spec := v.EmbeddingModel
+	if spec == "" {
+		spec = embed.None
+	}
+	e, err := embed.New(spec, embed.Options{})
+	switch {
+	case errors.Is(err, embed.ErrNone), errors.Is(err, embed.ErrUnavailable):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("vault %q: %w", v.Name, err)
+	}
+	return e, nil
+}
+
+func (v *Vault) readPin() (*pin, error) {
+	b, err := os.ReadFile(filepath.Join(v.DataDir(), pinFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var p pin
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("read %s: %w", pinFile, err)
+	}
+	return &p, nil
+}
+
+// checkPin refuses an embedder other than the one the index was built with.
+func (v *Vault) checkPin(p *pin, e embed.Embedder) error {
+	spec := embed.None
+	if e != nil {
+		spec = e.Spec()
+	}
+	if p != nil && p.Model != spec {
+		return fmt.Errorf("%w: vault %q was indexed with %s, not %s; rebuild its index with: ctxkit vault index %s --reindex",
+			ErrInvalid, v.Name, p.Model, spec, v.Name)
+	}
+	return nil
+}
+
+func (v *Vault) openIndex(ctx context.Context) (index.Index, error) {
+	if err := os.MkdirAll(v.DataDir(), 0o700); err != nil {
+		return nil, err
+	}
+	return sqliteindex.Open(ctx, filepath.Join(v.DataDir(), indexFile))
+}
+
+// Index brings the vault's search index in step with its files: new and
+// changed files (by content hash) are extracted, chunked, embedded and
+// stored; files gone from the folder leave the index. A file that fails is
+// reported in the report and does not stop the run. Each file is replaced
+// in the index in one step, so a run that is killed leaves a consistent
+// index, which the next run completes.
+func (v *Vault) Index(ctx context.Context, opts IndexOptions) (*IndexReport, error) {
+	if err := v.Require(Semantic); err != nil {
+		return nil, err
+	}
+	scope, err := v.Resolve(opts.Path)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Reindex {
+		for _, f := range []string{indexFile, indexFile + "-wal", indexFile + "-shm", pinFile} {
+			if err := os.Remove(filepath.Join(v.DataDir(), f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("drop the index: %w", err)
+			}
+		}
+	}
+	e, err := v.embedder(opts.Embedder)
+	if err != nil {
+		return nil, err
+	}
+	p, err := v.readPin()
+	if err != nil {
+		return nil, err
+	}
+	if err := v.checkPin(p, e); err != nil {
+		return nil, err
+	}
+	idx, err := v.openIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer idx.Close()
+	if p == nil && e == nil {
+		// Pinned too: vectors added later would cover only changed files.
+		p = &pin{Model: embed.None}
+		if err := v.writePin(*p); err != nil {
+			return nil, err
+		}
+	}
+
+	files, err := v.documents(scope)
+	if err != nil {
+		return nil, err
+	}
+	rep := &IndexReport{Embedder: embed.None, Failed: []FileError{}}
+	if e != nil {
+		rep.Embedder = e.Spec()
+	}
+	timeout := opts.FileTimeout
+	if timeout <= 0 {
+		timeout = DefaultFileTimeout
+	}
+	seen := map[string]bool{}
+	for i, rel := range files {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		seen[rel] = true
+		changed, chunks, err := v.indexFile(ctx, idx, e, &p, rel, timeout)
+		switch {
+		case err != nil:
+			rep.Failed = append(rep.Failed, FileError{Path: rel, Error: err.Error()})
+		case changed:
+			rep.Indexed++
+			rep.Chunks += chunks
+		default:
+			rep.Unchanged++
+		}
+		if opts.Progress != nil {
+			opts.Progress(i+1, len(files), rel)
+		}
+	}
+	docs, err := idx.Docs(ctx)
+	if err != nil {
+		return rep, err
+	}
+	prefix := filepath.ToSlash(strings.TrimPrefix(scope, v.Dir))
+	prefix = strings.TrimPrefix(prefix, "/")
+	for _, d := range docs {
+		inScope := prefix == "" || d.Path == prefix || strings.HasPrefix(d.Path, prefix+"/")
+		if inScope && !seen[d.Path] {
+			if err := idx.Delete(ctx, d.Path); err != nil {
+				return rep, err
+			}
+			rep.Removed++
+		}
+	}
+	_ = v.Log(ctx, Event{Agent: Owner, Action: "index", Path: opts.Path, Outcome: OK,
+		Detail: fmt.Sprintf("indexed=%d unchanged=%d removed=%d failed=%d", rep.Indexed, rep.Unchanged, rep.Removed, len(rep.Failed))})
+	return rep, nil
+}
+
+// documents lists the vault's indexable files under scope, as
+// slash-separated paths relative to the vault, skipping the data folder,
+// hidden folders and anything a symlink would take out of the vault.
+func (v *Vault) documents(scope string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(scope, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != scope && (name == DataDirName || strings.HasPrefix(name, ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !extract.Supported(path) {
+			return nil
+		}
+		rel, err := filepath.Rel(v.Dir, path)
+		if err != nil {
+			return err
+		}
+		if _, err := v.Resolve(rel); err != nil {
+			return nil // a symlink leading out of the vault
+		}
+		out = append(out, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list the files of vault %q: %w", v.Name, err)
+	}
+	return out, nil
+}
+
+// indexFile indexes one file if its content changed; it reports whether it
+// did and how many chunks it stored.
+func (v *Vault) indexFile(ctx context.Context, idx index.Index, e embed.Embedder, p **pin, rel string, timeout time.Duration) (bool, int, error) {
+	abs, err := v.Resolve(rel)
+	if err != nil {
+		return false, 0, err
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return false, 0, err
+	}
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	old, err := idx.Doc(ctx, rel)
+	if err == nil && old.Hash == hash {
+		return false, 0, nil
+	}
+	doc, err := extractWithin(ctx, rel, data, timeout)
+	if err != nil {
+		return false, 0, err
+	}
+	pieces := chunk.Split(doc, chunk.Options{})
+	chunks := make([]index.Chunk, len(pieces))
+	texts := make([]string, len(pieces))
+	for i, c := range pieces {
+		chunks[i] = index.Chunk{Text: c.Text, Heading: c.HeadingPath, Page: c.Page}
+		texts[i] = c.Text
+	}
+	if e != nil && len(texts) > 0 {
+		vectors, err := e.Embed(ctx, texts)
+		if err != nil {
+			return false, 0, err
+		}
+		for i := range chunks {
+			chunks[i].Vector = vectors[i]
+		}
+		if *p == nil {
+			*p = &pin{Model: e.Spec(), Dim: len(vectors[0])}
+			if err := v.writePin(**p); err != nil {
+				return false, 0, err
+			}
+		} else if len(vectors[0]) != (*p).Dim {
+			return false, 0, fmt.Errorf("%s returned vectors of %d dimensions; the index holds %d", e.Spec(), len(vectors[0]), (*p).Dim)
+		}
+	}
+	// Metadata given when the file was written survives reindexing.
+	d := index.Doc{Path: rel, Hash: hash, Meta: old.Meta}
+	if err := idx.Put(ctx, d, chunks); err != nil {
+		return false, 0, err
+	}
+	return true, len(chunks), nil
+}
+
+func (v *Vault) writePin(p pin) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(v.DataDir(), pinFile), b, 0o600, 0o700, nil)
+}
+
+// extractWithin extracts a file, giving up after timeout: a parser stuck on
+// a hostile file is abandoned (its goroutine ends with it, if ever) and the
+// file reported.
+func extractWithin(ctx context.Context, rel string, data []byte, timeout time.Duration) (*extract.Document, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type result struct {
+		doc *extract.Document
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		doc, err := extract.ExtractBytes(ctx, rel, data)
+		done <- result{doc, err}
+	}()
+	select {
+	case r := <-done:
+		return r.doc, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("extract %s: gave up after %s", rel, timeout)
+	}
+}
+
+// Result is one passage found by Query.
+type Result struct {
+	Path    string  `json:"path"`
+	Heading string  `json:"heading,omitempty"`
+	Page    int     `json:"page,omitempty"`
+	Chunk   int     `json:"chunk"`
+	Text    string  `json:"text"`
+	Score   float64 `json:"score"`
+	// The rank and score of each signal; 0 when it did not find the
+	// passage.
+	LexicalRank  int     `json:"lexical_rank,omitempty"`
+	LexicalScore float64 `json:"lexical_score,omitempty"`
+	VectorRank   int     `json:"vector_rank,omitempty"`
+	VectorScore  float64 `json:"vector_score,omitempty"`
+}
+
+// QueryResult is what Query found.
+type QueryResult struct {
+	Results []Result `json:"results"`
+	// Mode is "hybrid" (BM25 and vectors, fused by reciprocal rank) or
+	// "lexical" (no embedder).
+	Mode string `json:"mode"`
+}
+
+// Query searches the vault: BM25 and, with an embedder, vector similarity,
+// fused by reciprocal rank. No match is an empty list, not an error.
+func (v *Vault) Query(ctx context.Context, text string, n int, override embed.Embedder) (*QueryResult, error) {
+	if err := v.Require(Semantic); err != nil {
+		return nil, err
+	}
+	if n <= 0 {
+		n = 5
+	}
+	e, err := v.embedder(override)
+	if err != nil {
+		return nil, err
+	}
+	p, err := v.readPin()
+	if err != nil {
+		return nil, err
+	}
+	if p != nil || e == nil {
+		if err := v.checkPin(p, e); err != nil {
+			return nil, err
+		}
+	}
+	idx, err := v.openIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer idx.Close()
+	wide := max(4*n, 20) // each signal looks deeper than n, so fusion has room
+	lexical, err := idx.Lexical(ctx, text, wide)
+	if err != nil {
+		return nil, err
+	}
+	res := &QueryResult{Mode: "lexical", Results: []Result{}}
+	var vector []index.Hit
+	if e != nil && p != nil {
+		res.Mode = "hybrid"
+		q, err := e.Embed(ctx, []string{text})
+		if err != nil {
+			return nil, err
+		}
+		vs, err := index.LoadVectors(ctx, idx)
+		if err != nil {
+			return nil, err
+		}
+		if vector, err = vs.Search(q[0], wide); err != nil {
+			return nil, err
+		}
+	}
+	byID := map[int64]index.Chunk{}
+	for _, h := range lexical {
+		byID[h.ID] = h.Chunk
+	}
+	for _, f := range index.Fuse(lexical, vector, n) {
+		c, ok := byID[f.ID]
+		if !ok {
+			if c, err = idx.Chunk(ctx, f.ID); err != nil {
+				return nil, err
+			}
+		}
+		res.Results = append(res.Results, Result{
+			Path: c.Doc, Heading: c.Heading, Page: c.Page, Chunk: c.Index, Text: c.Text, Score: f.Score,
+			LexicalRank: f.LexicalRank, LexicalScore: f.LexicalScore, VectorRank: f.VectorRank, VectorScore: f.VectorScore,
+		})
+	}
+	return res, nil
+}
+
+// Docs lists the vault's indexed documents.
+func (v *Vault) Docs(ctx context.Context) ([]index.Doc, error) {
+	if err := v.Require(Semantic); err != nil {
+		return nil, err
+	}
+	idx, err := v.openIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer idx.Close()
+	return idx.Docs(ctx)
+}

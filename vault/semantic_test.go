@@ -1,0 +1,184 @@
+package vault
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxkit/ctxkit/vault/embed"
+)
+
+// semanticVault makes a local semantic vault holding files.
+func semanticVault(t *testing.T, files map[string]string) *Vault {
+	t.Helper()
+	r, _, _ := newRegistry(t)
+	v, err := r.Init(t.Context(), InitOptions{Name: "notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range files {
+		writeFile(t, v, name, text)
+	}
+	return v
+}
+
+func writeFile(t *testing.T, v *Vault, name, text string) {
+	t.Helper()
+	path := filepath.Join(v.Dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var labelled = map[string]string{
+	"budget.md":        "# Budget 2027\n\n## Cloud\n\nWe must cut cloud costs by fifteen percent before the audit.\n\n## Hiring\n\nHiring is frozen until spring.\n",
+	"infra/migrate.md": "# Migration\n\nThe services move to containers on the new cluster; the database stays put.\n",
+	"recipes/cake.txt": "Lemon cake needs sugar, flour, butter and three lemons.\n",
+	"notes/meeting.md": "# Weekly meeting\n\nAnn presents the audit schedule. The cloud bill is discussed again.\n",
+}
+
+func TestIndexAndQueryLexical(t *testing.T) {
+	v := semanticVault(t, labelled)
+	ctx := t.Context()
+	rep, err := v.Index(ctx, IndexOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Indexed != 4 || rep.Unchanged != 0 || rep.Removed != 0 || len(rep.Failed) != 0 || rep.Embedder != "none" {
+		t.Fatalf("first run: %+v", rep)
+	}
+	// A small labelled query set: the best passage's file and heading.
+	for _, tc := range []struct {
+		query, path, heading string
+	}{
+		{"cut cloud costs", "budget.md", "Budget 2027 > Cloud"},
+		{"lemons sugar", "recipes/cake.txt", ""},
+		{"containers cluster", "infra/migrate.md", "Migration"},
+		{"hiring freeze", "budget.md", "Budget 2027 > Hiring"},
+		{"audit schedule", "notes/meeting.md", "Weekly meeting"},
+	} {
+		res, err := v.Query(ctx, tc.query, 3, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Mode != "lexical" || len(res.Results) == 0 {
+			t.Fatalf("%q: %+v", tc.query, res)
+		}
+		top := res.Results[0]
+		if top.Path != tc.path || top.Heading != tc.heading || top.LexicalRank != 1 || top.VectorRank != 0 {
+			t.Errorf("%q: top result %+v, want %s (%q)", tc.query, top, tc.path, tc.heading)
+		}
+	}
+	if res, err := v.Query(ctx, "submarine", 3, nil); err != nil || len(res.Results) != 0 {
+		t.Errorf("no match: %+v %v; want an empty list", res, err)
+	}
+
+	// Incremental: one file changed, one removed, one added, one failing.
+	writeFile(t, v, "recipes/cake.txt", "Lemon cake, now with poppy seeds.\n")
+	if err := os.Remove(filepath.Join(v.Dir, "infra", "migrate.md")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, v, "new.md", "# New\n\nA fresh note about submarines.\n")
+	writeFile(t, v, "broken.pdf", "%PDF-1.7 this is not a PDF at all")
+	rep, err = v.Index(ctx, IndexOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Indexed != 2 || rep.Unchanged != 2 || rep.Removed != 1 || len(rep.Failed) != 1 || rep.Failed[0].Path != "broken.pdf" {
+		t.Fatalf("second run: %+v", rep)
+	}
+	if res, _ := v.Query(ctx, "submarine", 3, nil); len(res.Results) != 1 || res.Results[0].Path != "new.md" {
+		t.Errorf("added file not found: %+v", res)
+	}
+	if res, _ := v.Query(ctx, "containers", 3, nil); len(res.Results) != 0 {
+		t.Errorf("removed file still found: %+v", res)
+	}
+	docs, err := v.Docs(ctx)
+	if err != nil || len(docs) != 4 {
+		t.Errorf("docs: %+v %v", docs, err)
+	}
+}
+
+func TestIndexHybridAndPinnedEmbedder(t *testing.T) {
+	v := semanticVault(t, labelled)
+	ctx := t.Context()
+	h := embed.Hashing{Dim: 128}
+	rep, err := v.Index(ctx, IndexOptions{Embedder: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Embedder != h.Spec() || rep.Indexed != 4 {
+		t.Fatalf("report: %+v", rep)
+	}
+	res, err := v.Query(ctx, "cloud costs", 3, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Mode != "hybrid" || res.Results[0].Path != "budget.md" || res.Results[0].VectorRank == 0 || res.Results[0].LexicalRank == 0 {
+		t.Fatalf("hybrid: %+v", res)
+	}
+	// Another model is refused, and the message names the command to run.
+	_, err = v.Query(ctx, "cloud", 3, embed.Hashing{Dim: 64})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "ctxkit vault index notes --reindex") {
+		t.Errorf("query with another embedder: %v", err)
+	}
+	if _, err := v.Index(ctx, IndexOptions{}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("index without the pinned embedder: %v", err)
+	}
+	if rep, err := v.Index(ctx, IndexOptions{Reindex: true}); err != nil || rep.Indexed != 4 || rep.Embedder != "none" {
+		t.Errorf("reindex lexical only: %+v %v", rep, err)
+	}
+}
+
+func TestIndexStaysInsideTheVault(t *testing.T) {
+	v := semanticVault(t, labelled)
+	for _, p := range []string{"../", "/etc", "notes/../../x"} {
+		if _, err := v.Index(t.Context(), IndexOptions{Path: p}); !errors.Is(err, ErrOutside) {
+			t.Errorf("index --path %q: %v, want ErrOutside", p, err)
+		}
+	}
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret.md"), []byte("# Secret\n\nkeys\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(v.Dir, "link")); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	if _, err := v.Index(t.Context(), IndexOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := v.Query(t.Context(), "secret keys", 3, nil); len(res.Results) != 0 {
+		t.Errorf("a file behind a symlink out of the vault was indexed: %+v", res)
+	}
+}
+
+func TestIndexOnlyAPath(t *testing.T) {
+	v := semanticVault(t, labelled)
+	rep, err := v.Index(t.Context(), IndexOptions{Path: "recipes"})
+	if err != nil || rep.Indexed != 1 {
+		t.Fatalf("index recipes: %+v %v", rep, err)
+	}
+	rep, err = v.Index(t.Context(), IndexOptions{})
+	if err != nil || rep.Indexed != 3 || rep.Unchanged != 1 || rep.Removed != 0 {
+		t.Fatalf("then all: %+v %v", rep, err)
+	}
+}
+
+func TestSemanticOperationsNeedASemanticVault(t *testing.T) {
+	r, _, _ := newRegistry(t)
+	v, err := r.Init(t.Context(), InitOptions{Name: "skills", Type: Skill})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Index(t.Context(), IndexOptions{}); !errors.Is(err, ErrWrongType) {
+		t.Errorf("index a skill vault: %v", err)
+	}
+	if _, err := v.Query(t.Context(), "x", 3, nil); !errors.Is(err, ErrWrongType) {
+		t.Errorf("query a skill vault: %v", err)
+	}
+}
