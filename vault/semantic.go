@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +27,9 @@ import (
 const (
 	indexFile = "index.db"
 	pinFile   = "embedding.json"
+	// metaFile keeps the metadata of written documents outside the index,
+	// so that it survives a rebuilt index.
+	metaFile = "documents.json"
 )
 
 // DefaultFileTimeout bounds the extraction of one file: a file that makes a
@@ -185,13 +189,17 @@ func (v *Vault) Index(ctx context.Context, opts IndexOptions) (*IndexReport, err
 	if timeout <= 0 {
 		timeout = DefaultFileTimeout
 	}
+	metas, err := v.readMeta()
+	if err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
 	for i, rel := range files {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
 		seen[rel] = true
-		changed, chunks, err := v.indexFile(ctx, idx, e, &p, rel, timeout)
+		changed, chunks, err := v.indexFile(ctx, idx, e, &p, rel, timeout, metas[rel])
 		switch {
 		case err != nil:
 			rep.Failed = append(rep.Failed, FileError{Path: rel, Error: err.Error()})
@@ -262,7 +270,7 @@ func (v *Vault) documents(scope string) ([]string, error) {
 
 // indexFile indexes one file if its content changed; it reports whether it
 // did and how many chunks it stored.
-func (v *Vault) indexFile(ctx context.Context, idx index.Index, e embed.Embedder, p **pin, rel string, timeout time.Duration) (bool, int, error) {
+func (v *Vault) indexFile(ctx context.Context, idx index.Index, e embed.Embedder, p **pin, rel string, timeout time.Duration, meta map[string]string) (bool, int, error) {
 	abs, err := v.Resolve(rel)
 	if err != nil {
 		return false, 0, err
@@ -274,7 +282,7 @@ func (v *Vault) indexFile(ctx context.Context, idx index.Index, e embed.Embedder
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])
 	old, err := idx.Doc(ctx, rel)
-	if err == nil && old.Hash == hash {
+	if err == nil && old.Hash == hash && maps.Equal(old.Meta, meta) {
 		return false, 0, nil
 	}
 	doc, err := extractWithin(ctx, rel, data, timeout)
@@ -306,11 +314,48 @@ func (v *Vault) indexFile(ctx context.Context, idx index.Index, e embed.Embedder
 		}
 	}
 	// Metadata given when the file was written survives reindexing.
-	d := index.Doc{Path: rel, Hash: hash, Meta: old.Meta}
+	d := index.Doc{Path: rel, Hash: hash, Meta: meta}
 	if err := idx.Put(ctx, d, chunks); err != nil {
 		return false, 0, err
 	}
 	return true, len(chunks), nil
+}
+
+// readMeta returns the metadata of written documents, by path.
+func (v *Vault) readMeta() (map[string]map[string]string, error) {
+	b, err := os.ReadFile(filepath.Join(v.DataDir(), metaFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]map[string]string{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("read %s: %w", metaFile, err)
+	}
+	return m, nil
+}
+
+// editMeta changes the documents' metadata under a lock, so that
+// concurrent writers lose nothing.
+func (v *Vault) editMeta(ctx context.Context, fn func(map[string]map[string]string)) error {
+	path := filepath.Join(v.DataDir(), metaFile)
+	unlock, err := atomicfile.Lock(ctx, path+".lock", 0o700, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	m, err := v.readMeta()
+	if err != nil {
+		return err
+	}
+	fn(m)
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(path, b, 0o600, 0o700, nil)
 }
 
 func (v *Vault) writePin(p pin) error {
@@ -446,4 +491,129 @@ func (v *Vault) Docs(ctx context.Context) ([]index.Doc, error) {
 	}
 	defer idx.Close()
 	return idx.Docs(ctx)
+}
+
+// WriteOptions describe a document written into a semantic vault.
+type WriteOptions struct {
+	// Agent writes (Owner for the CLI); its access is checked.
+	Agent string
+	// Path is where, inside the vault; its extension picks the format.
+	Path    string
+	Content []byte
+	// Overwrite allows replacing an existing file.
+	Overwrite bool
+	// Meta is kept with the document in the index, across reindexing.
+	Meta map[string]string
+	// Embedder overrides the vault's (tests).
+	Embedder embed.Embedder
+}
+
+// Write stores a document written by an agent or a script and indexes it
+// at once; the file is replaced atomically. An existing file is refused
+// (ErrExists) unless Overwrite is set.
+func (v *Vault) Write(ctx context.Context, o WriteOptions) error {
+	if err := v.Authorize(ctx, o.Agent, Write, "write", o.Path); err != nil {
+		return err
+	}
+	if err := v.Require(Semantic); err != nil {
+		return err
+	}
+	abs, err := v.Resolve(o.Path)
+	if err != nil {
+		return err
+	}
+	if !extract.Supported(abs) {
+		return fmt.Errorf("%w: %q is not a document type the vault indexes (.md .txt .pdf .docx .html .json .csv)", ErrInvalid, o.Path)
+	}
+	if fi, err := os.Stat(abs); err == nil {
+		if fi.IsDir() || !o.Overwrite {
+			return fmt.Errorf("%w: %s in vault %q (overwrite to replace it)", ErrExists, o.Path, v.Name)
+		}
+	}
+	if err := atomicfile.WriteFile(abs, o.Content, 0o644, 0o755, nil); err != nil {
+		return fmt.Errorf("write %s: %w", o.Path, err)
+	}
+	rel, err := filepath.Rel(v.Dir, abs)
+	if err != nil {
+		return err
+	}
+	rel = filepath.ToSlash(rel)
+	e, err := v.embedder(o.Embedder)
+	if err != nil {
+		return err
+	}
+	p, err := v.readPin()
+	if err != nil {
+		return err
+	}
+	if err := v.checkPin(p, e); err != nil {
+		return err
+	}
+	idx, err := v.openIndex(ctx)
+	if err != nil {
+		return err
+	}
+	defer idx.Close()
+	meta := map[string]string{}
+	for k, val := range o.Meta {
+		meta[k] = val
+	}
+	meta["written_by"] = o.Agent
+	meta["written_at"] = time.Now().UTC().Format(TimeFormat)
+	if err := v.editMeta(ctx, func(m map[string]map[string]string) { m[rel] = meta }); err != nil {
+		return fmt.Errorf("record the metadata of %s: %w", rel, err)
+	}
+	if _, _, err := v.indexFile(ctx, idx, e, &p, rel, DefaultFileTimeout, meta); err != nil {
+		return fmt.Errorf("index %s: %w", rel, err)
+	}
+	return v.Log(ctx, Event{Agent: o.Agent, Action: "write", Path: rel, Outcome: OK})
+}
+
+// Delete removes a document, or every document under a folder, from the
+// vault and its index, and returns the paths removed.
+func (v *Vault) Delete(ctx context.Context, agent, path string) ([]string, error) {
+	if err := v.Authorize(ctx, agent, Write, "delete", path); err != nil {
+		return nil, err
+	}
+	if err := v.Require(Semantic); err != nil {
+		return nil, err
+	}
+	abs, err := v.Resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	if abs == v.Dir {
+		return nil, fmt.Errorf("%w: name a file or folder of vault %q to delete", ErrInvalid, v.Name)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("%s in vault %q: %w", path, v.Name, fs.ErrNotExist)
+	}
+	files, err := v.documents(abs)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := v.openIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer idx.Close()
+	deleted := []string{}
+	for _, rel := range files {
+		if err := os.Remove(filepath.Join(v.Dir, filepath.FromSlash(rel))); err != nil {
+			return deleted, fmt.Errorf("delete %s: %w", rel, err)
+		}
+		if err := idx.Delete(ctx, rel); err != nil {
+			return deleted, err
+		}
+		deleted = append(deleted, rel)
+		if err := v.Log(ctx, Event{Agent: agent, Action: "delete", Path: rel, Outcome: OK}); err != nil {
+			return deleted, err
+		}
+	}
+	err = v.editMeta(ctx, func(m map[string]map[string]string) {
+		for _, rel := range deleted {
+			delete(m, rel)
+		}
+	})
+	return deleted, err
 }

@@ -182,3 +182,81 @@ func TestSemanticOperationsNeedASemanticVault(t *testing.T) {
 		t.Errorf("query a skill vault: %v", err)
 	}
 }
+
+func TestWriteAndDelete(t *testing.T) {
+	r, _, _ := newRegistry(t)
+	ctx := t.Context()
+	v, err := r.Init(ctx, InitOptions{Name: "kb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := WriteOptions{Agent: Owner, Path: "agents/summary.md", Content: []byte("# Summary\n\nThe audit starts in March.\n"), Meta: map[string]string{"source": "meeting"}}
+	if err := v.Write(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	res, err := v.Query(ctx, "audit March", 3, nil)
+	if err != nil || len(res.Results) != 1 || res.Results[0].Path != "agents/summary.md" {
+		t.Fatalf("written document not searchable: %+v %v", res, err)
+	}
+	if err := v.Write(ctx, doc); !errors.Is(err, ErrExists) {
+		t.Errorf("writing over a file without overwrite: %v", err)
+	}
+	doc.Overwrite, doc.Content = true, []byte("# Summary\n\nThe audit moved to April.\n")
+	if err := v.Write(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	// The metadata survives a full reindex.
+	if _, err := v.Index(ctx, IndexOptions{Reindex: true}); err != nil {
+		t.Fatal(err)
+	}
+	docs, _ := v.Docs(ctx)
+	if len(docs) != 1 || docs[0].Meta["source"] != "meeting" || docs[0].Meta["written_by"] != Owner {
+		t.Errorf("docs after reindex: %+v", docs)
+	}
+	for _, bad := range []struct {
+		path string
+		want error
+	}{{"../escape.md", ErrOutside}, {"tool.exe", ErrInvalid}} {
+		if err := v.Write(ctx, WriteOptions{Agent: Owner, Path: bad.path, Content: []byte("x")}); !errors.Is(err, bad.want) {
+			t.Errorf("write %q: %v, want %v", bad.path, err, bad.want)
+		}
+	}
+	// A read-only agent may not write or delete; the refusal is audited.
+	if _, err := r.Attach(ctx, "kb", "reader", true); err != nil {
+		t.Fatal(err)
+	}
+	v, _ = r.Get(ctx, "kb")
+	if err := v.Write(ctx, WriteOptions{Agent: "reader", Path: "x.md", Content: []byte("x")}); !errors.Is(err, ErrForbidden) {
+		t.Errorf("read-only write: %v", err)
+	}
+	if _, err := v.Delete(ctx, "reader", "agents"); !errors.Is(err, ErrForbidden) {
+		t.Errorf("read-only delete: %v", err)
+	}
+	events, _ := v.Audit(ctx, 10)
+	refused := 0
+	for _, e := range events {
+		if e.Outcome == Refused && e.Agent == "reader" {
+			refused++
+		}
+	}
+	if refused != 2 {
+		t.Errorf("%d refusals audited, want 2: %+v", refused, events)
+	}
+
+	deleted, err := v.Delete(ctx, Owner, "agents")
+	if err != nil || len(deleted) != 1 || deleted[0] != "agents/summary.md" {
+		t.Fatalf("delete folder: %v %v", deleted, err)
+	}
+	if res, _ := v.Query(ctx, "audit", 3, nil); len(res.Results) != 0 {
+		t.Errorf("deleted document still found: %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(v.Dir, "agents", "summary.md")); !os.IsNotExist(err) {
+		t.Errorf("file still on disk: %v", err)
+	}
+	if _, err := v.Delete(ctx, Owner, "never.md"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("delete a missing file: %v", err)
+	}
+	if _, err := v.Delete(ctx, Owner, ""); !errors.Is(err, ErrInvalid) {
+		t.Errorf("delete the whole vault by path: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -181,5 +182,96 @@ func newVaultDocsCmd(streams IO) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the documents as JSON")
+	return cmd
+}
+
+// VaultWriteOptions are the inputs of `ctxkit vault write`.
+type VaultWriteOptions struct {
+	Vault, Path string
+	Content     string
+	FromFile    string
+	Overwrite   bool
+	Meta        []string
+}
+
+func newVaultWriteCmd(streams IO) *cobra.Command {
+	opts := &VaultWriteOptions{}
+	cmd := &cobra.Command{
+		Use:   "write VAULT FILE (--content TEXT | --from-file F)",
+		Short: "Write a document into a semantic vault and index it",
+		Long: "Write a document (a path inside the vault; its extension picks the format) and index it at once. " +
+			"An existing file is refused unless --overwrite. --meta k=v pairs stay with the document in the index, " +
+			"also when the index is rebuilt.",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Vault, opts.Path = args[0], args[1]
+			return runVaultWrite(cmd.Context(), opts, streams)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Content, "content", "", "the document's text")
+	f.StringVar(&opts.FromFile, "from-file", "", "read the document from this file (- for standard input)")
+	f.BoolVar(&opts.Overwrite, "overwrite", false, "replace the file if it exists")
+	f.StringArrayVar(&opts.Meta, "meta", nil, "metadata kept with the document, k=v (repeatable)")
+	cmd.MarkFlagsMutuallyExclusive("content", "from-file")
+	cmd.MarkFlagsOneRequired("content", "from-file")
+	return cmd
+}
+
+func runVaultWrite(ctx context.Context, opts *VaultWriteOptions, streams IO) error {
+	v, err := getVault(ctx, opts.Vault)
+	if err != nil {
+		return err
+	}
+	content := []byte(opts.Content)
+	switch opts.FromFile {
+	case "":
+	case "-":
+		if content, err = io.ReadAll(io.LimitReader(streams.In, maxInput+1)); err != nil {
+			return fmt.Errorf("read standard input: %w", err)
+		}
+	default:
+		if content, err = os.ReadFile(opts.FromFile); err != nil {
+			return err
+		}
+	}
+	if len(content) > maxInput {
+		return fmt.Errorf("the document is over the %d-byte limit", maxInput)
+	}
+	meta := map[string]string{}
+	for _, kv := range opts.Meta {
+		k, val, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("--meta %q: want key=value", kv)
+		}
+		meta[strings.TrimSpace(k)] = val
+	}
+	if err := v.Write(ctx, vault.WriteOptions{Agent: vault.Owner, Path: opts.Path, Content: content, Overwrite: opts.Overwrite, Meta: meta}); err != nil {
+		return err
+	}
+	fmt.Fprintf(streams.Out, "wrote and indexed %s in vault %q\n", opts.Path, v.Name)
+	return nil
+}
+
+func newVaultDeleteCmd(streams IO) *cobra.Command {
+	var path string
+	cmd := &cobra.Command{
+		Use:   "delete VAULT --path P",
+		Short: "Delete a document, or a folder of documents, from a semantic vault and its index",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := getVault(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			deleted, err := v.Delete(cmd.Context(), vault.Owner, path)
+			for _, p := range deleted {
+				fmt.Fprintf(streams.Out, "deleted %s\n", p)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&path, "path", "", "the file or folder to delete, inside the vault")
+	_ = cmd.MarkFlagRequired("path")
 	return cmd
 }

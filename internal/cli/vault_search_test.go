@@ -55,3 +55,31 @@ func TestVaultIndexQueryDocs(t *testing.T) {
 		t.Errorf("index --path out of the vault: code %d, %s", code, errOut)
 	}
 }
+
+func TestVaultWriteAndDelete(t *testing.T) {
+	vaultEnv(t)
+	if code, _, errOut := vaultMain(t, "vault", "init", "kb"); code != 0 {
+		t.Fatalf("init: %s", errOut)
+	}
+	code, out, errOut := vaultMain(t, "vault", "write", "kb", "notes/audit.md", "--content", "# Audit\n\nStarts in March.\n", "--meta", "source=meeting")
+	if code != 0 || !strings.Contains(out, "wrote and indexed notes/audit.md") {
+		t.Fatalf("write: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := vaultMain(t, "vault", "write", "kb", "notes/audit.md", "--content", "again"); code == 0 || !strings.Contains(errOut, "already exists") {
+		t.Errorf("write over an existing file: %d %s", code, errOut)
+	}
+	if code, _, errOut := vaultMain(t, "vault", "write", "kb", "x.md", "--meta", "novalue", "--content", "x"); code == 0 || !strings.Contains(errOut, "want key=value") {
+		t.Errorf("bad --meta: %d %s", code, errOut)
+	}
+	code, out, _ = vaultMain(t, "vault", "docs", "kb", "--json")
+	if code != 0 || !strings.Contains(out, `"source": "meeting"`) {
+		t.Errorf("docs: %s", out)
+	}
+	code, out, _ = vaultMain(t, "vault", "delete", "kb", "--path", "notes")
+	if code != 0 || strings.TrimSpace(out) != "deleted notes/audit.md" {
+		t.Errorf("delete: %d %s", code, out)
+	}
+	if code, out, _ := vaultMain(t, "vault", "query", "kb", "March"); code != 0 || strings.TrimSpace(out) != "no match" {
+		t.Errorf("query after delete: %d %s", code, out)
+	}
+}
