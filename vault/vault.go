@@ -81,8 +81,8 @@ func ParseType(s string) (Type, error) {
 
 // commands names the CLI commands that fit each type, for Require's message.
 var commands = map[Type]string{
-	Semantic: "index, query, docs, write, reindex, delete, watch",
-	Skill:    "index, skills, skill, write-skill, delete",
+	Semantic: "index, query, docs, write, delete",
+	Skill:    "index, skills, skill, write-skill",
 	Episodic: "write-episode, episodes, episode, invalidate, supersede",
 }
 

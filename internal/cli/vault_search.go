@@ -47,6 +47,10 @@ func runVaultIndex(ctx context.Context, opts *VaultIndexOptions, streams IO) err
 	if err != nil {
 		return err
 	}
+	if v.Type == vault.Skill {
+		// A skill vault has no search index: indexing validates its skills.
+		return runVaultSkills(ctx, v, opts.JSON, streams)
+	}
 	iopts := vault.IndexOptions{Path: opts.Path, Reindex: opts.Reindex}
 	if f, ok := streams.Err.(*os.File); ok && isTerminal(f) && !opts.JSON {
 		iopts.Progress = func(done, total int, path string) {

@@ -83,3 +83,32 @@ func TestVaultWriteAndDelete(t *testing.T) {
 		t.Errorf("query after delete: %d %s", code, out)
 	}
 }
+
+func TestVaultSkills(t *testing.T) {
+	_, project := vaultEnv(t)
+	if code, _, errOut := vaultMain(t, "vault", "init", "howto", "--type", "skill"); code != 0 {
+		t.Fatalf("init: %s", errOut)
+	}
+	code, out, errOut := vaultMain(t, "vault", "write-skill", "howto", "release", "--description", "Cut a release.", "--instructions", "Tag, build, publish.")
+	if code != 0 || !strings.Contains(out, `wrote skill "release" to release/SKILL.md`) {
+		t.Fatalf("write-skill: %d %s %s", code, out, errOut)
+	}
+	dir := filepath.Join(project, ".ctxkit", "vaults", "howto")
+	if err := os.WriteFile(filepath.Join(dir, "broken.md"), []byte("no frontmatter"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = vaultMain(t, "vault", "skills", "howto")
+	if code == 0 || !strings.Contains(out, "release\trelease/SKILL.md\tCut a release.") || !strings.Contains(out, "problem: broken.md: no frontmatter") {
+		t.Errorf("skills with a broken file: %d\n%s", code, out)
+	}
+	if code, out2, _ := vaultMain(t, "vault", "index", "howto"); code == 0 || out2 != out {
+		t.Errorf("index of a skill vault validates its skills: %d\n%s", code, out2)
+	}
+	code, out, _ = vaultMain(t, "vault", "skill", "howto", "release")
+	if code != 0 || !strings.Contains(out, "Tag, build, publish.") {
+		t.Errorf("skill: %d %s", code, out)
+	}
+	if code, _, errOut := vaultMain(t, "vault", "query", "howto", "release"); code == 0 || !strings.Contains(errOut, "skill") {
+		t.Errorf("query a skill vault: %d %s", code, errOut)
+	}
+}

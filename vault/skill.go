@@ -1,0 +1,302 @@
+package vault
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ctxkit/ctxkit/internal/atomicfile"
+)
+
+// SkillFile is the file that holds a skill in the Agent Skills layout (a
+// folder named after the skill, with its resources beside it).
+const SkillFile = "SKILL.md"
+
+// Limits of the Agent Skills specification.
+const (
+	maxSkillName        = 64
+	maxSkillDescription = 1024
+	maxSkillBytes       = 1 << 20
+)
+
+// SkillDoc is one procedure of a skill vault: a markdown file whose YAML
+// frontmatter names and describes it, followed by its instructions.
+type SkillDoc struct {
+	Name         string            `json:"name"`
+	Description  string            `json:"description"`
+	License      string            `json:"license,omitempty"`
+	AllowedTools []string          `json:"allowed_tools,omitempty"`
+	Metadata     map[string]string `json:"metadata,omitempty"`
+	// Path is the skill's file inside the vault.
+	Path string `json:"path"`
+	// Instructions is the body, after the frontmatter (only from Skill).
+	Instructions string `json:"instructions,omitempty"`
+}
+
+// SkillReport is what Skills found: the valid skills by name, and the files
+// that are not, with why (duplicates included: none is dropped silently).
+type SkillReport struct {
+	Skills   []SkillDoc  `json:"skills"`
+	Problems []FileError `json:"problems"`
+}
+
+var skillName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// frontmatter is a skill file's header as written.
+type frontmatter struct {
+	Name         string            `yaml:"name"`
+	Description  string            `yaml:"description"`
+	License      string            `yaml:"license,omitempty"`
+	AllowedTools yaml.Node         `yaml:"allowed-tools,omitempty"`
+	Metadata     map[string]string `yaml:"metadata,omitempty"`
+}
+
+// ParseSkill reads a skill file: YAML frontmatter between "---" lines, then
+// the instructions. It checks the Agent Skills rules: a name of lowercase
+// letters, digits and single hyphens, at most 64 characters (defaultName
+// when the frontmatter has none), and a description of at most 1,024.
+func ParseSkill(data []byte, defaultName string) (*SkillDoc, error) {
+	if len(data) > maxSkillBytes {
+		return nil, fmt.Errorf("over %d bytes", maxSkillBytes)
+	}
+	if !utf8.Valid(data) {
+		return nil, errors.New("not UTF-8 text")
+	}
+	text := strings.ReplaceAll(strings.TrimPrefix(string(data), "\ufeff"), "\r\n", "\n")
+	lines := strings.SplitAfter(text, "\n")
+	if len(lines) == 0 || strings.TrimSpace(lines[0]) != "---" {
+		return nil, errors.New("no frontmatter: the file must start with a '---' line, then name and description, then '---'")
+	}
+	end := -1
+	for i := 1; i < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) == "---" {
+			end = i
+			break
+		}
+	}
+	if end < 0 {
+		return nil, errors.New("the frontmatter has no closing '---' line")
+	}
+	header := strings.Join(lines[1:end], "")
+	body := strings.Join(lines[end+1:], "")
+	var fm frontmatter
+	if err := yaml.Unmarshal([]byte(header), &fm); err != nil {
+		return nil, fmt.Errorf("frontmatter: %w", err)
+	}
+	s := &SkillDoc{Name: strings.TrimSpace(fm.Name), Description: strings.TrimSpace(fm.Description), License: fm.License, Metadata: fm.Metadata, Instructions: strings.TrimSpace(body)}
+	if s.Name == "" {
+		s.Name = defaultName
+	}
+	tools, err := allowedTools(fm.AllowedTools)
+	if err != nil {
+		return nil, err
+	}
+	s.AllowedTools = tools
+	if err := checkSkill(s.Name, s.Description); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// allowedTools reads allowed-tools, a space-separated string or a list.
+func allowedTools(n yaml.Node) ([]string, error) {
+	switch n.Kind {
+	case 0:
+		return nil, nil
+	case yaml.ScalarNode:
+		return strings.Fields(n.Value), nil
+	case yaml.SequenceNode:
+		var out []string
+		if err := n.Decode(&out); err != nil {
+			return nil, fmt.Errorf("allowed-tools: %w", err)
+		}
+		return out, nil
+	}
+	return nil, errors.New("allowed-tools: want a string or a list of strings")
+}
+
+func checkSkill(name, description string) error {
+	switch {
+	case name == "":
+		return errors.New("the skill has no name")
+	case len(name) > maxSkillName:
+		return fmt.Errorf("name %q is longer than %d characters", name, maxSkillName)
+	case !skillName.MatchString(name):
+		return fmt.Errorf("name %q: use lowercase letters, digits and single hyphens", name)
+	case description == "":
+		return fmt.Errorf("skill %q has no description: say what it does and when to use it", name)
+	case utf8.RuneCountInString(description) > maxSkillDescription:
+		return fmt.Errorf("skill %q: the description is longer than %d characters", name, maxSkillDescription)
+	}
+	return nil
+}
+
+// skillFiles lists the vault's skill files: *.md at the top level, and
+// SKILL.md in each top-level folder.
+func (v *Vault) skillFiles() ([]string, error) {
+	entries, err := os.ReadDir(v.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("read vault %q: %w", v.Name, err)
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, "."):
+		case e.IsDir():
+			if _, err := os.Stat(filepath.Join(v.Dir, name, SkillFile)); err == nil {
+				out = append(out, name+"/"+SkillFile)
+			}
+		case strings.EqualFold(filepath.Ext(name), ".md"):
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Skills reads and validates every skill of the vault. A file that is not
+// a valid skill, or a second skill of a name already taken, is reported
+// in Problems rather than dropped.
+func (v *Vault) Skills(ctx context.Context) (*SkillReport, error) {
+	if err := v.Require(Skill); err != nil {
+		return nil, err
+	}
+	files, err := v.skillFiles()
+	if err != nil {
+		return nil, err
+	}
+	rep := &SkillReport{Skills: []SkillDoc{}, Problems: []FileError{}}
+	byName := map[string]string{}
+	for _, rel := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s, err := v.readSkill(rel)
+		if err != nil {
+			rep.Problems = append(rep.Problems, FileError{Path: rel, Error: err.Error()})
+			continue
+		}
+		if first, dup := byName[s.Name]; dup {
+			rep.Problems = append(rep.Problems, FileError{Path: rel, Error: fmt.Sprintf("skill %q is already defined in %s", s.Name, first)})
+			continue
+		}
+		byName[s.Name] = rel
+		s.Instructions = ""
+		rep.Skills = append(rep.Skills, *s)
+	}
+	sort.Slice(rep.Skills, func(i, j int) bool { return rep.Skills[i].Name < rep.Skills[j].Name })
+	return rep, nil
+}
+
+func (v *Vault) readSkill(rel string) (*SkillDoc, error) {
+	abs, err := v.Resolve(rel)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, err
+	}
+	def := strings.TrimSuffix(filepath.Base(rel), filepath.Ext(rel))
+	folder, isFolder := strings.CutSuffix(rel, "/"+SkillFile)
+	if isFolder {
+		def = folder
+	}
+	s, err := ParseSkill(data, def)
+	if err != nil {
+		return nil, err
+	}
+	if isFolder && s.Name != folder {
+		return nil, fmt.Errorf("skill %q is in folder %q: the folder must be named after the skill", s.Name, folder)
+	}
+	s.Path = rel
+	return s, nil
+}
+
+// Skill returns one skill with its instructions, for agent (whose access is
+// checked).
+func (v *Vault) Skill(ctx context.Context, agent, name string) (*SkillDoc, error) {
+	if err := v.Authorize(ctx, agent, Read, "skill", name); err != nil {
+		return nil, err
+	}
+	rep, err := v.Skills(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range rep.Skills {
+		if s.Name == strings.ToLower(strings.TrimSpace(name)) {
+			return v.readSkill(s.Path)
+		}
+	}
+	return nil, fmt.Errorf("skill %q in vault %q: %w", name, v.Name, fs.ErrNotExist)
+}
+
+// WriteSkillOptions describe a skill written into a skill vault.
+type WriteSkillOptions struct {
+	Agent        string
+	Name         string
+	Description  string
+	Instructions string
+	Overwrite    bool
+}
+
+// WriteSkill writes a skill in the Agent Skills layout (NAME/SKILL.md),
+// atomically; an existing skill of that name is refused (ErrExists) unless
+// Overwrite is set.
+func (v *Vault) WriteSkill(ctx context.Context, o WriteSkillOptions) (*SkillDoc, error) {
+	if err := v.Authorize(ctx, o.Agent, Write, "write-skill", o.Name); err != nil {
+		return nil, err
+	}
+	if err := v.Require(Skill); err != nil {
+		return nil, err
+	}
+	name, desc := strings.TrimSpace(o.Name), strings.TrimSpace(o.Description)
+	if err := checkSkill(name, desc); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if strings.TrimSpace(o.Instructions) == "" {
+		return nil, fmt.Errorf("%w: skill %q has no instructions", ErrInvalid, name)
+	}
+	if !o.Overwrite {
+		if rep, err := v.Skills(ctx); err == nil {
+			for _, s := range rep.Skills {
+				if s.Name == name {
+					return nil, fmt.Errorf("%w: skill %q in %s (overwrite to replace it)", ErrExists, name, s.Path)
+				}
+			}
+		}
+	}
+	rel := name + "/" + SkillFile
+	abs, err := v.Resolve(rel)
+	if err != nil {
+		return nil, err
+	}
+	header, err := yaml.Marshal(frontmatter{Name: name, Description: desc})
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString("---\n")
+	b.Write(header)
+	b.WriteString("---\n\n")
+	b.WriteString(strings.TrimSpace(o.Instructions))
+	b.WriteString("\n")
+	if err := atomicfile.WriteFile(abs, b.Bytes(), 0o644, 0o755, nil); err != nil {
+		return nil, fmt.Errorf("write skill %q: %w", name, err)
+	}
+	if err := v.Log(ctx, Event{Agent: o.Agent, Action: "write-skill", Path: rel, Outcome: OK}); err != nil {
+		return nil, err
+	}
+	return v.readSkill(rel)
+}

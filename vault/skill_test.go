@@ -1,0 +1,125 @@
+package vault
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestParseSkill(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, def string
+		want            string // the skill's name, or the error's text
+		wantErr         bool
+	}{
+		{name: "full", text: "---\nname: pdf-forms\ndescription: Fill PDF forms. Use when a form must be filled.\nlicense: MIT\nallowed-tools: Read Bash\nmetadata:\n  version: \"1\"\n---\n\n# Steps\n\n1. Open it.\n", want: "pdf-forms"},
+		{name: "name from the file", text: "---\ndescription: Deploy the site.\n---\nRun make deploy.\n", def: "deploy", want: "deploy"},
+		{name: "CRLF and BOM", text: "\ufeff---\r\nname: crlf\r\ndescription: d\r\n---\r\nbody\r\n", want: "crlf"},
+		{name: "no frontmatter", text: "# Just markdown\n", wantErr: true, want: "no frontmatter"},
+		{name: "unclosed", text: "---\nname: x\ndescription: y\n", wantErr: true, want: "no closing"},
+		{name: "empty frontmatter", text: "---\n---\nbody\n", def: "", wantErr: true, want: "no name"},
+		{name: "bad name", text: "---\nname: Bad_Name\ndescription: d\n---\n", wantErr: true, want: "lowercase letters"},
+		{name: "double hyphen", text: "---\nname: a--b\ndescription: d\n---\n", wantErr: true, want: "single hyphens"},
+		{name: "long name", text: "---\nname: " + strings.Repeat("a", 65) + "\ndescription: d\n---\n", wantErr: true, want: "longer than 64"},
+		{name: "no description", text: "---\nname: x\n---\n", wantErr: true, want: "no description"},
+		{name: "long description", text: "---\nname: x\ndescription: " + strings.Repeat("d", 1025) + "\n---\n", wantErr: true, want: "longer than 1024"},
+		{name: "bad YAML", text: "---\nname: [x\n---\n", wantErr: true, want: "frontmatter"},
+		{name: "tools as a list", text: "---\nname: t\ndescription: d\nallowed-tools: [Read, Write]\n---\n", want: "t"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ParseSkill([]byte(tc.text), tc.def)
+			if tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("err %v, want %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil || s.Name != tc.want {
+				t.Fatalf("%+v %v, want name %q", s, err, tc.want)
+			}
+		})
+	}
+	s, _ := ParseSkill([]byte("---\nname: pdf-forms\ndescription: Fill PDF forms.\nallowed-tools: Read Bash\nmetadata:\n  version: \"1\"\n---\n\n# Steps\n"), "")
+	if len(s.AllowedTools) != 2 || s.Metadata["version"] != "1" || s.Instructions != "# Steps" {
+		t.Errorf("fields: %+v", s)
+	}
+}
+
+func FuzzParseSkill(f *testing.F) {
+	f.Add([]byte("---\nname: a\ndescription: b\n---\nbody"), "a")
+	f.Add([]byte("---\n---\n"), "")
+	f.Add([]byte("---\nname: &a [*a]\n---\n"), "")
+	f.Fuzz(func(t *testing.T, data []byte, def string) {
+		s, err := ParseSkill(data, def)
+		if err == nil && (s.Name == "" || s.Description == "" || !skillName.MatchString(s.Name)) {
+			t.Fatalf("accepted an invalid skill: %+v", s)
+		}
+	})
+}
+
+func TestSkillVault(t *testing.T) {
+	r, _, _ := newRegistry(t)
+	ctx := t.Context()
+	v, err := r.Init(ctx, InitOptions{Name: "howto", Type: Skill})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"deploy.md":         "---\ndescription: Deploy the site.\n---\nRun make deploy.\n",
+		"release/SKILL.md":  "---\nname: release\ndescription: Cut a release.\n---\nTag, build, publish.\n",
+		"dup.md":            "---\nname: deploy\ndescription: Another deploy.\n---\nx\n",
+		"broken.md":         "no frontmatter here\n",
+		"wrongdir/SKILL.md": "---\nname: other\ndescription: d\n---\nx\n",
+		"notes/readme.txt":  "not a skill",
+		".hidden/SKILL.md":  "---\nname: hidden\ndescription: d\n---\nx\n",
+	} {
+		writeFile(t, v, name, text)
+	}
+	rep, err := v.Skills(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range rep.Skills {
+		names = append(names, s.Name+"@"+s.Path)
+	}
+	if strings.Join(names, " ") != "deploy@deploy.md release@release/SKILL.md" {
+		t.Errorf("skills: %v", names)
+	}
+	problems := map[string]string{}
+	for _, p := range rep.Problems {
+		problems[p.Path] = p.Error
+	}
+	if len(problems) != 3 || !strings.Contains(problems["dup.md"], "already defined in deploy.md") ||
+		!strings.Contains(problems["broken.md"], "no frontmatter") || !strings.Contains(problems["wrongdir/SKILL.md"], "folder must be named after the skill") {
+		t.Errorf("problems: %v", rep.Problems)
+	}
+
+	s, err := v.Skill(ctx, Owner, "Release")
+	if err != nil || s.Instructions != "Tag, build, publish." {
+		t.Errorf("skill: %+v %v", s, err)
+	}
+	if _, err := v.Skill(ctx, Owner, "nope"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing skill: %v", err)
+	}
+
+	w, err := v.WriteSkill(ctx, WriteSkillOptions{Agent: Owner, Name: "triage", Description: "Sort new issues.", Instructions: "Label, then assign."})
+	if err != nil || w.Path != "triage/SKILL.md" || w.Instructions != "Label, then assign." {
+		t.Fatalf("write-skill: %+v %v", w, err)
+	}
+	if _, err := v.WriteSkill(ctx, WriteSkillOptions{Agent: Owner, Name: "deploy", Description: "d", Instructions: "x"}); !errors.Is(err, ErrExists) {
+		t.Errorf("write over an existing skill: %v", err)
+	}
+	if _, err := v.WriteSkill(ctx, WriteSkillOptions{Agent: Owner, Name: "Bad Name", Description: "d", Instructions: "x"}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("bad name: %v", err)
+	}
+	if _, err := v.WriteSkill(ctx, WriteSkillOptions{Agent: Owner, Name: "triage", Description: "Sort issues faster.", Instructions: "Label.", Overwrite: true}); err != nil {
+		t.Errorf("overwrite: %v", err)
+	}
+	// Skill operations need a skill vault; the message names what fits.
+	sem, _ := r.Init(ctx, InitOptions{Name: "docs"})
+	if _, err := sem.Skills(ctx); !errors.Is(err, ErrWrongType) {
+		t.Errorf("skills of a semantic vault: %v", err)
+	}
+}
