@@ -15,7 +15,7 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
-require go.yaml.in/yaml/v3 v3.0.6 // indirect
+require go.yaml.in/yaml/v3 v3.0.6
 
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
