@@ -404,3 +404,68 @@ func (r *Registry) Publish(ctx context.Context, name string) (*Vault, error) {
 		return nil
 	})
 }
+
+// SetEmbeddingModel changes the embedder pinned for a semantic or episodic
+// vault. Its index keeps the vectors of the old model until it is rebuilt
+// (Index with Reindex), and refuses queries until then.
+func (r *Registry) SetEmbeddingModel(ctx context.Context, name, spec string) (*Vault, error) {
+	if err := ValidEmbeddingModel(spec); err != nil {
+		return nil, err
+	}
+	return r.update(ctx, name, "embedding-model", "model="+spec, func(e *entry) error {
+		if Type(e.Type) == Skill {
+			return fmt.Errorf("%w: skill vaults have no embedder", ErrWrongType)
+		}
+		e.EmbeddingModel = spec
+		return nil
+	})
+}
+
+// Remove forgets a vault: its config entry goes. With purge, its folder is
+// deleted too — unless that folder holds more than a vault would (the
+// project root, the home folder, a folder with its own .ctxkit), which is
+// refused rather than risked.
+func (r *Registry) Remove(ctx context.Context, name string, purge bool) (*Vault, error) {
+	v, err := r.Get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if purge {
+		if err := r.checkPurge(v); err != nil {
+			return nil, err
+		}
+	}
+	err = editConfig(ctx, r.ConfigPath(v.Scope), v.Scope, func(c *configFile) error {
+		if _, ok := c.vaults[name]; !ok {
+			return fmt.Errorf("%w: %q (removed meanwhile)", ErrNotFound, name)
+		}
+		delete(c.vaults, name)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if purge {
+		if err := os.RemoveAll(v.Dir); err != nil {
+			return v, fmt.Errorf("vault %q is forgotten but its folder %s is not fully deleted: %w", name, v.Dir, err)
+		}
+	}
+	return v, nil
+}
+
+func (r *Registry) checkPurge(v *Vault) error {
+	dir := filepath.Clean(v.Dir)
+	home, _ := os.UserHomeDir()
+	for _, keep := range []string{r.root, home, r.dataDir} {
+		if keep != "" && filepath.Clean(keep) == dir {
+			return fmt.Errorf("%w: vault %q's folder %s is not only the vault's; delete it by hand", ErrInvalid, v.Name, dir)
+		}
+	}
+	if dir == filepath.VolumeName(dir)+string(filepath.Separator) {
+		return fmt.Errorf("%w: vault %q's folder is the file system's root", ErrInvalid, v.Name)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".ctxkit", "config.json")); err == nil {
+		return fmt.Errorf("%w: vault %q's folder %s holds a project (.ctxkit/config.json); delete it by hand", ErrInvalid, v.Name, dir)
+	}
+	return nil
+}

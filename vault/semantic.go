@@ -43,6 +43,8 @@ type IndexOptions struct {
 	// Reindex drops the index first, to rebuild it whole (after a change
 	// of embedding model).
 	Reindex bool
+	// Force processes the files again even when they have not changed.
+	Force bool
 	// Embedder overrides the one named by the vault's EmbeddingModel
 	// (tests, benchmarks).
 	Embedder embed.Embedder
@@ -199,7 +201,7 @@ func (v *Vault) Index(ctx context.Context, opts IndexOptions) (*IndexReport, err
 			return rep, err
 		}
 		seen[rel] = true
-		changed, chunks, err := v.indexFile(ctx, idx, e, &p, rel, timeout, metas[rel])
+		changed, chunks, err := v.indexFile(ctx, idx, e, &p, rel, timeout, metas[rel], opts.Force)
 		switch {
 		case err != nil:
 			rep.Failed = append(rep.Failed, FileError{Path: rel, Error: err.Error()})
@@ -270,7 +272,7 @@ func (v *Vault) documents(scope string) ([]string, error) {
 
 // indexFile indexes one file if its content changed; it reports whether it
 // did and how many chunks it stored.
-func (v *Vault) indexFile(ctx context.Context, idx index.Index, e embed.Embedder, p **pin, rel string, timeout time.Duration, meta map[string]string) (bool, int, error) {
+func (v *Vault) indexFile(ctx context.Context, idx index.Index, e embed.Embedder, p **pin, rel string, timeout time.Duration, meta map[string]string, force bool) (bool, int, error) {
 	abs, err := v.Resolve(rel)
 	if err != nil {
 		return false, 0, err
@@ -282,7 +284,7 @@ func (v *Vault) indexFile(ctx context.Context, idx index.Index, e embed.Embedder
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])
 	old, err := idx.Doc(ctx, rel)
-	if err == nil && old.Hash == hash && maps.Equal(old.Meta, meta) {
+	if err == nil && old.Hash == hash && maps.Equal(old.Meta, meta) && !force {
 		return false, 0, nil
 	}
 	doc, err := extractWithin(ctx, rel, data, timeout)
@@ -563,7 +565,7 @@ func (v *Vault) Write(ctx context.Context, o WriteOptions) error {
 	if err := v.editMeta(ctx, func(m map[string]map[string]string) { m[rel] = meta }); err != nil {
 		return fmt.Errorf("record the metadata of %s: %w", rel, err)
 	}
-	if _, _, err := v.indexFile(ctx, idx, e, &p, rel, DefaultFileTimeout, meta); err != nil {
+	if _, _, err := v.indexFile(ctx, idx, e, &p, rel, DefaultFileTimeout, meta, true); err != nil {
 		return fmt.Errorf("index %s: %w", rel, err)
 	}
 	return v.Log(ctx, Event{Agent: o.Agent, Action: "write", Path: rel, Outcome: OK})

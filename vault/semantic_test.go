@@ -260,3 +260,57 @@ func TestWriteAndDelete(t *testing.T) {
 		t.Errorf("delete the whole vault by path: %v", err)
 	}
 }
+
+func TestSetEmbeddingModelAndRemove(t *testing.T) {
+	r, _, _ := newRegistry(t)
+	ctx := t.Context()
+	v, err := r.Init(ctx, InitOptions{Name: "kb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, v, "a.md", "# A\n\nalpha\n")
+	if _, err := v.Index(ctx, IndexOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.SetEmbeddingModel(ctx, "kb", "cohere:x"); err == nil {
+		t.Error("an invalid spec was accepted")
+	}
+	v, err = r.SetEmbeddingModel(ctx, "kb", "openai:text-embedding-3-small")
+	if err != nil || v.EmbeddingModel != "openai:text-embedding-3-small" {
+		t.Fatalf("set model: %+v %v", v, err)
+	}
+	// The index was built without vectors: it must be rebuilt first.
+	if _, err := v.Query(ctx, "alpha", 3, nil); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "--reindex") {
+		t.Errorf("query after a model change: %v", err)
+	}
+	if _, err := r.SetEmbeddingModel(ctx, "kb", "none"); err != nil {
+		t.Fatal(err)
+	}
+
+	// A vault whose folder holds a project is never purged.
+	outer := filepath.Join(t.TempDir(), "outer")
+	if err := os.MkdirAll(filepath.Join(outer, ".ctxkit"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outer, ".ctxkit", "config.json"), []byte(`{"vaults":{}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Init(ctx, InitOptions{Name: "outer", Path: outer}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Remove(ctx, "outer", true); !errors.Is(err, ErrInvalid) {
+		t.Errorf("purging a folder that holds a project: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(outer, ".ctxkit", "config.json")); err != nil {
+		t.Fatalf("the project was deleted: %v", err)
+	}
+	if _, err := r.Remove(ctx, "kb", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(v.Dir); !os.IsNotExist(err) {
+		t.Errorf("purged folder still there: %v", err)
+	}
+	if _, err := r.Get(ctx, "kb"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("removed vault still recorded: %v", err)
+	}
+}

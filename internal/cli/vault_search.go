@@ -17,6 +17,7 @@ type VaultIndexOptions struct {
 	Vault   string
 	Path    string
 	Reindex bool
+	Force   bool
 	JSON    bool
 }
 
@@ -51,7 +52,7 @@ func runVaultIndex(ctx context.Context, opts *VaultIndexOptions, streams IO) err
 		// A skill vault has no search index: indexing validates its skills.
 		return runVaultSkills(ctx, v, opts.JSON, streams)
 	}
-	iopts := vault.IndexOptions{Path: opts.Path, Reindex: opts.Reindex}
+	iopts := vault.IndexOptions{Path: opts.Path, Reindex: opts.Reindex, Force: opts.Force}
 	if f, ok := streams.Err.(*os.File); ok && isTerminal(f) && !opts.JSON {
 		iopts.Progress = func(done, total int, path string) {
 			fmt.Fprintf(f, "\r\033[K[%d/%d] %s", done, total, path)
@@ -259,11 +260,27 @@ func runVaultWrite(ctx context.Context, opts *VaultWriteOptions, streams IO) err
 
 func newVaultDeleteCmd(streams IO) *cobra.Command {
 	var path string
+	var purge bool
 	cmd := &cobra.Command{
-		Use:   "delete VAULT --path P",
-		Short: "Delete a document, or a folder of documents, from a semantic vault and its index",
-		Args:  cobra.ExactArgs(1),
+		Use:   "delete VAULT (--path P | --purge)",
+		Short: "Delete documents from a semantic vault, or a whole vault",
+		Long: "--path deletes a file, or a folder of documents, from the vault and its index. --purge deletes the " +
+			"vault itself: its record and its folder (refused when the folder holds more than the vault: the " +
+			"project root, your home folder, another project).",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if purge {
+				r, _, err := openRegistry()
+				if err != nil {
+					return err
+				}
+				v, err := r.Remove(cmd.Context(), args[0], true)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(streams.Out, "deleted vault %q and its folder %s\n", v.Name, v.Dir)
+				return nil
+			}
 			v, err := getVault(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -276,6 +293,43 @@ func newVaultDeleteCmd(streams IO) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&path, "path", "", "the file or folder to delete, inside the vault")
-	_ = cmd.MarkFlagRequired("path")
+	cmd.Flags().BoolVar(&purge, "purge", false, "delete the whole vault: its record and its folder")
+	cmd.MarkFlagsMutuallyExclusive("path", "purge")
+	cmd.MarkFlagsOneRequired("path", "purge")
+	return cmd
+}
+
+func newVaultReindexCmd(streams IO) *cobra.Command {
+	opts := &VaultIndexOptions{}
+	var model string
+	cmd := &cobra.Command{
+		Use:   "reindex VAULT [--path P] [--embedding-model SPEC]",
+		Short: "Rebuild a semantic vault's index, optionally with another embedding model",
+		Long: "Process the vault's documents again even if unchanged: the whole index, rebuilt from nothing, or only " +
+			"--path. --embedding-model pins another embedder first (none, ollama:MODEL, openai:MODEL, builtin); " +
+			"the whole index is then rebuilt with it.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Vault = args[0]
+			if model != "" {
+				if opts.Path != "" {
+					return fmt.Errorf("--embedding-model rebuilds the whole index; drop --path")
+				}
+				r, _, err := openRegistry()
+				if err != nil {
+					return err
+				}
+				if _, err := r.SetEmbeddingModel(cmd.Context(), opts.Vault, model); err != nil {
+					return err
+				}
+			}
+			opts.Reindex, opts.Force = opts.Path == "", true
+			return runVaultIndex(cmd.Context(), opts, streams)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Path, "path", "", "only this file or folder of the vault")
+	f.StringVar(&model, "embedding-model", "", "pin this embedder first, then rebuild")
+	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
 	return cmd
 }

@@ -112,3 +112,38 @@ func TestVaultSkills(t *testing.T) {
 		t.Errorf("query a skill vault: %d %s", code, errOut)
 	}
 }
+
+func TestVaultReindexAndPurge(t *testing.T) {
+	_, project := vaultEnv(t)
+	if code, _, errOut := vaultMain(t, "vault", "init", "kb"); code != 0 {
+		t.Fatalf("init: %s", errOut)
+	}
+	if code, _, errOut := vaultMain(t, "vault", "write", "kb", "a.md", "--content", "# A\n\nalpha beta\n"); code != 0 {
+		t.Fatalf("write: %s", errOut)
+	}
+	if code, out, _ := vaultMain(t, "vault", "reindex", "kb"); code != 0 || !strings.Contains(out, "indexed 1 files") {
+		t.Errorf("reindex: %d %s", code, out)
+	}
+	if code, out, _ := vaultMain(t, "vault", "reindex", "kb", "--path", "a.md"); code != 0 || !strings.Contains(out, "indexed 1 files") {
+		t.Errorf("reindex a path (unchanged, processed again): %d %s", code, out)
+	}
+	if code, _, errOut := vaultMain(t, "vault", "reindex", "kb", "--path", "a.md", "--embedding-model", "none"); code == 0 || !strings.Contains(errOut, "drop --path") {
+		t.Errorf("model change with a path: %d %s", code, errOut)
+	}
+	if code, out, _ := vaultMain(t, "vault", "docs", "kb", "--json"); code != 0 || !strings.Contains(out, `"written_by": "owner"`) {
+		t.Errorf("metadata after reindexing: %s", out)
+	}
+	if code, _, errOut := vaultMain(t, "vault", "delete", "kb"); code == 0 || !strings.Contains(errOut, "path") {
+		t.Errorf("delete without --path or --purge: %d %s", code, errOut)
+	}
+	code, out, errOut := vaultMain(t, "vault", "delete", "kb", "--purge")
+	if code != 0 || !strings.Contains(out, `deleted vault "kb"`) {
+		t.Fatalf("purge: %d %s %s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(project, ".ctxkit", "vaults", "kb")); !os.IsNotExist(err) {
+		t.Errorf("the vault folder is still there: %v", err)
+	}
+	if code, out, _ := vaultMain(t, "vault", "list"); code != 0 || strings.Contains(out, "kb") {
+		t.Errorf("purged vault still listed: %s", out)
+	}
+}
