@@ -81,7 +81,7 @@ func ParseType(s string) (Type, error) {
 
 // commands names the CLI commands that fit each type, for Require's message.
 var commands = map[Type]string{
-	Semantic: "index, reindex, query, docs, write, delete",
+	Semantic: "index, reindex, watch, query, docs, write, delete",
 	Skill:    "index, skills, skill, write-skill",
 	Episodic: "write-episode, episodes, episode, invalidate, supersede",
 }

@@ -44,7 +44,7 @@ func newVaultCmd(streams IO) *cobra.Command {
 	cmd.AddCommand(newVaultInitCmd(streams), newVaultListCmd(streams), newVaultAttachCmd(streams),
 		newVaultDetachCmd(streams), newVaultPublishCmd(streams), newVaultAuditCmd(streams),
 		newVaultIndexCmd(streams), newVaultQueryCmd(streams), newVaultDocsCmd(streams),
-		newVaultWriteCmd(streams), newVaultDeleteCmd(streams), newVaultReindexCmd(streams),
+		newVaultWriteCmd(streams), newVaultDeleteCmd(streams), newVaultReindexCmd(streams), newVaultWatchCmd(streams),
 		newVaultSkillsCmd(streams), newVaultSkillCmd(streams), newVaultWriteSkillCmd(streams))
 	return cmd
 }

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -332,4 +335,33 @@ func newVaultReindexCmd(streams IO) *cobra.Command {
 	f.StringVar(&model, "embedding-model", "", "pin this embedder first, then rebuild")
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
 	return cmd
+}
+
+func newVaultWatchCmd(streams IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "watch VAULT",
+		Short: "Keep a semantic vault's index in step with its folder, until interrupted",
+		Long:  "Index the vault, then again after each burst of changes to its files (debounced), until Ctrl-C.",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, err := getVault(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			fmt.Fprintf(streams.Err, "watching %s (Ctrl-C to stop)\n", v.Dir)
+			return v.Watch(ctx, vault.WatchOptions{OnIndex: func(rep *vault.IndexReport, err error) {
+				if err != nil {
+					fmt.Fprintf(streams.Err, "%s: %v\n", time.Now().Format(time.TimeOnly), err)
+					return
+				}
+				fmt.Fprintf(streams.Out, "%s: indexed %d, unchanged %d, removed %d, failed %d\n",
+					time.Now().Format(time.TimeOnly), rep.Indexed, rep.Unchanged, rep.Removed, len(rep.Failed))
+				for _, f := range rep.Failed {
+					fmt.Fprintf(streams.Out, "failed: %s: %s\n", f.Path, f.Error)
+				}
+			}})
+		},
+	}
 }

@@ -2,11 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func vaultMain(t *testing.T, args ...string) (int, string, string) {
@@ -145,5 +148,30 @@ func TestVaultReindexAndPurge(t *testing.T) {
 	}
 	if code, out, _ := vaultMain(t, "vault", "list"); code != 0 || strings.Contains(out, "kb") {
 		t.Errorf("purged vault still listed: %s", out)
+	}
+}
+
+func TestVaultWatchCommand(t *testing.T) {
+	_, project := vaultEnv(t)
+	if code, _, errOut := vaultMain(t, "vault", "init", "kb"); code != 0 {
+		t.Fatalf("init: %s", errOut)
+	}
+	if err := os.WriteFile(filepath.Join(project, ".ctxkit", "vaults", "kb", "a.md"), []byte("# A\n\nalpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	out := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() { done <- Main(ctx, []string{"vault", "watch", "kb"}, IO{In: strings.NewReader(""), Out: out, Err: io.Discard}) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "indexed 1, unchanged 0") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no first index run: %q", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("watch ended with %d", code)
 	}
 }

@@ -1,0 +1,126 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// DefaultDebounce is how long Watch waits after the last change before it
+// indexes: an editor's save or a copied folder is many events.
+const DefaultDebounce = 500 * time.Millisecond
+
+// WatchOptions tune Watch.
+type WatchOptions struct {
+	// Debounce is the quiet time before indexing; 0 is DefaultDebounce.
+	Debounce time.Duration
+	// Index is passed to each run (its Path and Reindex are ignored).
+	Index IndexOptions
+	// OnIndex, when set, gets each run's report or error.
+	OnIndex func(*IndexReport, error)
+}
+
+// Watch keeps the vault's index in step with its folder until ctx ends:
+// one index run at the start, then one after each burst of changes
+// (fsnotify, debounced). Runs are incremental, so a burst costs only the
+// files it touched.
+func (v *Vault) Watch(ctx context.Context, opts WatchOptions) error {
+	if err := v.Require(Semantic); err != nil {
+		return err
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch vault %q: %w", v.Name, err)
+	}
+	defer w.Close()
+	if err := v.watchTree(w, v.Dir); err != nil {
+		return err
+	}
+	debounce := opts.Debounce
+	if debounce <= 0 {
+		debounce = DefaultDebounce
+	}
+	run := func() {
+		iopts := opts.Index
+		iopts.Path, iopts.Reindex = "", false
+		rep, err := v.Index(ctx, iopts)
+		if opts.OnIndex != nil && ctx.Err() == nil {
+			opts.OnIndex(rep, err)
+		}
+	}
+	run()
+	timer := time.NewTimer(debounce)
+	timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			if v.ignored(ev.Name) {
+				continue
+			}
+			if ev.Has(fsnotify.Create) {
+				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
+					_ = v.watchTree(w, ev.Name) // files created in it meanwhile are found by the next run
+				}
+			}
+			timer.Reset(debounce)
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			if opts.OnIndex != nil {
+				opts.OnIndex(nil, fmt.Errorf("watch vault %q: %w", v.Name, err))
+			}
+		case <-timer.C:
+			run()
+		}
+	}
+}
+
+// watchTree watches dir and its folders, except the data folder and hidden
+// ones.
+func (v *Vault) watchTree(w *fsnotify.Watcher, dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if path != v.Dir && v.ignored(path) {
+			return filepath.SkipDir
+		}
+		if err := w.Add(path); err != nil {
+			return fmt.Errorf("watch %s: %w", path, err)
+		}
+		return nil
+	})
+}
+
+// ignored reports whether a path is inside the data folder or a hidden one.
+func (v *Vault) ignored(path string) bool {
+	rel, err := filepath.Rel(v.Dir, path)
+	if err != nil {
+		return true
+	}
+	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
+		if part == DataDirName || (strings.HasPrefix(part, ".") && part != ".") {
+			return true
+		}
+	}
+	return false
+}
