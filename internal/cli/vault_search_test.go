@@ -162,7 +162,9 @@ func TestVaultWatchCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	out := &syncBuffer{}
 	done := make(chan int, 1)
-	go func() { done <- Main(ctx, []string{"vault", "watch", "kb"}, IO{In: strings.NewReader(""), Out: out, Err: io.Discard}) }()
+	go func() {
+		done <- Main(ctx, []string{"vault", "watch", "kb"}, IO{In: strings.NewReader(""), Out: out, Err: io.Discard})
+	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(out.String(), "indexed 1, unchanged 0") {
 		if time.Now().After(deadline) {
