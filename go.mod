@@ -17,7 +17,7 @@ require (
 
 require go.yaml.in/yaml/v3 v3.0.6
 
-require github.com/fsnotify/fsnotify v1.10.1 // indirect
+require github.com/fsnotify/fsnotify v1.10.1
 
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
