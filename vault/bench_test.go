@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctxkit/ctxkit/internal/benchdata"
 	"github.com/ctxkit/ctxkit/vault/embed"
+	"github.com/ctxkit/ctxkit/vault/index"
 )
 
 // BenchmarkIndexMarkdown indexes a vault of generated markdown files of
@@ -54,6 +57,91 @@ func BenchmarkIndexMarkdown(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "files/s")
+		})
+	}
+}
+
+// BenchmarkQuery measures query latency, lexical and hybrid, over 10,000
+// chunks of about 60 words (100,000, the scale, with
+// CTXKIT_BENCH_FULL=1), with a Searcher held open as a server would. It
+// reports the p50 and p99 of the queries it ran.
+func BenchmarkQuery(b *testing.B) {
+	n := 10000
+	if os.Getenv("CTXKIT_BENCH_FULL") != "" {
+		n = 100000
+	}
+	r, err := Open(Options{DataDir: b.TempDir(), Cwd: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := r.Init(b.Context(), InitOptions{Name: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := embed.Hashing{Dim: 384}
+	var text strings.Builder
+	if err := benchdata.WriteText(&text, n*400); err != nil {
+		b.Fatal(err)
+	}
+	words := strings.Fields(text.String())
+	idx, err := v.openIndex(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for d := 0; d < n/10; d++ {
+		var chunks []index.Chunk
+		var texts []string
+		for c := range 10 {
+			at := ((d*10 + c) * 60) % (len(words) - 60)
+			texts = append(texts, strings.Join(words[at:at+60], " "))
+		}
+		vectors, _ := h.Embed(b.Context(), texts)
+		for c, t := range texts {
+			chunks = append(chunks, index.Chunk{Text: t, Heading: fmt.Sprintf("Doc %d", d), Vector: vectors[c]})
+		}
+		if err := idx.Put(b.Context(), index.Doc{Path: fmt.Sprintf("doc%05d.md", d), Hash: "h"}, chunks); err != nil {
+			b.Fatal(err)
+		}
+	}
+	idx.Close()
+	if err := v.writePin(pin{Model: h.Spec(), Dim: h.Dim}); err != nil {
+		b.Fatal(err)
+	}
+	queries := make([]string, 200)
+	for i := range queries {
+		queries[i] = words[(i*7919)%len(words)] + " " + words[(i*104729)%len(words)]
+	}
+	for _, tc := range []struct {
+		name string
+		e    embed.Embedder
+	}{{"lexical", nil}, {"hybrid", h}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var s *Searcher
+			if tc.e == nil {
+				// A lexical-only searcher over the same index: no vectors.
+				s = &Searcher{}
+				x, err := v.openIndex(b.Context())
+				if err != nil {
+					b.Fatal(err)
+				}
+				s.idx = x
+			} else if s, err = v.Searcher(b.Context(), tc.e); err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			var lat []time.Duration
+			i := 0
+			for b.Loop() {
+				start := time.Now()
+				if _, err := s.Query(b.Context(), queries[i%len(queries)], 10); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+				i++
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[(len(lat)-1)*99/100].Microseconds())/1000, "p99-ms")
 		})
 	}
 }
