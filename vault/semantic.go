@@ -272,12 +272,9 @@ func (v *Vault) documents(scope string) ([]string, error) {
 
 // indexFile indexes one file if its content changed; it reports whether it
 // did and how many chunks it stored.
+// Callers have resolved rel inside the vault (documents, Write).
 func (v *Vault) indexFile(ctx context.Context, idx index.Index, e embed.Embedder, p **pin, rel string, timeout time.Duration, meta map[string]string, force bool) (bool, int, error) {
-	abs, err := v.Resolve(rel)
-	if err != nil {
-		return false, 0, err
-	}
-	data, err := os.ReadFile(abs)
+	data, err := os.ReadFile(filepath.Join(v.Dir, filepath.FromSlash(rel)))
 	if err != nil {
 		return false, 0, err
 	}

@@ -126,7 +126,7 @@ func runWrap(ctx context.Context, g *globals, opts *WrapOptions, streams IO) err
 		PerSession: opts.HTTPAddr != "",
 		Logger:     logger,
 	})
-	if opts.Upstream.URL != "" && !hasHeader(opts.Upstream.Headers, "Authorization") && !hasHeaderEnv(opts.Upstream.HeaderEnv, "Authorization") {
+	if opts.Upstream.URL != "" && !setsHeader(opts.Upstream.Headers, ":", "Authorization") && !setsHeader(opts.Upstream.HeaderEnv, "=", "Authorization") {
 		oauth, err := oauthFor(opts.Upstream.URL, streams.Err, logger)
 		if err != nil {
 			return err
@@ -196,20 +196,10 @@ func oauthFor(url string, stderr io.Writer, logger *slog.Logger) (*mcpauth.Handl
 	})
 }
 
-// hasHeader reports whether lines ("Name: value") set the header name.
-func hasHeader(lines []string, name string) bool {
+// setsHeader reports whether lines ("Name<sep>value") set the header name.
+func setsHeader(lines []string, sep, name string) bool {
 	for _, l := range lines {
-		if n, _, ok := strings.Cut(l, ":"); ok && strings.EqualFold(strings.TrimSpace(n), name) {
-			return true
-		}
-	}
-	return false
-}
-
-// hasHeaderEnv reports whether lines ("Name=VAR") set the header name.
-func hasHeaderEnv(lines []string, name string) bool {
-	for _, l := range lines {
-		if n, _, ok := strings.Cut(l, "="); ok && strings.EqualFold(strings.TrimSpace(n), name) {
+		if n, _, ok := strings.Cut(l, sep); ok && strings.EqualFold(strings.TrimSpace(n), name) {
 			return true
 		}
 	}

@@ -114,9 +114,12 @@ func (t *interceptTransport) RoundTrip(req *http.Request) (*http.Response, error
 		if err != nil {
 			return nil, err
 		}
-		if msg, err := jsonrpc.DecodeMessage(body); err == nil {
-			if r, ok := msg.(*jsonrpc.Request); ok {
-				t.ic.noteRequest(r)
+		// Only a tools/call is noted; other requests are not decoded twice.
+		if bytes.Contains(body, []byte(`"tools/call"`)) {
+			if msg, err := jsonrpc.DecodeMessage(body); err == nil {
+				if r, ok := msg.(*jsonrpc.Request); ok {
+					t.ic.noteRequest(r)
+				}
 			}
 		}
 		req = req.Clone(req.Context())
@@ -129,6 +132,8 @@ func (t *interceptTransport) RoundTrip(req *http.Request) (*http.Response, error
 		return resp, err
 	}
 	switch ct := resp.Header.Get("Content-Type"); {
+	case strings.HasPrefix(ct, "application/json") && resp.ContentLength >= 0 && resp.ContentLength < interceptMin:
+		// Too small to hold a result worth storing: left for the SDK as it is.
 	case strings.HasPrefix(ct, "application/json"):
 		body, err := readLine(bufio.NewReaderSize(resp.Body, 64<<10), MaxMessageBytes)
 		resp.Body.Close()
