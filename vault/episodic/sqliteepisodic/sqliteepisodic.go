@@ -1,0 +1,1000 @@
+// Package sqliteepisodic is the default store of an episodic vault: one
+// SQLite file in the vault's data folder (modernc.org/sqlite, pure Go), in
+// WAL mode with immediate write transactions so several processes can
+// write at once, and a schema version with ordered migrations.
+//
+// Statements are rows that never change; versions are rows whose only
+// change is the closing of their transaction interval (tx_to, from NULL to
+// a time, exactly once); attestations, disputes and recalls are rows with
+// their own transaction time. Times are INTEGER microseconds since the
+// Unix epoch, UTC. A partial index over the current versions by valid_from
+// serves "what holds now", an index over all versions by valid_from serves
+// past beliefs, an entity index drives entity filters, and FTS5 (porter
+// stemming) ranks statements by BM25.
+package sqliteepisodic
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+
+	"github.com/ctxkit/ctxkit/vault/episodic"
+)
+
+// migrations[i] moves the schema from version i to i+1; the file's
+// user_version says how many have run.
+var migrations = []string{`
+CREATE TABLE statements (
+	n           INTEGER PRIMARY KEY,
+	id          TEXT NOT NULL UNIQUE,
+	content     TEXT NOT NULL,
+	entities    TEXT NOT NULL,
+	source      TEXT NOT NULL,
+	confidence  REAL NOT NULL,
+	salience    REAL NOT NULL,
+	occurred_at INTEGER,
+	metadata    TEXT,
+	supersedes  INTEGER REFERENCES statements(n),
+	revises     INTEGER REFERENCES statements(n),
+	recorded_at INTEGER NOT NULL,
+	embedding   BLOB
+);
+CREATE INDEX statements_supersedes ON statements(supersedes) WHERE supersedes IS NOT NULL;
+CREATE INDEX statements_revises ON statements(revises) WHERE revises IS NOT NULL;
+CREATE INDEX statements_salience ON statements(salience);
+CREATE TABLE versions (
+	seq        INTEGER PRIMARY KEY,
+	statement  INTEGER NOT NULL REFERENCES statements(n),
+	valid_from INTEGER NOT NULL,
+	valid_to   INTEGER,
+	tx_from    INTEGER NOT NULL,
+	tx_to      INTEGER,
+	state      TEXT NOT NULL,
+	note       TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX versions_statement ON versions(statement, tx_from);
+CREATE INDEX versions_current ON versions(valid_from) WHERE tx_to IS NULL;
+CREATE INDEX versions_valid ON versions(valid_from);
+CREATE TABLE entities (
+	norm      TEXT NOT NULL,
+	statement INTEGER NOT NULL,
+	PRIMARY KEY (norm, statement)
+) WITHOUT ROWID;
+CREATE TABLE attestations (
+	statement INTEGER NOT NULL,
+	at        INTEGER NOT NULL,
+	source    TEXT NOT NULL,
+	tx        INTEGER NOT NULL
+);
+CREATE INDEX attestations_statement ON attestations(statement, tx);
+CREATE TABLE disputes (
+	a    INTEGER NOT NULL,
+	b    INTEGER NOT NULL,
+	note TEXT NOT NULL,
+	tx   INTEGER NOT NULL
+);
+CREATE INDEX disputes_a ON disputes(a);
+CREATE INDEX disputes_b ON disputes(b);
+CREATE TABLE recalls (
+	statement INTEGER NOT NULL,
+	tx        INTEGER NOT NULL
+);
+CREATE INDEX recalls_statement ON recalls(statement, tx);
+CREATE TABLE clock (tx INTEGER NOT NULL);
+INSERT INTO clock VALUES (0);
+CREATE VIRTUAL TABLE statements_fts USING fts5(
+	content, entities, content='statements', content_rowid='n', tokenize='porter unicode61'
+);
+CREATE TRIGGER statements_ai AFTER INSERT ON statements BEGIN
+	INSERT INTO statements_fts(rowid, content, entities) VALUES (new.n, new.content, new.entities);
+END;
+`}
+
+// Store is an episodic store in one SQLite file.
+type Store struct {
+	db *sql.DB
+}
+
+var _ episodic.Store = (*Store)(nil)
+
+// Open opens or creates the store at path, migrating an older schema and
+// refusing a newer one.
+func Open(ctx context.Context, path string) (*Store, error) {
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
+		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open episodes %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(4)
+	s := &Store{db: db}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open episodes %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var version int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	if version > len(migrations) {
+		return fmt.Errorf("the episodes file has schema %d, newer than this ctxkit's %d; upgrade ctxkit", version, len(migrations))
+	}
+	for i := version; i < len(migrations); i++ {
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			return fmt.Errorf("migrate the schema to %d: %w", i+1, err)
+		}
+	}
+	if version == len(migrations) {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Close closes the file.
+func (s *Store) Close() error { return s.db.Close() }
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func microsPtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+func fromMicros(n int64) time.Time { return time.UnixMicro(n).UTC() }
+
+func fromNull(n sql.NullInt64) *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := fromMicros(n.Int64)
+	return &t
+}
+
+func conflict(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{episodic.ErrConflict}, args...)...)
+}
+
+// execer is what Apply and Import write through.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// rowOf returns the row number of statement id.
+func rowOf(ctx context.Context, q execer, id string) (int64, error) {
+	var n int64
+	err := q.QueryRowContext(ctx, "SELECT n FROM statements WHERE id = ?", id).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("episode %q: %w", id, episodic.ErrNotFound)
+	}
+	return n, err
+}
+
+// Apply commits c in one immediate transaction.
+func (s *Store) Apply(ctx context.Context, c *episodic.Change, now time.Time) (time.Time, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	var last int64
+	if err := tx.QueryRowContext(ctx, "SELECT tx FROM clock").Scan(&last); err != nil {
+		return time.Time{}, fmt.Errorf("read the clock: %w", err)
+	}
+	at := max(micros(episodic.Normalize(now)), last+1)
+	w := &writer{ctx: ctx, tx: tx, at: at, rows: map[string]int64{}}
+	for _, e := range c.Expect {
+		if err := w.expect(e, false); err != nil {
+			return time.Time{}, err
+		}
+	}
+	for _, e := range c.Close {
+		if err := w.expect(e, true); err != nil {
+			return time.Time{}, err
+		}
+	}
+	for i := range c.Statements {
+		if err := w.statement(&c.Statements[i], at); err != nil {
+			return time.Time{}, err
+		}
+	}
+	for i := range c.Versions {
+		v := c.Versions[i]
+		v.RecordedAt, v.ClosedAt = fromMicros(at), nil
+		if err := w.version(&v); err != nil {
+			return time.Time{}, err
+		}
+	}
+	for _, a := range c.Attestations {
+		if a.RecordedAt.IsZero() {
+			a.RecordedAt = fromMicros(at)
+		}
+		if err := w.attestation(a); err != nil {
+			return time.Time{}, err
+		}
+	}
+	for _, d := range c.Disputes {
+		d.RecordedAt = fromMicros(at)
+		if err := w.dispute(d); err != nil {
+			return time.Time{}, err
+		}
+	}
+	for _, r := range c.Recalls {
+		r.RecordedAt = fromMicros(at)
+		if err := w.recall(r); err != nil {
+			return time.Time{}, err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE clock SET tx = ?", at); err != nil {
+		return time.Time{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return time.Time{}, fmt.Errorf("commit: %w", err)
+	}
+	return fromMicros(at), nil
+}
+
+// writer inserts rows inside one transaction, resolving statement ids.
+type writer struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	at    int64
+	rows  map[string]int64
+	stmts map[string]*sql.Stmt
+}
+
+func (w *writer) row(id string) (int64, error) {
+	if n, ok := w.rows[id]; ok {
+		return n, nil
+	}
+	n, err := rowOf(w.ctx, w.tx, id)
+	if err == nil {
+		w.rows[id] = n
+	}
+	return n, err
+}
+
+// prepared caches a statement for the transaction: batches insert many
+// rows of each kind.
+func (w *writer) exec(query string, args ...any) (sql.Result, error) {
+	if w.stmts == nil {
+		w.stmts = map[string]*sql.Stmt{}
+	}
+	st, ok := w.stmts[query]
+	if !ok {
+		var err error
+		if st, err = w.tx.PrepareContext(w.ctx, query); err != nil {
+			return nil, err
+		}
+		w.stmts[query] = st
+	}
+	return st.ExecContext(w.ctx, args...)
+}
+
+func (w *writer) expect(e episodic.Expect, close bool) error {
+	n, err := w.row(e.Statement)
+	if err != nil {
+		return err
+	}
+	q := "UPDATE versions SET tx_to = ? WHERE seq = ? AND statement = ? AND tx_to IS NULL"
+	args := []any{w.at, e.Seq, n}
+	if !close {
+		q = "UPDATE versions SET tx_to = tx_to WHERE seq = ? AND statement = ? AND tx_to IS NULL"
+		args = args[1:]
+	}
+	res, err := w.exec(q, args...)
+	if err != nil {
+		return fmt.Errorf("check episode %s: %w", e.Statement, err)
+	}
+	if k, _ := res.RowsAffected(); k != 1 {
+		return conflict("episode %s changed since version %d was read", e.Statement, e.Seq)
+	}
+	return nil
+}
+
+func (w *writer) statement(st *episodic.Statement, recorded int64) error {
+	ents, err := json.Marshal(st.Entities)
+	if err != nil {
+		return err
+	}
+	var meta any
+	if len(st.Metadata) > 0 {
+		b, err := json.Marshal(st.Metadata)
+		if err != nil {
+			return fmt.Errorf("%w: metadata of %s: %v", episodic.ErrInvalid, st.ID, err)
+		}
+		meta = string(b)
+	}
+	var supersedes, revises any
+	if st.Supersedes != "" {
+		if supersedes, err = w.row(st.Supersedes); err != nil {
+			return err
+		}
+	}
+	if st.Revises != "" {
+		if revises, err = w.row(st.Revises); err != nil {
+			return err
+		}
+	}
+	res, err := w.exec(`INSERT INTO statements (id, content, entities, source, confidence, salience, occurred_at, metadata, supersedes, revises, recorded_at, embedding)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		st.ID, st.Content, string(ents), st.Source, st.Confidence, st.Salience, microsPtr(st.OccurredAt), meta, supersedes, revises, recorded, encodeVector(st.Embedding))
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE") {
+			return conflict("episode %s exists", st.ID)
+		}
+		return fmt.Errorf("insert episode %s: %w", st.ID, err)
+	}
+	n, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	w.rows[st.ID] = n
+	for _, e := range st.Entities {
+		if _, err := w.exec("INSERT OR IGNORE INTO entities (norm, statement) VALUES (?, ?)", episodic.EntityKey(e), n); err != nil {
+			return fmt.Errorf("insert the entities of %s: %w", st.ID, err)
+		}
+	}
+	return nil
+}
+
+func (w *writer) version(v *episodic.Version) error {
+	n, err := w.row(v.Statement)
+	if err != nil {
+		return err
+	}
+	_, err = w.exec("INSERT INTO versions (statement, valid_from, valid_to, tx_from, tx_to, state, note) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		n, micros(v.ValidFrom), microsPtr(v.ValidTo), micros(v.RecordedAt), microsPtr(v.ClosedAt), string(v.State), v.Note)
+	if err != nil {
+		return fmt.Errorf("insert a version of %s: %w", v.Statement, err)
+	}
+	return nil
+}
+
+func (w *writer) attestation(a episodic.Attestation) error {
+	n, err := w.row(a.Statement)
+	if err != nil {
+		return err
+	}
+	_, err = w.exec("INSERT INTO attestations (statement, at, source, tx) VALUES (?, ?, ?, ?)", n, micros(a.At), a.Source, micros(a.RecordedAt))
+	return err
+}
+
+func (w *writer) dispute(d episodic.Dispute) error {
+	a, err := w.row(d.A)
+	if err != nil {
+		return err
+	}
+	b, err := w.row(d.B)
+	if err != nil {
+		return err
+	}
+	_, err = w.exec("INSERT INTO disputes (a, b, note, tx) VALUES (?, ?, ?, ?)", a, b, d.Note, micros(d.RecordedAt))
+	return err
+}
+
+func (w *writer) recall(r episodic.Recall) error {
+	n, err := w.row(r.Statement)
+	if err != nil {
+		return err
+	}
+	_, err = w.exec("INSERT INTO recalls (statement, tx) VALUES (?, ?)", n, micros(r.RecordedAt))
+	return err
+}
+
+// viewColumns are the columns of an episode view: s is the statement, v
+// the version held.
+const viewColumns = `s.n, s.id, s.content, s.entities, s.source, s.confidence, s.salience, s.occurred_at, s.metadata,
+	(SELECT id FROM statements WHERE n = s.supersedes), (SELECT id FROM statements WHERE n = s.revises), s.recorded_at,
+	v.seq, v.valid_from, v.valid_to, v.tx_from, v.tx_to, v.state, v.note`
+
+// row is a scanned view with the statement's row number.
+type row struct {
+	n int64
+	e episodic.Episode
+}
+
+func scanView(sc interface{ Scan(...any) error }, extra ...any) (row, error) {
+	var r row
+	var ents string
+	var occurred, validTo, txTo sql.NullInt64
+	var meta, supersedes, revises sql.NullString
+	var recorded, validFrom, txFrom int64
+	var state string
+	e := &r.e
+	dest := append([]any{&r.n, &e.ID, &e.Content, &ents, &e.Source, &e.Confidence, &e.Salience, &occurred, &meta,
+		&supersedes, &revises, &recorded, &e.Seq, &validFrom, &validTo, &txFrom, &txTo, &state, &e.Note}, extra...)
+	if err := sc.Scan(dest...); err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal([]byte(ents), &e.Entities); err != nil {
+		return r, fmt.Errorf("entities of %s: %w", e.ID, err)
+	}
+	if meta.Valid {
+		if err := json.Unmarshal([]byte(meta.String), &e.Metadata); err != nil {
+			return r, fmt.Errorf("metadata of %s: %w", e.ID, err)
+		}
+	}
+	e.OccurredAt = fromNull(occurred)
+	e.Supersedes, e.Revises = supersedes.String, revises.String
+	e.FirstRecordedAt = fromMicros(recorded)
+	e.Version.Statement = e.ID
+	e.ValidFrom, e.ValidTo = fromMicros(validFrom), fromNull(validTo)
+	e.RecordedAt, e.ClosedAt = fromMicros(txFrom), fromNull(txTo)
+	e.State = episodic.State(state)
+	if e.State != episodic.Open {
+		e.InvalidatedAt = &e.RecordedAt
+	}
+	return r, nil
+}
+
+// conditions builds the WHERE terms of f for the version v of statement s.
+func conditions(f *episodic.Filter) (string, []any) {
+	var terms []string
+	var args []any
+	if f.KnownAt == nil {
+		terms = append(terms, "v.tx_to IS NULL")
+	} else {
+		k := micros(*f.KnownAt)
+		terms = append(terms, "v.tx_from <= ? AND (v.tx_to IS NULL OR v.tx_to > ?)")
+		args = append(args, k, k)
+	}
+	if f.ValidAt != nil {
+		t := micros(*f.ValidAt)
+		terms = append(terms, "v.valid_from <= ? AND (v.valid_to IS NULL OR v.valid_to > ?)")
+		args = append(args, t, t)
+	}
+	if f.Source != "" {
+		terms = append(terms, "s.source = ?")
+		args = append(args, f.Source)
+	}
+	if f.MinConfidence > 0 {
+		terms = append(terms, "s.confidence >= ?")
+		args = append(args, f.MinConfidence)
+	}
+	for k, val := range f.Meta {
+		b, _ := json.Marshal(val)
+		terms = append(terms, "json_extract(s.metadata, ?) IS json_extract(?, '$')")
+		args = append(args, "$."+jsonKey(k), string(b))
+	}
+	if f.Disputed {
+		other := "ov.tx_to IS NULL"
+		var oargs []any
+		dtx := "1"
+		if f.KnownAt != nil {
+			k := micros(*f.KnownAt)
+			other = "ov.tx_from <= ? AND (ov.tx_to IS NULL OR ov.tx_to > ?)"
+			oargs = []any{k, k}
+			dtx = "d.tx <= ?"
+		}
+		sub := func(self, peer string) string {
+			return fmt.Sprintf("EXISTS (SELECT 1 FROM disputes d JOIN versions ov ON ov.statement = d.%s WHERE d.%s = s.n AND %s AND %s AND ov.state = 'open')", peer, self, dtx, other)
+		}
+		terms = append(terms, "v.state = 'open' AND ("+sub("a", "b")+" OR "+sub("b", "a")+")")
+		for range 2 {
+			if f.KnownAt != nil {
+				args = append(args, micros(*f.KnownAt))
+			}
+			args = append(args, oargs...)
+		}
+	}
+	return strings.Join(terms, " AND "), args
+}
+
+// jsonKey quotes a metadata key for a JSON path.
+func jsonKey(k string) string {
+	b, _ := json.Marshal(k)
+	return string(b)
+}
+
+// entityRows is the materialised set of statements naming any of f's
+// entities; the query starts from it so that the entity index, not the
+// time index, drives the plan.
+func entityRows(f *episodic.Filter) (string, []any) {
+	args := make([]any, len(f.Entities))
+	for i, e := range f.Entities {
+		args[i] = episodic.EntityKey(e)
+	}
+	return "WITH cand(n) AS MATERIALIZED (SELECT DISTINCT statement FROM entities WHERE norm IN (" +
+		strings.TrimSuffix(strings.Repeat("?, ", len(args)), ", ") + ")) ", args
+}
+
+// Scan iterates the episodes f selects.
+func (s *Store) Scan(ctx context.Context, f episodic.Filter, order episodic.Order, fn func(*episodic.Episode) bool) error {
+	where, args := conditions(&f)
+	orderBy := "v.valid_from DESC, v.seq DESC"
+	if order == episodic.BySalience {
+		orderBy = "s.salience DESC, v.valid_from DESC, v.seq DESC"
+	}
+	var q string
+	if len(f.Entities) > 0 {
+		with, eargs := entityRows(&f)
+		q = with + "SELECT " + viewColumns + " FROM cand CROSS JOIN versions v ON v.statement = cand.n JOIN statements s ON s.n = v.statement WHERE " + where + " ORDER BY " + orderBy
+		args = append(eargs, args...)
+	} else {
+		q = "SELECT " + viewColumns + " FROM versions v JOIN statements s ON s.n = v.statement WHERE " + where + " ORDER BY " + orderBy
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("scan episodes: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanView(rows)
+		if err != nil {
+			return err
+		}
+		if !fn(&r.e) {
+			break
+		}
+	}
+	return rows.Err()
+}
+
+// Search ranks the episodes f selects that match any word of text by
+// BM25 over their content and entities.
+func (s *Store) Search(ctx context.Context, f episodic.Filter, text string, limit int) ([]episodic.Scored, error) {
+	match := ftsQuery(text)
+	if match == "" || limit <= 0 {
+		return nil, nil
+	}
+	where, args := conditions(&f)
+	q := "SELECT " + viewColumns + ", m.rank FROM statements_fts m CROSS JOIN versions v ON v.statement = m.rowid JOIN statements s ON s.n = m.rowid WHERE statements_fts MATCH ? AND " + where
+	args = append([]any{match}, args...)
+	if len(f.Entities) > 0 {
+		with, eargs := entityRows(&f)
+		q = with + q + " AND m.rowid IN (SELECT n FROM cand)"
+		args = append(eargs, args...)
+	}
+	q += " ORDER BY m.rank, v.seq DESC LIMIT ?"
+	args = append(args, limit)
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search episodes: %w", err)
+	}
+	defer rows.Close()
+	var out []episodic.Scored
+	for rows.Next() {
+		var rank float64
+		r, err := scanView(rows, &rank)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, episodic.Scored{Episode: r.e, BM25: -rank})
+	}
+	return out, rows.Err()
+}
+
+// ftsQuery turns free text into an FTS5 query: each word quoted, any may
+// match.
+func ftsQuery(text string) string {
+	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for i, w := range words {
+		words[i] = `"` + w + `"`
+	}
+	return strings.Join(words, " OR ")
+}
+
+// Episodes returns the episodes f selects among ids.
+func (s *Store) Episodes(ctx context.Context, f episodic.Filter, ids []string) ([]episodic.Episode, error) {
+	var out []episodic.Episode
+	where, args := conditions(&f)
+	for len(ids) > 0 {
+		part := ids[:min(len(ids), 500)]
+		ids = ids[len(part):]
+		in := make([]any, len(part))
+		for i, id := range part {
+			in[i] = id
+		}
+		q := "SELECT " + viewColumns + " FROM statements s CROSS JOIN versions v ON v.statement = s.n WHERE s.id IN (" +
+			strings.TrimSuffix(strings.Repeat("?, ", len(part)), ", ") + ") AND " + where
+		if len(f.Entities) > 0 {
+			with, eargs := entityRows(&f)
+			q = with + q + " AND s.n IN (SELECT n FROM cand)"
+			in = append(eargs, in...)
+		}
+		rows, err := s.db.QueryContext(ctx, q, append(in, args...)...)
+		if err != nil {
+			return nil, fmt.Errorf("read episodes: %w", err)
+		}
+		for rows.Next() {
+			r, err := scanView(rows)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out = append(out, r.e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Get returns one episode as held at known.
+func (s *Store) Get(ctx context.Context, id string, known *time.Time) (episodic.Episode, bool, error) {
+	f := episodic.Filter{KnownAt: known}
+	where, args := conditions(&f)
+	r, err := scanView(s.db.QueryRowContext(ctx, "SELECT "+viewColumns+" FROM statements s CROSS JOIN versions v ON v.statement = s.n WHERE s.id = ? AND "+where, append([]any{id}, args...)...))
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, err := rowOf(ctx, s.db, id); err != nil {
+			return episodic.Episode{}, false, err
+		}
+		return episodic.Episode{}, false, nil
+	}
+	if err != nil {
+		return episodic.Episode{}, false, err
+	}
+	if err := s.annotate(ctx, &r, known); err != nil {
+		return r.e, true, err
+	}
+	return r.e, true, nil
+}
+
+// Annotate fills what is derived from the rest of the store.
+func (s *Store) Annotate(ctx context.Context, eps []episodic.Episode, known *time.Time) error {
+	for i := range eps {
+		n, err := rowOf(ctx, s.db, eps[i].ID)
+		if err != nil {
+			return err
+		}
+		r := row{n: n, e: eps[i]}
+		if err := s.annotate(ctx, &r, known); err != nil {
+			return err
+		}
+		eps[i] = r.e
+	}
+	return nil
+}
+
+func (s *Store) annotate(ctx context.Context, r *row, known *time.Time) error {
+	k := int64(math.MaxInt64)
+	if known != nil {
+		k = micros(*known)
+	}
+	e := &r.e
+	var succ sql.NullString
+	err := s.db.QueryRowContext(ctx, "SELECT id FROM statements WHERE supersedes = ? AND recorded_at <= ? LIMIT 1", r.n, k).Scan(&succ)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	e.SupersededBy = succ.String
+	var last sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*), max(at) FROM attestations WHERE statement = ? AND tx <= ?", r.n, k).Scan(&e.ConfirmedCount, &last); err != nil {
+		return err
+	}
+	e.LastConfirmedAt = fromNull(last)
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*), max(tx) FROM recalls WHERE statement = ? AND tx <= ?", r.n, k).Scan(&e.RecallCount, &last); err != nil {
+		return err
+	}
+	e.LastRecalledAt = fromNull(last)
+	e.DisputedWith = nil
+	if e.State != episodic.Open {
+		return nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT o.id FROM disputes d
+		JOIN statements o ON o.n = CASE WHEN d.a = ?1 THEN d.b ELSE d.a END
+		JOIN versions ov ON ov.statement = o.n
+		WHERE (d.a = ?1 OR d.b = ?1) AND d.tx <= ?2 AND ov.tx_from <= ?2 AND (ov.tx_to IS NULL OR ov.tx_to > ?2) AND ov.state = 'open'
+		ORDER BY o.id`, r.n, k)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		e.DisputedWith = append(e.DisputedWith, id)
+	}
+	return rows.Err()
+}
+
+// Record returns everything about one statement.
+func (s *Store) Record(ctx context.Context, id string) (*episodic.Record, error) {
+	n, err := rowOf(ctx, s.db, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.record(ctx, n)
+}
+
+func (s *Store) record(ctx context.Context, n int64) (*episodic.Record, error) {
+	rec := &episodic.Record{}
+	rows, err := s.db.QueryContext(ctx, "SELECT "+viewColumns+", s.embedding FROM statements s JOIN versions v ON v.statement = s.n WHERE s.n = ? ORDER BY v.seq", n)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var emb []byte
+		r, err := scanView(rows, &emb)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if len(rec.Versions) == 0 {
+			rec.Statement = r.e.Statement
+			rec.Statement.Embedding = decodeVector(emb)
+		}
+		rec.Versions = append(rec.Versions, r.e.Version)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	id := rec.Statement.ID
+	if err := s.each(ctx, "SELECT at, source, tx FROM attestations WHERE statement = ? ORDER BY tx, rowid", []any{n}, func(sc func(...any) error) error {
+		var at, tx int64
+		a := episodic.Attestation{Statement: id}
+		if err := sc(&at, &a.Source, &tx); err != nil {
+			return err
+		}
+		a.At, a.RecordedAt = fromMicros(at), fromMicros(tx)
+		rec.Attestations = append(rec.Attestations, a)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := s.each(ctx, `SELECT sa.id, sb.id, d.note, d.tx FROM disputes d JOIN statements sa ON sa.n = d.a JOIN statements sb ON sb.n = d.b
+		WHERE d.a = ?1 OR d.b = ?1 ORDER BY d.tx, d.rowid`, []any{n}, func(sc func(...any) error) error {
+		var d episodic.Dispute
+		var tx int64
+		if err := sc(&d.A, &d.B, &d.Note, &tx); err != nil {
+			return err
+		}
+		d.RecordedAt = fromMicros(tx)
+		rec.Disputes = append(rec.Disputes, d)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	err = s.each(ctx, "SELECT tx FROM recalls WHERE statement = ? ORDER BY tx, rowid", []any{n}, func(sc func(...any) error) error {
+		var tx int64
+		if err := sc(&tx); err != nil {
+			return err
+		}
+		rec.Recalls = append(rec.Recalls, episodic.Recall{Statement: id, RecordedAt: fromMicros(tx)})
+		return nil
+	})
+	return rec, err
+}
+
+// each runs a query and calls fn with a scanner for each row.
+func (s *Store) each(ctx context.Context, q string, args []any, fn func(scan func(...any) error) error) error {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows.Scan); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// Successors returns the statements that supersede or revise id.
+func (s *Store) Successors(ctx context.Context, id string) ([]string, error) {
+	n, err := rowOf(ctx, s.db, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	err = s.each(ctx, "SELECT id FROM statements WHERE supersedes = ?1 OR revises = ?1 ORDER BY n", []any{n}, func(sc func(...any) error) error {
+		var id string
+		if err := sc(&id); err != nil {
+			return err
+		}
+		out = append(out, id)
+		return nil
+	})
+	return out, err
+}
+
+// EachVector streams the embeddings.
+func (s *Store) EachVector(ctx context.Context, fn func(id string, v []float32) error) error {
+	return s.each(ctx, "SELECT id, embedding FROM statements WHERE embedding IS NOT NULL ORDER BY n", nil, func(sc func(...any) error) error {
+		var id string
+		var b []byte
+		if err := sc(&id, &b); err != nil {
+			return err
+		}
+		return fn(id, decodeVector(b))
+	})
+}
+
+// Entities counts the episodes f selects per entity.
+func (s *Store) Entities(ctx context.Context, f episodic.Filter) ([]episodic.EntityCount, error) {
+	where, args := conditions(&f)
+	counts := map[string]*episodic.EntityCount{}
+	var order []string
+	err := s.each(ctx, "SELECT s.entities FROM versions v JOIN statements s ON s.n = v.statement WHERE "+where+" AND s.entities != '[]'", args, func(sc func(...any) error) error {
+		var raw string
+		if err := sc(&raw); err != nil {
+			return err
+		}
+		var ents []string
+		if err := json.Unmarshal([]byte(raw), &ents); err != nil {
+			return err
+		}
+		for _, e := range ents {
+			k := episodic.EntityKey(e)
+			c := counts[k]
+			if c == nil {
+				c = &episodic.EntityCount{Entity: e}
+				counts[k] = c
+				order = append(order, k)
+			}
+			c.Episodes++
+		}
+		return nil
+	})
+	out := make([]episodic.EntityCount, 0, len(order))
+	for _, k := range order {
+		out = append(out, *counts[k])
+	}
+	return out, err
+}
+
+// Stats counts the statements held at known.
+func (s *Store) Stats(ctx context.Context, known *time.Time) (episodic.Stats, error) {
+	f := episodic.Filter{KnownAt: known}
+	where, args := conditions(&f)
+	var st episodic.Stats
+	err := s.db.QueryRowContext(ctx, "SELECT count(*), count(*) FILTER (WHERE v.state = 'open') FROM versions v JOIN statements s ON s.n = v.statement WHERE "+where, args...).Scan(&st.Total, &st.Open)
+	if err != nil {
+		return st, err
+	}
+	st.Closed = st.Total - st.Open
+	f.Disputed = true
+	where, args = conditions(&f)
+	err = s.db.QueryRowContext(ctx, "SELECT count(*) FROM versions v JOIN statements s ON s.n = v.statement WHERE "+where, args...).Scan(&st.Disputed)
+	return st, err
+}
+
+// Export calls fn with every record, oldest statement first.
+func (s *Store) Export(ctx context.Context, fn func(*episodic.Record) error) error {
+	var ns []int64
+	if err := s.each(ctx, "SELECT n FROM statements ORDER BY n", nil, func(sc func(...any) error) error {
+		var n int64
+		err := sc(&n)
+		ns = append(ns, n)
+		return err
+	}); err != nil {
+		return err
+	}
+	for _, n := range ns {
+		rec, err := s.record(ctx, n)
+		if err != nil {
+			return err
+		}
+		if err := fn(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Import inserts records as given, in one transaction.
+func (s *Store) Import(ctx context.Context, recs []*episodic.Record) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var last int64
+	if err := tx.QueryRowContext(ctx, "SELECT tx FROM clock").Scan(&last); err != nil {
+		return err
+	}
+	w := &writer{ctx: ctx, tx: tx, rows: map[string]int64{}}
+	for _, rec := range recs {
+		if len(rec.Versions) == 0 {
+			return fmt.Errorf("%w: episode %s has no version", episodic.ErrInvalid, rec.Statement.ID)
+		}
+		if err := w.statement(&rec.Statement, micros(rec.Versions[0].RecordedAt)); err != nil {
+			return err
+		}
+	}
+	// Versions go in in their original order (which breaks ties between
+	// equal valid times); attestations, disputes and recalls may name
+	// statements later in the file, so they go in once every statement is.
+	var versions []episodic.Version
+	for _, rec := range recs {
+		for _, v := range rec.Versions {
+			v.Statement = rec.Statement.ID
+			versions = append(versions, v)
+		}
+	}
+	slices.SortStableFunc(versions, func(a, b episodic.Version) int { return cmp.Compare(a.Seq, b.Seq) })
+	for i := range versions {
+		v := &versions[i]
+		last = max(last, micros(v.RecordedAt))
+		if v.ClosedAt != nil {
+			last = max(last, micros(*v.ClosedAt))
+		}
+		if err := w.version(v); err != nil {
+			return err
+		}
+	}
+	for _, rec := range recs {
+		for _, a := range rec.Attestations {
+			a.Statement = rec.Statement.ID
+			last = max(last, micros(a.RecordedAt))
+			if err := w.attestation(a); err != nil {
+				return err
+			}
+		}
+		for _, d := range rec.Disputes {
+			if d.A != rec.Statement.ID {
+				continue // recorded once, with its first statement
+			}
+			last = max(last, micros(d.RecordedAt))
+			if err := w.dispute(d); err != nil {
+				return err
+			}
+		}
+		for _, r := range rec.Recalls {
+			r.Statement = rec.Statement.ID
+			last = max(last, micros(r.RecordedAt))
+			if err := w.recall(r); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE clock SET tx = ?", last); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func encodeVector(v []float32) []byte {
+	if v == nil {
+		return nil
+	}
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+func decodeVector(b []byte) []float32 {
+	if b == nil {
+		return nil
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
