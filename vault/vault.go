@@ -83,7 +83,7 @@ func ParseType(s string) (Type, error) {
 var commands = map[Type]string{
 	Semantic: "index, reindex, watch, query, docs, write, delete",
 	Skill:    "index, skills, skill, write-skill",
-	Episodic: "write-episode, episodes, episode, invalidate, supersede",
+	Episodic: "write-episode, episodes, episode, invalidate, supersede, revise, confirm, dispute, export, import",
 }
 
 // Scope says where a vault is recorded.

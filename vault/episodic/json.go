@@ -1,0 +1,373 @@
+package episodic
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"time"
+)
+
+// jsonTime is a time written in TimeFormat; nil is null.
+type jsonTime struct{ t *time.Time }
+
+func (j jsonTime) MarshalJSON() ([]byte, error) {
+	if j.t == nil {
+		return []byte("null"), nil
+	}
+	return json.Marshal(FormatTime(*j.t))
+}
+
+func jt(t *time.Time) jsonTime { return jsonTime{t} }
+
+func jv(t time.Time) jsonTime { return jsonTime{&t} }
+
+// episodeJSON is the wire shape of an episode: the reference system's
+// field names, then what the append-only model adds.
+type episodeJSON struct {
+	ID             string         `json:"id"`
+	Content        string         `json:"content"`
+	Entities       []string       `json:"entities"`
+	Source         string         `json:"source"`
+	Confidence     float64        `json:"confidence"`
+	Salience       float64        `json:"salience"`
+	OccurredAt     jsonTime       `json:"occurred_at"`
+	ValidFrom      jsonTime       `json:"valid_from"`
+	ValidTo        jsonTime       `json:"valid_to"`
+	RecordedAt     jsonTime       `json:"recorded_at"`
+	InvalidatedAt  jsonTime       `json:"invalidated_at"`
+	SupersededBy   *string        `json:"superseded_by"`
+	RecallCount    int            `json:"recall_count"`
+	LastRecalledAt jsonTime       `json:"last_recalled_at"`
+	Metadata       map[string]any `json:"metadata"`
+
+	State             State    `json:"state"`
+	InvalidationNote  string   `json:"invalidation_reason,omitempty"`
+	Supersedes        string   `json:"supersedes,omitempty"`
+	Revises           string   `json:"revises,omitempty"`
+	RevisedBy         string   `json:"revised_by,omitempty"`
+	ConfirmedCount    int      `json:"confirmed_count"`
+	LastConfirmedAt   jsonTime `json:"last_confirmed_at"`
+	DisputedWith      []string `json:"disputed_with"`
+	Version           int64    `json:"version"`
+	VersionRecordedAt jsonTime `json:"version_recorded_at"`
+}
+
+func (e *Episode) wire() episodeJSON {
+	w := episodeJSON{
+		ID: e.ID, Content: e.Content, Entities: e.Entities, Source: e.Source, Confidence: e.Confidence, Salience: e.Salience,
+		OccurredAt: jt(e.OccurredAt), ValidFrom: jv(e.ValidFrom), ValidTo: jt(e.ValidTo), RecordedAt: jv(e.FirstRecordedAt),
+		InvalidatedAt: jt(e.InvalidatedAt), RecallCount: e.RecallCount, LastRecalledAt: jt(e.LastRecalledAt), Metadata: e.Metadata,
+		State: e.State, InvalidationNote: e.Note, Supersedes: e.Supersedes, Revises: e.Revises, RevisedBy: e.RevisedBy,
+		ConfirmedCount: e.ConfirmedCount, LastConfirmedAt: jt(e.LastConfirmedAt), DisputedWith: e.DisputedWith,
+		Version: e.Seq, VersionRecordedAt: jv(e.RecordedAt),
+	}
+	if e.SupersededBy != "" {
+		w.SupersededBy = &e.SupersededBy
+	}
+	if w.Entities == nil {
+		w.Entities = []string{}
+	}
+	if w.Metadata == nil {
+		w.Metadata = map[string]any{}
+	}
+	if w.DisputedWith == nil {
+		w.DisputedWith = []string{}
+	}
+	return w
+}
+
+// MarshalJSON writes the episode in its wire shape.
+func (e Episode) MarshalJSON() ([]byte, error) { return json.Marshal(e.wire()) }
+
+// MarshalJSON writes the match: the episode's fields and its score parts.
+func (m Match) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		episodeJSON
+		Score      float64 `json:"score"`
+		Relevance  float64 `json:"relevance"`
+		BM25       float64 `json:"bm25"`
+		Similarity float64 `json:"similarity"`
+		Recency    float64 `json:"recency"`
+	}{m.Episode.wire(), m.Score, m.Relevance, m.BM25, m.Similarity, m.Recency})
+}
+
+// MarshalJSON writes the hint with its episode.
+func (h Hint) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Episode    episodeJSON `json:"episode"`
+		Similarity float64     `json:"similarity"`
+		Action     string      `json:"action"`
+		Why        string      `json:"why"`
+	}{h.Episode.wire(), h.Similarity, h.Action, h.Why})
+}
+
+// line is one line of an export: a statement, then its versions,
+// attestations, recalls and the disputes it opened, each tagged by type.
+type line struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	// statement
+	Content    string         `json:"content,omitempty"`
+	Entities   []string       `json:"entities,omitempty"`
+	Source     string         `json:"source,omitempty"`
+	Confidence *float64       `json:"confidence,omitempty"`
+	Salience   *float64       `json:"salience,omitempty"`
+	OccurredAt string         `json:"occurred_at,omitempty"`
+	Metadata   map[string]any `json:"metadata,omitempty"`
+	Supersedes string         `json:"supersedes,omitempty"`
+	Revises    string         `json:"revises,omitempty"`
+	Embedding  string         `json:"embedding,omitempty"` // little-endian float32, base64
+	// version
+	Seq        int64  `json:"seq,omitempty"`
+	ValidFrom  string `json:"valid_from,omitempty"`
+	ValidTo    string `json:"valid_to,omitempty"`
+	RecordedAt string `json:"recorded_at,omitempty"`
+	ClosedAt   string `json:"closed_at,omitempty"`
+	State      State  `json:"state,omitempty"`
+	Note       string `json:"note,omitempty"`
+	// attestation (At, Source), dispute (Other, Note)
+	At    string `json:"at,omitempty"`
+	Other string `json:"other,omitempty"`
+}
+
+func fmtPtr(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return FormatTime(*t)
+}
+
+// Export writes every statement with its versions, attestations,
+// disputes and recalls as JSON lines, oldest statement first: a lossless
+// copy that Import reads back, and that diffs well (new statements add
+// lines at the end; a correction changes one line and adds one).
+func (m *Memory) Export(ctx context.Context, w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	err := m.store.Export(ctx, func(r *Record) error {
+		s := r.Statement
+		conf, sal := s.Confidence, s.Salience
+		lines := []line{{Type: "statement", ID: s.ID, Content: s.Content, Entities: s.Entities, Source: s.Source, Confidence: &conf, Salience: &sal,
+			OccurredAt: fmtPtr(s.OccurredAt), Metadata: s.Metadata, Supersedes: s.Supersedes, Revises: s.Revises, Embedding: encodeEmbedding(s.Embedding)}}
+		for _, v := range r.Versions {
+			lines = append(lines, line{Type: "version", ID: s.ID, Seq: v.Seq, ValidFrom: FormatTime(v.ValidFrom), ValidTo: fmtPtr(v.ValidTo),
+				RecordedAt: FormatTime(v.RecordedAt), ClosedAt: fmtPtr(v.ClosedAt), State: v.State, Note: v.Note})
+		}
+		for _, a := range r.Attestations {
+			lines = append(lines, line{Type: "attestation", ID: s.ID, At: FormatTime(a.At), Source: a.Source, RecordedAt: FormatTime(a.RecordedAt)})
+		}
+		for _, d := range r.Disputes {
+			if d.A == s.ID {
+				lines = append(lines, line{Type: "dispute", ID: s.ID, Other: d.B, Note: d.Note, RecordedAt: FormatTime(d.RecordedAt)})
+			}
+		}
+		for _, rc := range r.Recalls {
+			lines = append(lines, line{Type: "recall", ID: s.ID, RecordedAt: FormatTime(rc.RecordedAt)})
+		}
+		for i := range lines {
+			if err := enc.Encode(&lines[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return bw.Flush()
+}
+
+// MaxImportLine bounds one line of an import.
+const MaxImportLine = 16 << 20
+
+// ReadExport parses an export; every problem is reported with its line
+// number, and nothing is returned unless the whole file is valid.
+func ReadExport(r io.Reader) ([]*Record, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), MaxImportLine)
+	var recs []*Record
+	byID := map[string]*Record{}
+	n := 0
+	for sc.Scan() {
+		n++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		if err := readLine(b, &recs, byID); err != nil {
+			return nil, fmt.Errorf("%w: line %d: %v", ErrInvalid, n, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: line %d: %v", ErrInvalid, n+1, err)
+	}
+	for _, rec := range recs {
+		if len(rec.Versions) == 0 {
+			return nil, fmt.Errorf("%w: statement %s has no version", ErrInvalid, rec.Statement.ID)
+		}
+		for _, d := range rec.Disputes {
+			if byID[d.B] == nil {
+				return nil, fmt.Errorf("%w: statement %s disputes %s, which the file does not hold", ErrInvalid, d.A, d.B)
+			}
+		}
+		for _, ref := range []string{rec.Statement.Supersedes, rec.Statement.Revises} {
+			if ref != "" && byID[ref] == nil {
+				return nil, fmt.Errorf("%w: statement %s follows %s, which the file does not hold", ErrInvalid, rec.Statement.ID, ref)
+			}
+		}
+	}
+	return recs, nil
+}
+
+func readLine(b []byte, recs *[]*Record, byID map[string]*Record) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var l line
+	if err := dec.Decode(&l); err != nil {
+		return err
+	}
+	if l.ID == "" {
+		return errors.New("no id")
+	}
+	rec := byID[l.ID]
+	if l.Type == "statement" {
+		if rec != nil {
+			return fmt.Errorf("statement %s appears twice", l.ID)
+		}
+		if l.Content == "" || l.Confidence == nil || l.Salience == nil {
+			return errors.New("a statement needs content, confidence and salience")
+		}
+		if *l.Confidence < 0 || *l.Confidence > 1 || *l.Salience < 0 || *l.Salience > 1 {
+			return errors.New("confidence and salience are in 0..1")
+		}
+		occ, err := optTime(l.OccurredAt)
+		if err != nil {
+			return err
+		}
+		emb, err := decodeEmbedding(l.Embedding)
+		if err != nil {
+			return err
+		}
+		rec = &Record{Statement: Statement{ID: l.ID, Content: l.Content, Entities: NormalizeEntities(l.Entities), Source: l.Source,
+			Confidence: *l.Confidence, Salience: *l.Salience, OccurredAt: occ, Metadata: l.Metadata, Supersedes: l.Supersedes, Revises: l.Revises, Embedding: emb}}
+		if rec.Statement.Entities == nil {
+			rec.Statement.Entities = []string{}
+		}
+		byID[l.ID] = rec
+		*recs = append(*recs, rec)
+		return nil
+	}
+	if rec == nil {
+		return fmt.Errorf("%s of statement %s comes before the statement", l.Type, l.ID)
+	}
+	recorded, err := ParseTime(l.RecordedAt)
+	if err != nil {
+		return fmt.Errorf("recorded_at: %w", err)
+	}
+	switch l.Type {
+	case "version":
+		from, err := ParseTime(l.ValidFrom)
+		if err != nil {
+			return fmt.Errorf("valid_from: %w", err)
+		}
+		to, err := optTime(l.ValidTo)
+		if err != nil {
+			return err
+		}
+		closed, err := optTime(l.ClosedAt)
+		if err != nil {
+			return err
+		}
+		switch l.State {
+		case Open, Invalidated, Superseded:
+		default:
+			return fmt.Errorf("unknown state %q", l.State)
+		}
+		if to != nil && !to.After(from) {
+			return errors.New("valid_to is not after valid_from")
+		}
+		if closed != nil && closed.Before(recorded) {
+			return errors.New("closed_at is before recorded_at")
+		}
+		rec.Versions = append(rec.Versions, Version{Seq: l.Seq, Statement: l.ID, ValidFrom: from, ValidTo: to, RecordedAt: recorded, ClosedAt: closed, State: l.State, Note: l.Note})
+	case "attestation":
+		a, err := ParseTime(l.At)
+		if err != nil {
+			return fmt.Errorf("at: %w", err)
+		}
+		rec.Attestations = append(rec.Attestations, Attestation{Statement: l.ID, At: a, Source: l.Source, RecordedAt: recorded})
+	case "dispute":
+		if l.Other == "" || l.Other == l.ID {
+			return errors.New("a dispute needs another statement")
+		}
+		d := Dispute{A: l.ID, B: l.Other, Note: l.Note, RecordedAt: recorded}
+		rec.Disputes = append(rec.Disputes, d)
+	case "recall":
+		rec.Recalls = append(rec.Recalls, Recall{Statement: l.ID, RecordedAt: recorded})
+	default:
+		return fmt.Errorf("unknown line type %q", l.Type)
+	}
+	return nil
+}
+
+func optTime(s string) (*time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	t, err := ParseTime(s)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+func encodeEmbedding(v []float32) string {
+	if v == nil {
+		return ""
+	}
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+func decodeEmbedding(s string) ([]float32, error) {
+	if s == "" {
+		return nil, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(b)%4 != 0 {
+		return nil, errors.New("embedding is not base64 of float32s")
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v, nil
+}
+
+// Import reads an export into the store, in one transaction: all or
+// nothing, and a conflict if any statement exists already.
+func (m *Memory) Import(ctx context.Context, r io.Reader) (int, error) {
+	if err := m.authorize(ctx, "import", ""); err != nil {
+		return 0, err
+	}
+	recs, err := ReadExport(r)
+	if err != nil {
+		return 0, err
+	}
+	if err := m.store.Import(ctx, recs); err != nil {
+		return 0, fmt.Errorf("import: %w", err)
+	}
+	m.changed(ctx, "import", fmt.Sprintf("%d statements", len(recs)))
+	return len(recs), nil
+}
