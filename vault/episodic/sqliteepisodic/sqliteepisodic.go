@@ -7,10 +7,10 @@
 // change is the closing of their transaction interval (tx_to, from NULL to
 // a time, exactly once); attestations, disputes and recalls are rows with
 // their own transaction time. Times are INTEGER microseconds since the
-// Unix epoch, UTC. A partial index over the current versions by valid_from
-// serves "what holds now", an index over all versions by valid_from serves
-// past beliefs, an entity index drives entity filters, and FTS5 (porter
-// stemming) ranks statements by BM25.
+// Unix epoch, UTC. An index over the versions by valid_from serves "what
+// held at T" scans newest first (current and past beliefs alike: most
+// versions are current), an entity index drives entity filters, and FTS5
+// (porter stemming) ranks statements by BM25.
 package sqliteepisodic
 
 import (
@@ -65,7 +65,6 @@ CREATE TABLE versions (
 	note       TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX versions_statement ON versions(statement, tx_from);
-CREATE INDEX versions_current ON versions(valid_from) WHERE tx_to IS NULL;
 CREATE INDEX versions_valid ON versions(valid_from);
 CREATE TABLE entities (
 	norm      TEXT NOT NULL,
@@ -97,9 +96,6 @@ INSERT INTO clock VALUES (0);
 CREATE VIRTUAL TABLE statements_fts USING fts5(
 	content, entities, content='statements', content_rowid='n', tokenize='porter unicode61'
 );
-CREATE TRIGGER statements_ai AFTER INSERT ON statements BEGIN
-	INSERT INTO statements_fts(rowid, content, entities) VALUES (new.n, new.content, new.entities);
-END;
 `}
 
 // Store is an episodic store in one SQLite file.
@@ -113,7 +109,7 @@ var _ episodic.Store = (*Store)(nil)
 // refusing a newer one.
 func Open(ctx context.Context, path string) (*Store, error) {
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=cache_size(-32768)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open episodes %s: %w", path, err)
@@ -208,7 +204,7 @@ func (s *Store) Apply(ctx context.Context, c *episodic.Change, now time.Time) (t
 		return time.Time{}, fmt.Errorf("read the clock: %w", err)
 	}
 	at := max(micros(episodic.Normalize(now)), last+1)
-	w := &writer{ctx: ctx, tx: tx, at: at, rows: map[string]int64{}}
+	w := newWriter(ctx, tx, at)
 	for _, e := range c.Expect {
 		if err := w.expect(e, false); err != nil {
 			return time.Time{}, err
@@ -224,12 +220,18 @@ func (s *Store) Apply(ctx context.Context, c *episodic.Change, now time.Time) (t
 			return time.Time{}, err
 		}
 	}
+	if err := w.flushStatements(); err != nil {
+		return time.Time{}, err
+	}
 	for i := range c.Versions {
 		v := c.Versions[i]
 		v.RecordedAt, v.ClosedAt = fromMicros(at), nil
 		if err := w.version(&v); err != nil {
 			return time.Time{}, err
 		}
+	}
+	if err := w.flush(&w.versions); err != nil {
+		return time.Time{}, fmt.Errorf("insert versions: %w", err)
 	}
 	for _, a := range c.Attestations {
 		if a.RecordedAt.IsZero() {
@@ -267,6 +269,18 @@ type writer struct {
 	at    int64
 	rows  map[string]int64
 	stmts map[string]*sql.Stmt
+	first int64 // the first statement row inserted and not yet in the text index
+	next  int64 // the next statement row number, 0 until read
+
+	statements, entities, versions batch
+}
+
+func newWriter(ctx context.Context, tx *sql.Tx, at int64) *writer {
+	return &writer{ctx: ctx, tx: tx, at: at, rows: map[string]int64{},
+		statements: batch{head: "INSERT INTO statements (n, id, content, entities, source, confidence, salience, occurred_at, metadata, supersedes, revises, recorded_at, embedding) VALUES ", cols: 13},
+		entities:   batch{head: "INSERT OR IGNORE INTO entities (norm, statement) VALUES ", cols: 2},
+		versions:   batch{head: "INSERT INTO versions (statement, valid_from, valid_to, tx_from, tx_to, state, note) VALUES ", cols: 7},
+	}
 }
 
 func (w *writer) row(id string) (int64, error) {
@@ -342,25 +356,91 @@ func (w *writer) statement(st *episodic.Statement, recorded int64) error {
 			return err
 		}
 	}
-	res, err := w.exec(`INSERT INTO statements (id, content, entities, source, confidence, salience, occurred_at, metadata, supersedes, revises, recorded_at, embedding)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		st.ID, st.Content, string(ents), st.Source, st.Confidence, st.Salience, microsPtr(st.OccurredAt), meta, supersedes, revises, recorded, encodeVector(st.Embedding))
-	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
-			return conflict("episode %s exists", st.ID)
-		}
-		return fmt.Errorf("insert episode %s: %w", st.ID, err)
+	if _, dup := w.rows[st.ID]; dup {
+		return conflict("episode %s exists", st.ID)
 	}
-	n, err := res.LastInsertId()
-	if err != nil {
+	// Row numbers are assigned here rather than by SQLite, so that rows
+	// go in many to an INSERT: the transaction is immediate, nobody else
+	// is inserting.
+	if w.next == 0 {
+		if err := w.tx.QueryRowContext(w.ctx, "SELECT coalesce(max(n), 0) + 1 FROM statements").Scan(&w.next); err != nil {
+			return err
+		}
+	}
+	n := w.next
+	w.next++
+	w.rows[st.ID] = n
+	if w.first == 0 {
+		w.first = n
+	}
+	if err := w.add(&w.statements, n, st.ID, st.Content, string(ents), st.Source, st.Confidence, st.Salience,
+		microsPtr(st.OccurredAt), meta, supersedes, revises, recorded, encodeVector(st.Embedding)); err != nil {
 		return err
 	}
-	w.rows[st.ID] = n
 	for _, e := range st.Entities {
-		if _, err := w.exec("INSERT OR IGNORE INTO entities (norm, statement) VALUES (?, ?)", episodic.EntityKey(e), n); err != nil {
+		if err := w.add(&w.entities, episodic.EntityKey(e), n); err != nil {
 			return fmt.Errorf("insert the entities of %s: %w", st.ID, err)
 		}
 	}
+	return nil
+}
+
+// batch buffers the rows of a multi-row INSERT: one statement per hundred
+// rows instead of one per row.
+type batch struct {
+	head string // INSERT ... VALUES
+	cols int
+	args []any
+}
+
+const batchRows = 100
+
+func (w *writer) add(b *batch, args ...any) error {
+	b.args = append(b.args, args...)
+	if len(b.args) >= batchRows*b.cols {
+		return w.flush(b)
+	}
+	return nil
+}
+
+func (w *writer) flush(b *batch) error {
+	if len(b.args) == 0 {
+		return nil
+	}
+	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", b.cols), ", ") + "), "
+	q := b.head + strings.TrimSuffix(strings.Repeat(tuple, len(b.args)/b.cols), ", ")
+	_, err := w.exec(q, b.args...)
+	b.args = b.args[:0]
+	if err != nil && strings.Contains(err.Error(), "UNIQUE") {
+		return conflict("an episode id exists already")
+	}
+	return err
+}
+
+// flushStatements writes the buffered statements and their entities and
+// indexes their text.
+func (w *writer) flushStatements() error {
+	if err := w.flush(&w.statements); err != nil {
+		return fmt.Errorf("insert episodes: %w", err)
+	}
+	if err := w.flush(&w.entities); err != nil {
+		return fmt.Errorf("insert entities: %w", err)
+	}
+	return w.indexText()
+}
+
+// indexText adds the statements inserted so far to the full-text index,
+// in one statement: FTS5 flushes its pending terms at every statement
+// savepoint, so a row at a time (a trigger) would write a segment per row.
+func (w *writer) indexText() error {
+	if w.first == 0 {
+		return nil
+	}
+	_, err := w.tx.ExecContext(w.ctx, "INSERT INTO statements_fts(rowid, content, entities) SELECT n, content, entities FROM statements WHERE n >= ?", w.first)
+	if err != nil {
+		return fmt.Errorf("index the statements' text: %w", err)
+	}
+	w.first = 0
 	return nil
 }
 
@@ -369,8 +449,7 @@ func (w *writer) version(v *episodic.Version) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.exec("INSERT INTO versions (statement, valid_from, valid_to, tx_from, tx_to, state, note) VALUES (?, ?, ?, ?, ?, ?, ?)",
-		n, micros(v.ValidFrom), microsPtr(v.ValidTo), micros(v.RecordedAt), microsPtr(v.ClosedAt), string(v.State), v.Note)
+	err = w.add(&w.versions, n, micros(v.ValidFrom), microsPtr(v.ValidTo), micros(v.RecordedAt), microsPtr(v.ClosedAt), string(v.State), v.Note)
 	if err != nil {
 		return fmt.Errorf("insert a version of %s: %w", v.Statement, err)
 	}
@@ -653,70 +732,59 @@ func (s *Store) Get(ctx context.Context, id string, known *time.Time) (episodic.
 	if err != nil {
 		return episodic.Episode{}, false, err
 	}
-	if err := s.annotate(ctx, &r, known); err != nil {
-		return r.e, true, err
-	}
-	return r.e, true, nil
+	eps := []episodic.Episode{r.e}
+	err = s.Annotate(ctx, eps, known)
+	return eps[0], true, err
 }
 
-// Annotate fills what is derived from the rest of the store.
+// Annotate fills what is derived from the rest of the store, for all the
+// episodes in one query.
 func (s *Store) Annotate(ctx context.Context, eps []episodic.Episode, known *time.Time) error {
-	for i := range eps {
-		n, err := rowOf(ctx, s.db, eps[i].ID)
-		if err != nil {
-			return err
-		}
-		r := row{n: n, e: eps[i]}
-		if err := s.annotate(ctx, &r, known); err != nil {
-			return err
-		}
-		eps[i] = r.e
+	if len(eps) == 0 {
+		return nil
 	}
-	return nil
-}
-
-func (s *Store) annotate(ctx context.Context, r *row, known *time.Time) error {
 	k := int64(math.MaxInt64)
 	if known != nil {
 		k = micros(*known)
 	}
-	e := &r.e
-	var succ sql.NullString
-	err := s.db.QueryRowContext(ctx, "SELECT id FROM statements WHERE supersedes = ? AND recorded_at <= ? LIMIT 1", r.n, k).Scan(&succ)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
+	args := []any{k}
+	at := map[string]int{}
+	for i := range eps {
+		args = append(args, eps[i].ID)
+		at[eps[i].ID] = i
 	}
-	e.SupersededBy = succ.String
-	var last sql.NullInt64
-	if err := s.db.QueryRowContext(ctx, "SELECT count(*), max(at) FROM attestations WHERE statement = ? AND tx <= ?", r.n, k).Scan(&e.ConfirmedCount, &last); err != nil {
-		return err
-	}
-	e.LastConfirmedAt = fromNull(last)
-	if err := s.db.QueryRowContext(ctx, "SELECT count(*), max(tx) FROM recalls WHERE statement = ? AND tx <= ?", r.n, k).Scan(&e.RecallCount, &last); err != nil {
-		return err
-	}
-	e.LastRecalledAt = fromNull(last)
-	e.DisputedWith = nil
-	if e.State != episodic.Open {
-		return nil
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT o.id FROM disputes d
-		JOIN statements o ON o.n = CASE WHEN d.a = ?1 THEN d.b ELSE d.a END
-		JOIN versions ov ON ov.statement = o.n
-		WHERE (d.a = ?1 OR d.b = ?1) AND d.tx <= ?2 AND ov.tx_from <= ?2 AND (ov.tx_to IS NULL OR ov.tx_to > ?2) AND ov.state = 'open'
-		ORDER BY o.id`, r.n, k)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	// The disputes of a statement open at k: recorded by then, with the
+	// other statement open at k.
+	q := `SELECT s.id,
+		(SELECT x.id FROM statements x WHERE x.supersedes = s.n AND x.recorded_at <= ?1 LIMIT 1),
+		(SELECT count(*) FROM attestations a WHERE a.statement = s.n AND a.tx <= ?1),
+		(SELECT max(a.at) FROM attestations a WHERE a.statement = s.n AND a.tx <= ?1),
+		(SELECT count(*) FROM recalls r WHERE r.statement = s.n AND r.tx <= ?1),
+		(SELECT max(r.tx) FROM recalls r WHERE r.statement = s.n AND r.tx <= ?1),
+		(SELECT group_concat(id, ' ') FROM (SELECT DISTINCT o.id AS id FROM disputes d
+			JOIN statements o ON o.n = CASE WHEN d.a = s.n THEN d.b ELSE d.a END
+			JOIN versions ov ON ov.statement = o.n
+			WHERE (d.a = s.n OR d.b = s.n) AND d.tx <= ?1 AND ov.tx_from <= ?1 AND (ov.tx_to IS NULL OR ov.tx_to > ?1) AND ov.state = 'open'
+			ORDER BY o.id))
+		FROM statements s WHERE s.id IN (` + strings.TrimSuffix(strings.Repeat("?, ", len(eps)), ", ") + ")"
+	return s.each(ctx, q, args, func(sc func(...any) error) error {
 		var id string
-		if err := rows.Scan(&id); err != nil {
+		var succ, disputes sql.NullString
+		var lastConfirmed, lastRecalled sql.NullInt64
+		var confirmed, recalled int
+		if err := sc(&id, &succ, &confirmed, &lastConfirmed, &recalled, &lastRecalled, &disputes); err != nil {
 			return err
 		}
-		e.DisputedWith = append(e.DisputedWith, id)
-	}
-	return rows.Err()
+		e := &eps[at[id]]
+		e.SupersededBy = succ.String
+		e.ConfirmedCount, e.LastConfirmedAt = confirmed, fromNull(lastConfirmed)
+		e.RecallCount, e.LastRecalledAt = recalled, fromNull(lastRecalled)
+		e.DisputedWith = nil
+		if e.State == episodic.Open && disputes.String != "" {
+			e.DisputedWith = strings.Fields(disputes.String)
+		}
+		return nil
+	})
 }
 
 // Record returns everything about one statement.
@@ -916,7 +984,7 @@ func (s *Store) Import(ctx context.Context, recs []*episodic.Record) error {
 	if err := tx.QueryRowContext(ctx, "SELECT tx FROM clock").Scan(&last); err != nil {
 		return err
 	}
-	w := &writer{ctx: ctx, tx: tx, rows: map[string]int64{}}
+	w := newWriter(ctx, tx, 0)
 	for _, rec := range recs {
 		if len(rec.Versions) == 0 {
 			return fmt.Errorf("%w: episode %s has no version", episodic.ErrInvalid, rec.Statement.ID)
@@ -924,6 +992,9 @@ func (s *Store) Import(ctx context.Context, recs []*episodic.Record) error {
 		if err := w.statement(&rec.Statement, micros(rec.Versions[0].RecordedAt)); err != nil {
 			return err
 		}
+	}
+	if err := w.flushStatements(); err != nil {
+		return err
 	}
 	// Versions go in in their original order (which breaks ties between
 	// equal valid times); attestations, disputes and recalls may name
@@ -945,6 +1016,9 @@ func (s *Store) Import(ctx context.Context, recs []*episodic.Record) error {
 		if err := w.version(v); err != nil {
 			return err
 		}
+	}
+	if err := w.flush(&w.versions); err != nil {
+		return fmt.Errorf("insert versions: %w", err)
 	}
 	for _, rec := range recs {
 		for _, a := range rec.Attestations {
