@@ -39,7 +39,7 @@ func benchStatement(r *rand.Rand, z *rand.Zipf, entities int, now time.Time) epi
 		w.Entities = append(w.Entities, fmt.Sprintf("entity-%d", r.IntN(entities)))
 	}
 	if r.IntN(10) == 0 {
-		to := from.Add(time.Duration(1+r.Int64N(int64(90*24*time.Hour))))
+		to := from.Add(time.Duration(1 + r.Int64N(int64(90*24*time.Hour))))
 		w.ValidTo = &to
 	}
 	return w
