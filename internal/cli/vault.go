@@ -45,7 +45,10 @@ func newVaultCmd(streams IO) *cobra.Command {
 		newVaultDetachCmd(streams), newVaultPublishCmd(streams), newVaultAuditCmd(streams),
 		newVaultIndexCmd(streams), newVaultQueryCmd(streams), newVaultDocsCmd(streams),
 		newVaultWriteCmd(streams), newVaultDeleteCmd(streams), newVaultReindexCmd(streams), newVaultWatchCmd(streams),
-		newVaultSkillsCmd(streams), newVaultSkillCmd(streams), newVaultWriteSkillCmd(streams))
+		newVaultSkillsCmd(streams), newVaultSkillCmd(streams), newVaultWriteSkillCmd(streams),
+		newVaultWriteEpisodeCmd(streams), newVaultEpisodesCmd(streams), newVaultEpisodeCmd(streams),
+		newVaultInvalidateCmd(streams), newVaultSupersedeCmd(streams), newVaultReviseCmd(streams),
+		newVaultConfirmCmd(streams), newVaultDisputeCmd(streams), newVaultExportCmd(streams), newVaultImportCmd(streams))
 	return cmd
 }
 
