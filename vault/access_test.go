@@ -289,3 +289,41 @@ func TestAgents(t *testing.T) {
 		t.Fatalf("recreate a revoked agent: %v", err)
 	}
 }
+
+func TestOwnerToken(t *testing.T) {
+	r, data, _ := newRegistry(t)
+	ctx := t.Context()
+	if _, err := r.OwnerToken(ctx, false); !errors.Is(err, ErrUnauthenticated) {
+		t.Errorf("before any: %v", err)
+	}
+	tok, err := r.OwnerToken(ctx, true)
+	if err != nil || !strings.HasPrefix(tok, OwnerTokenPrefix) {
+		t.Fatalf("create: %q %v", tok, err)
+	}
+	if again, err := r.OwnerToken(ctx, true); err != nil || again != tok {
+		t.Errorf("created twice: %q %v", again, err)
+	}
+	fi, err := os.Stat(filepath.Join(data, "owner-token"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode: %v %v", fi, err)
+	}
+	agentTok, err := r.CreateAgent(ctx, "bot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		token, want string
+	}{
+		{tok, Owner},
+		{agentTok, "bot"},
+		{tok + "x", ""},
+		{OwnerTokenPrefix, ""},
+		{"owner", ""},
+		{"", ""},
+	} {
+		got, err := r.Caller(ctx, tc.token)
+		if got != tc.want || (tc.want == "") != errors.Is(err, ErrUnauthenticated) {
+			t.Errorf("Caller(%q) = %q, %v; want %q", tc.token, got, err, tc.want)
+		}
+	}
+}

@@ -62,6 +62,15 @@ func validAgentName(name string) error {
 	return nil
 }
 
+// randomSecret returns 256 random bits, URL-safe base64.
+func randomSecret() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate a token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
 func hashToken(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
@@ -116,12 +125,12 @@ func (r *Registry) CreateAgent(ctx context.Context, name string) (string, error)
 	if err := validAgentName(name); err != nil {
 		return "", err
 	}
-	secret := make([]byte, 32)
-	if _, err := rand.Read(secret); err != nil {
-		return "", fmt.Errorf("generate token: %w", err)
+	secret, err := randomSecret()
+	if err != nil {
+		return "", err
 	}
-	token := TokenPrefix + base64.RawURLEncoding.EncodeToString(secret)
-	err := r.editAgents(ctx, func(f *agentsFile) (bool, error) {
+	token := TokenPrefix + secret
+	err = r.editAgents(ctx, func(f *agentsFile) (bool, error) {
 		if _, ok := f.Agents[name]; ok {
 			return false, fmt.Errorf("%w: agent %q", ErrExists, name)
 		}
