@@ -314,3 +314,21 @@ func TestSetEmbeddingModelAndRemove(t *testing.T) {
 		t.Errorf("removed vault still recorded: %v", err)
 	}
 }
+
+func TestReadDoc(t *testing.T) {
+	v := semanticVault(t, map[string]string{"a.md": "# Title\n\nFirst para.\n\n## Sub\n\nSecond.\n"})
+	ctx := t.Context()
+	d, err := v.ReadDoc(ctx, Owner, "a.md")
+	if err != nil || d.Title != "Title" || d.Text != "# Title\n\nFirst para.\n\n## Sub\n\nSecond." {
+		t.Fatalf("read: %+v %v", d, err)
+	}
+	for path, want := range map[string]error{"missing.md": os.ErrNotExist, "../x.md": ErrOutside, "notes.bin": os.ErrNotExist} {
+		if _, err := v.ReadDoc(ctx, Owner, path); !errors.Is(err, want) {
+			t.Errorf("%s: %v, want %v", path, err, want)
+		}
+	}
+	v.Restricted = true
+	if _, err := v.ReadDoc(ctx, "stranger", "a.md"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a stranger reads a restricted vault: %v", err)
+	}
+}
