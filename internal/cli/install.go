@@ -237,6 +237,10 @@ type AddOptions struct {
 	Force     bool
 	DryRun    bool
 	Print     bool
+	// Vaults adds ctxkit's own vault MCP server (`ctxkit mcp`), as
+	// Agent when set.
+	Vaults bool
+	Agent  string
 }
 
 func newAddCmd(streams IO) *cobra.Command {
@@ -249,7 +253,8 @@ func newAddCmd(streams IO) *cobra.Command {
 			"command after --. --print shows the snippet (and the one-click install link for Cursor and VS Code) " +
 			"instead of writing. " + clientsHelp,
 		Example: "  ctxkit add cursor github https://api.githubcopilot.com/mcp/ -H 'Authorization: Bearer ${GITHUB_TOKEN}'\n" +
-			"  ctxkit add claude-code fs -- npx -y @modelcontextprotocol/server-filesystem ~/notes",
+			"  ctxkit add claude-code fs -- npx -y @modelcontextprotocol/server-filesystem ~/notes\n" +
+			"  ctxkit add claude-code ctxkit-memory --vaults --agent researcher",
 		GroupID: "clients",
 		Args:    cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -258,6 +263,20 @@ func newAddCmd(streams IO) *cobra.Command {
 				args = args[:dash]
 			}
 			switch {
+			case opts.Vaults:
+				if len(args) != 2 || len(opts.Command) > 0 {
+					return errors.New("add --vaults needs CLIENT NAME and nothing else: it adds `ctxkit mcp`")
+				}
+				exe, err := os.Executable()
+				if err != nil {
+					return fmt.Errorf("find the ctxkit executable: %w", err)
+				}
+				opts.Command = []string{exe, "mcp"}
+				if opts.Agent != "" {
+					opts.Command = append(opts.Command, "--agent", opts.Agent)
+				}
+			case opts.Agent != "":
+				return errors.New("--agent goes with --vaults")
 			case len(args) == 3 && len(opts.Command) == 0:
 				opts.URL = args[2]
 			case len(args) == 2 && len(opts.Command) > 0:
@@ -275,6 +294,8 @@ func newAddCmd(streams IO) *cobra.Command {
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace an existing server of that name")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the diff of what would change, write nothing")
 	cmd.Flags().BoolVar(&opts.Print, "print", false, "print the configuration snippet instead of writing")
+	cmd.Flags().BoolVar(&opts.Vaults, "vaults", false, "add ctxkit's vault memory server (ctxkit mcp) under NAME")
+	cmd.Flags().StringVar(&opts.Agent, "agent", "", "with --vaults: the agent the client acts as (ctxkit agent create NAME); the owner when empty")
 	return cmd
 }
 

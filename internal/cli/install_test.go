@@ -138,8 +138,13 @@ func TestAddAndPrint(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "mem: added") {
 		t.Errorf("add a command: %d %s", code, out)
 	}
+	code, out, _ = ctxkit(t, "add", "claude-code", "ctxkit-memory", "--vaults", "--agent", "researcher", "--scope", "project")
+	b, _ = os.ReadFile(filepath.Join(cwd, ".mcp.json"))
+	if code != 0 || !regexpLine(string(b), `"--name", "ctxkit-memory", "--", "`, `", "mcp", "--agent", "researcher"]`) {
+		t.Errorf("add --vaults: %d %s\n%s", code, out, b)
+	}
 	code, out, _ = ctxkit(t, "uninstall", "claude-code", "--scope", "project")
-	if code != 0 || !strings.Contains(out, "gh: removed") || !strings.Contains(out, "mem: removed") {
+	if code != 0 || !strings.Contains(out, "gh: removed") || !strings.Contains(out, "mem: removed") || !strings.Contains(out, "ctxkit-memory: removed") {
 		t.Errorf("uninstall of added servers: %d %s", code, out)
 	}
 
@@ -178,6 +183,8 @@ func TestClientCommandErrors(t *testing.T) {
 		{[]string{"install", "notepad"}, `unknown client "notepad"`},
 		{[]string{"install", "windsurf", "--scope", "project"}, "no project configuration file"},
 		{[]string{"add", "cursor", "x"}, "either a URL or -- COMMAND"},
+		{[]string{"add", "cursor", "x", "https://h", "--vaults"}, "add --vaults needs CLIENT NAME and nothing else"},
+		{[]string{"add", "cursor", "x", "https://h", "--agent", "a"}, "--agent goes with --vaults"},
 		{[]string{"add", "cursor", "x", "https://h", "--", "npx"}, "either a URL or -- COMMAND"},
 		{[]string{"add", "cursor", "x", "https://h", "-H", "nocolon"}, "want 'Name: value'"},
 		{[]string{"add", "cursor", "x", "https://h", "--transport", "ws"}, "want auto, http or sse"},
