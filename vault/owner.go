@@ -14,19 +14,20 @@ import (
 // OwnerTokenPrefix starts the owner's token, told apart from agents'.
 const OwnerTokenPrefix = "ctxk_owner_"
 
-func (r *Registry) ownerTokenPath() string { return filepath.Join(r.dataDir, "owner-token") }
+// OwnerTokenPath is where the owner's token is kept.
+func (r *Registry) OwnerTokenPath() string { return filepath.Join(r.dataDir, "owner-token") }
 
 // OwnerToken returns the owner's token for the HTTP API and the MCP server
 // (administrative routes), creating it, readable by the user only, when
 // create is set and there is none yet. Without one and without create it
 // returns ErrUnauthenticated.
 func (r *Registry) OwnerToken(ctx context.Context, create bool) (string, error) {
-	b, err := os.ReadFile(r.ownerTokenPath())
+	b, err := os.ReadFile(r.OwnerTokenPath())
 	switch {
 	case err == nil:
 		tok := strings.TrimSpace(string(b))
 		if !strings.HasPrefix(tok, OwnerTokenPrefix) {
-			return "", fmt.Errorf("%w: %s does not hold an owner token; delete it to make a new one", ErrParse, r.ownerTokenPath())
+			return "", fmt.Errorf("%w: %s does not hold an owner token; delete it to make a new one", ErrParse, r.OwnerTokenPath())
 		}
 		return tok, nil
 	case !errors.Is(err, fs.ErrNotExist):
@@ -54,7 +55,7 @@ func (r *Registry) OwnerToken(ctx context.Context, create bool) (string, error) 
 	if err := errors.Join(werr, tmp.Sync(), tmp.Close()); err != nil {
 		return "", fmt.Errorf("write the owner token: %w", err)
 	}
-	if err := os.Link(tmp.Name(), r.ownerTokenPath()); err != nil {
+	if err := os.Link(tmp.Name(), r.OwnerTokenPath()); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return r.OwnerToken(ctx, false)
 		}
