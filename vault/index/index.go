@@ -77,6 +77,9 @@ type Index interface {
 	// EachVector calls fn with the id and vector of every chunk that has
 	// one, for the in-memory vector search.
 	EachVector(ctx context.Context, fn func(id int64, v []float32) error) error
+	// EachText calls fn with the id, text and heading path of every
+	// chunk, by ascending id, for the in-memory lexical search (Lexicon).
+	EachText(ctx context.Context, fn func(id int64, text, heading string) error) error
 	// Close releases the index.
 	Close() error
 }

@@ -21,6 +21,7 @@ func Run(t *testing.T, open func(t *testing.T) index.Index) {
 	t.Run("Lexical", func(t *testing.T) { lexical(t, open(t)) })
 	t.Run("HostileQueries", func(t *testing.T) { hostileQueries(t, open(t)) })
 	t.Run("Vectors", func(t *testing.T) { vectors(t, open(t)) })
+	t.Run("Texts", func(t *testing.T) { texts(t, open(t)) })
 	t.Run("Concurrent", func(t *testing.T) { concurrent(t, open(t)) })
 }
 
@@ -164,6 +165,53 @@ func vectors(t *testing.T, x index.Index) {
 	c, err := x.Chunk(ctx, hits[0].ID)
 	if err != nil || c.Text != "two" || !slices.Equal(c.Vector, []float32{0, 1, 0}) {
 		t.Errorf("nearest chunk: %+v, %v", c, err)
+	}
+}
+
+// texts: EachText gives every chunk's text and heading, by ascending id,
+// and stops at fn's error.
+func texts(t *testing.T, x index.Index) {
+	ctx := t.Context()
+	if err := x.Put(ctx, index.Doc{Path: "b.md", Hash: "b"}, chunks("bravo one", "bravo two")); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Put(ctx, index.Doc{Path: "a.md", Hash: "a"}, chunks("alpha")); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Put(ctx, index.Doc{Path: "b.md", Hash: "b2"}, chunks("bravo again", "", "bravo three")); err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		id            int64
+		text, heading string
+	}
+	var got []row
+	if err := x.EachText(ctx, func(id int64, text, heading string) error {
+		got = append(got, row{id, text, heading})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"alpha": "Part 1", "bravo again": "Part 1", "": "Part 2", "bravo three": "Part 3"}
+	if len(got) != len(want) {
+		t.Fatalf("EachText gave %+v, want the 4 chunks indexed now", got)
+	}
+	for i, r := range got {
+		if h, ok := want[r.text]; !ok || h != r.heading {
+			t.Errorf("chunk %d: text %q heading %q, not one indexed", r.id, r.text, r.heading)
+		}
+		if i > 0 && r.id <= got[i-1].id {
+			t.Errorf("ids out of order: %d after %d", r.id, got[i-1].id)
+		}
+		c, err := x.Chunk(ctx, r.id)
+		if err != nil || c.Text != r.text {
+			t.Errorf("chunk %d: %+v, %v; EachText gave %q", r.id, c, err, r.text)
+		}
+	}
+	stop := errors.New("stop")
+	n := 0
+	if err := x.EachText(ctx, func(int64, string, string) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+		t.Errorf("fn's error: %v after %d calls, want it at once", err, n)
 	}
 }
 

@@ -19,7 +19,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
@@ -253,11 +252,31 @@ func (x *Index) Lexical(ctx context.Context, query string, n int) ([]index.Hit, 
 // ftsQuery turns free text into an FTS5 query: each word quoted (so no
 // word is read as an operator or column filter) and any of them may match.
 func ftsQuery(text string) string {
-	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	words := index.QueryWords(text)
 	for i, w := range words {
 		words[i] = `"` + w + `"`
 	}
 	return strings.Join(words, " OR ")
+}
+
+// EachText streams the chunks' text and heading paths.
+func (x *Index) EachText(ctx context.Context, fn func(id int64, text, heading string) error) error {
+	rows, err := x.db.QueryContext(ctx, "SELECT id, text, heading FROM chunks ORDER BY id")
+	if err != nil {
+		return fmt.Errorf("read the chunks' text: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var text, heading string
+		if err := rows.Scan(&id, &text, &heading); err != nil {
+			return err
+		}
+		if err := fn(id, text, heading); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // EachVector streams the chunks' vectors.

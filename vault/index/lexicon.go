@@ -1,0 +1,367 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+)
+
+// ErrPhraseQuery is returned by (*Lexicon).Search for a query with a word
+// that FTS5 would read as a phrase of several tokens: a run of Go letters
+// and digits holding one of the few characters (New Tai Lue vowel signs,
+// two Vedic signs) that unicode61 takes for separators. The Lexicon keeps
+// no token positions to match phrases; ask the index (Index.Lexical)
+// instead, which gives what Search would have.
+var ErrPhraseQuery = errors.New("the query has a word that FTS5 reads as a phrase")
+
+// QueryWords splits query text into the words a lexical search looks for:
+// the runs of letters and digits (by Go's unicode package). The sqliteindex
+// quotes each as an FTS5 string and ORs them; the Lexicon reads them the
+// same way.
+func QueryWords(text string) []string {
+	return strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// Lexicon is an in-memory lexical index of an Index's chunks that finds and
+// ranks exactly as the sqliteindex's FTS5 table does: the same tokens
+// (Tokenize), any query word matching, and the scores of FTS5's bm25()
+// with its default weights (k1 = 1.2, b = 0.75, a chunk's text and heading
+// counted as one row), computed in the same order of floating-point
+// operations, so that hits, order and scores are equal to Index.Lexical's.
+// Ranking every match costs FTS5 tens of milliseconds at 100,000 chunks;
+// the Lexicon does it in about a millisecond.
+//
+// Postings are positions into a dense slice of chunk ids with their term
+// frequencies: at 100,000 chunks of 60 words, about 8 bytes per distinct
+// term of a chunk. A Lexicon is immutable and safe for concurrent use.
+type Lexicon struct {
+	ids  []int64   // by position, ascending
+	norm []float64 // by position: k1 * (1 - b + b*D/avgdl), as bm25 has it
+	// terms maps a term to t; its postings are pos[starts[t]:starts[t+1]]
+	// and freq[starts[t]:starts[t+1]], by ascending position.
+	terms  map[string]uint32
+	starts []uint32
+	pos    []uint32
+	freq   []uint32
+	// scratch holds *lexScratch: a score per chunk, reused by queries.
+	scratch sync.Pool
+}
+
+// bm25 parameters, FTS5's. They are read into variables before use so that
+// Go computes k1 + 1 in float64 at run time, as C does, not exactly at
+// compile time.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// lexScratch is one query's working memory.
+type lexScratch struct {
+	score   []float64 // by position; 0 for chunks not matched yet
+	touched []uint32  // positions with a score
+}
+
+// TextRow is what the Lexicon indexes of a chunk.
+type TextRow struct {
+	ID            int64
+	Text, Heading string
+}
+
+// LoadLexicon reads the text of every chunk of idx and indexes it, the
+// tokenizing spread over the cores.
+func LoadLexicon(ctx context.Context, idx Index) (*Lexicon, error) {
+	var rows []TextRow
+	err := idx.EachText(ctx, func(id int64, text, heading string) error {
+		rows = append(rows, TextRow{ID: id, Text: text, Heading: heading})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load the lexicon: %w", err)
+	}
+	return NewLexicon(ctx, rows)
+}
+
+// NewLexicon indexes rows; their ids must be distinct.
+func NewLexicon(ctx context.Context, rows []TextRow) (*Lexicon, error) {
+	if !slices.IsSortedFunc(rows, func(a, b TextRow) int { return cmpInt64(a.ID, b.ID) }) {
+		rows = slices.Clone(rows)
+		slices.SortFunc(rows, func(a, b TextRow) int { return cmpInt64(a.ID, b.ID) })
+	}
+	for i := 1; i < len(rows); i++ {
+		if rows[i].ID == rows[i-1].ID {
+			return nil, fmt.Errorf("build the lexicon: chunk %d given twice", rows[i].ID)
+		}
+	}
+	lx := &Lexicon{ids: make([]int64, len(rows)), norm: make([]float64, len(rows)), terms: map[string]uint32{}}
+	lengths := make([]uint32, len(rows))
+	parts := min(runtime.GOMAXPROCS(0), max(1, len(rows)/1024))
+	shards := make([]lexShard, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*len(rows)/parts, (p+1)*len(rows)/parts
+		wg.Go(func() { shards[p].index(ctx, rows, lo, hi, lengths) })
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("build the lexicon: %w", err)
+	}
+
+	// Merge the shards in order, so each term's postings stay sorted.
+	var lists [][]uint32 // by term: position, frequency pairs
+	for _, s := range shards {
+		for lt, term := range s.terms {
+			t, ok := lx.terms[term]
+			if !ok {
+				t = uint32(len(lists))
+				lx.terms[term] = t
+				lists = append(lists, nil)
+			}
+			lists[t] = append(lists[t], s.lists[lt]...)
+		}
+	}
+	total := 0
+	for _, l := range lists {
+		total += len(l) / 2
+	}
+	if total > math.MaxUint32 {
+		return nil, fmt.Errorf("build the lexicon: %d postings is more than it holds", total)
+	}
+	lx.starts = make([]uint32, 0, len(lists)+1)
+	lx.pos = make([]uint32, 0, total)
+	lx.freq = make([]uint32, 0, total)
+	for _, l := range lists {
+		lx.starts = append(lx.starts, uint32(len(lx.pos)))
+		for i := 0; i < len(l); i += 2 {
+			lx.pos = append(lx.pos, l[i])
+			lx.freq = append(lx.freq, l[i+1])
+		}
+	}
+	lx.starts = append(lx.starts, uint32(len(lx.pos)))
+
+	// FTS5's avgdl is the total number of tokens over the number of rows;
+	// bm25 divides each row's length by it.
+	var tokens int64
+	for i, r := range rows {
+		lx.ids[i] = r.ID
+		tokens += int64(lengths[i])
+	}
+	if len(rows) > 0 {
+		k1, b := float64(bm25K1), float64(bm25B)
+		avgdl := float64(tokens) / float64(len(rows))
+		for i, n := range lengths {
+			d := float64(n)
+			lx.norm[i] = k1 * (1 - b + b*d/avgdl)
+		}
+	}
+	lx.scratch.New = func() any { return &lexScratch{score: make([]float64, len(lx.ids))} }
+	return lx, nil
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// lexShard indexes a range of rows.
+type lexShard struct {
+	terms []string
+	lists [][]uint32 // by local term: position, frequency pairs
+}
+
+func (s *lexShard) index(ctx context.Context, rows []TextRow, lo, hi int, lengths []uint32) {
+	local := map[string]uint32{}  // term → local term
+	byWord := map[string]uint32{} // unstemmed token → local term, to stem each word once
+	var buf []byte
+	for i := lo; i < hi; i++ {
+		if i%256 == 0 && ctx.Err() != nil {
+			return
+		}
+		n := uint32(0)
+		add := func(w []byte) {
+			n++
+			t, ok := byWord[string(w)]
+			if !ok {
+				word := string(w)
+				term := porterStem(w)
+				if t, ok = local[string(term)]; !ok {
+					t = uint32(len(s.terms))
+					local[string(term)] = t
+					s.terms = append(s.terms, string(term))
+					s.lists = append(s.lists, nil)
+				}
+				byWord[word] = t
+			}
+			l := s.lists[t]
+			if k := len(l); k > 0 && l[k-2] == uint32(i) {
+				l[k-1]++
+			} else {
+				s.lists[t] = append(l, uint32(i), 1)
+			}
+		}
+		buf = eachWord(rows[i].Text, buf, add)
+		buf = eachWord(rows[i].Heading, buf, add)
+		lengths[i] = n
+	}
+}
+
+// Len is the number of chunks indexed.
+func (lx *Lexicon) Len() int { return len(lx.ids) }
+
+// Terms is the number of distinct terms.
+func (lx *Lexicon) Terms() int { return len(lx.terms) }
+
+// Search returns up to n chunks matching any word of query, best first by
+// BM25, ties by ascending id: the hits of Index.Lexical, with the same
+// scores, but only the chunk ids filled in. A query without words, or
+// without matches, gives none and no error; a word FTS5 would read as a
+// phrase gives ErrPhraseQuery.
+func (lx *Lexicon) Search(query string, n int) ([]Hit, error) {
+	words := QueryWords(query)
+	if len(words) == 0 || n <= 0 || len(lx.ids) == 0 {
+		return nil, nil
+	}
+	// Each word is an FTS5 phrase; one that makes no token matches
+	// nothing and adds nothing to any score.
+	terms := make([]string, 0, len(words))
+	var buf []byte
+	for _, w := range words {
+		k := 0
+		buf = eachToken(w, buf, func(tok []byte) {
+			if k++; k == 1 {
+				terms = append(terms, string(tok))
+			}
+		})
+		if k > 1 {
+			return nil, fmt.Errorf("%w: %q", ErrPhraseQuery, w)
+		}
+	}
+
+	s := lx.scratch.Get().(*lexScratch)
+	defer lx.scratch.Put(s)
+	k1, rows := float64(bm25K1), int64(len(lx.ids))
+	k1p1 := k1 + 1.0
+	// Term at a time, in query order: each chunk's score is the sum of its
+	// terms' parts in the order bm25() adds them (parts of absent terms are
+	// zero and change nothing).
+	for _, term := range terms {
+		t, ok := lx.terms[term]
+		if !ok {
+			continue
+		}
+		lo, hi := lx.starts[t], lx.starts[t+1]
+		hits := int64(hi - lo)
+		idf := math.Log((float64(rows-hits) + 0.5) / (float64(hits) + 0.5))
+		if idf <= 0 {
+			idf = 1e-6
+		}
+		for j := lo; j < hi; j++ {
+			p := lx.pos[j]
+			f := float64(lx.freq[j])
+			// The conversions forbid fused multiply-adds, which C does
+			// not do either.
+			part := float64(idf * float64(float64(f*k1p1)/float64(f+lx.norm[p])))
+			if s.score[p] == 0 {
+				s.touched = append(s.touched, p)
+			}
+			s.score[p] = s.score[p] + part
+		}
+	}
+
+	top := lexTop{score: s.score}
+	for _, p := range s.touched {
+		top.offer(p, n)
+	}
+	for _, p := range s.touched {
+		s.score[p] = 0
+	}
+	s.touched = s.touched[:0]
+
+	best := top.sorted()
+	hits := make([]Hit, len(best))
+	for i, b := range best {
+		hits[i] = Hit{Chunk: Chunk{ID: lx.ids[b.pos]}, Score: b.score, Rank: i + 1}
+	}
+	return hits, nil
+}
+
+// lexCand is a scored chunk position.
+type lexCand struct {
+	pos   uint32
+	score float64
+}
+
+// worse orders candidates as the FTS5 query does, reversed: by lower
+// score, then by higher position (id).
+func (a lexCand) worse(b lexCand) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return a.pos > b.pos
+}
+
+// lexTop keeps the best n candidates in a heap with the worst on top.
+type lexTop struct {
+	score []float64
+	h     []lexCand
+}
+
+func (t *lexTop) offer(p uint32, n int) {
+	c := lexCand{p, t.score[p]}
+	h := t.h
+	if len(h) < n {
+		h = append(h, c)
+		for i := len(h) - 1; i > 0; {
+			up := (i - 1) / 2
+			if !h[i].worse(h[up]) {
+				break
+			}
+			h[i], h[up] = h[up], h[i]
+			i = up
+		}
+		t.h = h
+		return
+	}
+	if !h[0].worse(c) {
+		return
+	}
+	h[0] = c
+	for i := 0; ; {
+		l, r, w := 2*i+1, 2*i+2, i
+		if l < len(h) && h[l].worse(h[w]) {
+			w = l
+		}
+		if r < len(h) && h[r].worse(h[w]) {
+			w = r
+		}
+		if w == i {
+			break
+		}
+		h[i], h[w] = h[w], h[i]
+		i = w
+	}
+}
+
+// sorted returns the candidates best first.
+func (t *lexTop) sorted() []lexCand {
+	slices.SortFunc(t.h, func(a, b lexCand) int {
+		switch {
+		case b.worse(a):
+			return -1
+		case a.worse(b):
+			return 1
+		}
+		return 0
+	})
+	return t.h
+}
