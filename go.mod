@@ -19,6 +19,8 @@ require go.yaml.in/yaml/v3 v3.0.6
 
 require github.com/fsnotify/fsnotify v1.10.1
 
+require pgregory.net/rapid v1.3.0
+
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect

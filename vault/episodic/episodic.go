@@ -304,10 +304,12 @@ func ParseTime(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	for _, layout := range inputLayouts {
 		if t, err := time.Parse(layout, s); err == nil {
-			if t.Year() < 1 || t.Year() > 9999 {
+			// The year is checked in UTC: an offset can move a time at
+			// the edge of 0001..9999 out of what FormatTime writes.
+			if t = Normalize(t); t.Year() < 1 || t.Year() > 9999 {
 				break
 			}
-			return Normalize(t), nil
+			return t, nil
 		}
 	}
 	return time.Time{}, fmt.Errorf("%w: time %q is not RFC 3339 (for example 2026-03-01T09:30:00Z, or 2026-03-01 for midnight UTC; no offset means UTC)", ErrInvalid, s)

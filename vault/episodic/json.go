@@ -209,7 +209,11 @@ func ReadExport(r io.Reader) ([]*Record, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%w: line %d: %v", ErrInvalid, n+1, err)
 	}
-	for _, rec := range recs {
+	pos := make(map[string]int, len(recs))
+	for i, rec := range recs {
+		pos[rec.Statement.ID] = i
+	}
+	for i, rec := range recs {
 		if len(rec.Versions) == 0 {
 			return nil, fmt.Errorf("%w: statement %s has no version", ErrInvalid, rec.Statement.ID)
 		}
@@ -219,8 +223,16 @@ func ReadExport(r io.Reader) ([]*Record, error) {
 			}
 		}
 		for _, ref := range []string{rec.Statement.Supersedes, rec.Statement.Revises} {
-			if ref != "" && byID[ref] == nil {
+			if ref == "" {
+				continue
+			}
+			if byID[ref] == nil {
 				return nil, fmt.Errorf("%w: statement %s follows %s, which the file does not hold", ErrInvalid, rec.Statement.ID, ref)
+			}
+			// An export lists statements oldest first; Import inserts
+			// them in that order and links each to the one it follows.
+			if pos[ref] >= i {
+				return nil, fmt.Errorf("%w: statement %s follows %s, which the file holds after it (an export lists statements oldest first)", ErrInvalid, rec.Statement.ID, ref)
 			}
 		}
 	}

@@ -1,0 +1,94 @@
+package sqliteepisodic_test
+
+import (
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxkit/ctxkit/vault/episodic"
+	"github.com/ctxkit/ctxkit/vault/episodic/episodictest"
+	"github.com/ctxkit/ctxkit/vault/episodic/sqliteepisodic"
+)
+
+func open(t *testing.T, path string) *sqliteepisodic.Store {
+	t.Helper()
+	s, err := sqliteepisodic.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	episodictest.Run(t, func(t *testing.T) episodic.Store {
+		s := open(t, filepath.Join(t.TempDir(), "episodes.db"))
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+func TestReopenKeepsData(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "episodes.db")
+	s := open(t, path)
+	ctx := t.Context()
+	day := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	c := &episodic.Change{
+		Statements: []episodic.Statement{{ID: "a", Content: "kept across opens", Entities: []string{"disk"}, Confidence: 1, Salience: 0.5}},
+		Versions:   []episodic.Version{{Statement: "a", ValidFrom: day, State: episodic.Open}},
+	}
+	at, err := s.Apply(ctx, c, day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, path)
+	defer s.Close()
+	e, ok, err := s.Get(ctx, "a", nil)
+	if err != nil || !ok || e.Content != "kept across opens" || !e.RecordedAt.Equal(at) {
+		t.Fatalf("after reopening: %+v ok=%v %v", e, ok, err)
+	}
+	if res, err := s.Search(ctx, episodic.Filter{}, "kept", 5); err != nil || len(res) != 1 {
+		t.Errorf("search after reopening: %+v %v", res, err)
+	}
+	// The clock survives too.
+	next, err := s.Apply(ctx, &episodic.Change{Recalls: []episodic.Recall{{Statement: "a"}}}, day.AddDate(-1, 0, 0))
+	if err != nil || !next.After(at) {
+		t.Errorf("first change after reopening at %v (%v), not after %v", next, err, at)
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "episodes.db")
+	s := open(t, path)
+	s.Close()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s2, err := sqliteepisodic.Open(t.Context(), path)
+	if err == nil {
+		s2.Close()
+		t.Fatal("a file with a newer schema was opened")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "99") || !strings.Contains(msg, "newer") || !strings.Contains(msg, "upgrade ctxkit") || !strings.Contains(msg, path) {
+		t.Errorf("unclear error: %v", err)
+	}
+	// The file was not touched: its version is still 99.
+	db, err = sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 99 {
+		t.Errorf("user_version after the refusal: %d %v", v, err)
+	}
+}
