@@ -1,0 +1,131 @@
+package vaultapi
+
+import (
+	"encoding/json"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/ctxkit/ctxkit/vault"
+	"github.com/ctxkit/ctxkit/vault/episodic"
+)
+
+func TestOpenAPI(t *testing.T) {
+	e := newEnv(t, Options{})
+	r := e.want(e.do("", "GET", "/v1/openapi.json", nil), 200, "openapi.json")
+	var doc struct {
+		OpenAPI string                               `json:"openapi"`
+		Paths   map[string]map[string]map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(r.body, &doc); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	if doc.OpenAPI != "3.1.0" {
+		t.Errorf("openapi %q", doc.OpenAPI)
+	}
+	routes := (&api{}).routes()
+	ops := 0
+	for _, p := range doc.Paths {
+		ops += len(p)
+	}
+	if ops != len(routes)+1 { // and openapi.json itself
+		t.Errorf("%d operations in the document, %d routes", ops, len(routes))
+	}
+	ids := map[string]bool{}
+	for _, rt := range routes {
+		what := rt.Method + " " + rt.Pattern
+		op := doc.Paths[openAPIPath(rt.Pattern)][strings.ToLower(rt.Method)]
+		if op == nil {
+			t.Errorf("%s is not in the document", what)
+			continue
+		}
+		if op["operationId"] != rt.ID || ids[rt.ID] {
+			t.Errorf("%s: operationId %v (duplicate: %v)", what, op["operationId"], ids[rt.ID])
+		}
+		ids[rt.ID] = true
+		var params []string
+		ps, _ := op["parameters"].([]any)
+		for _, p := range ps {
+			p := p.(map[string]any)
+			if p["in"] == "path" {
+				params = append(params, p["name"].(string))
+			}
+		}
+		for _, m := range pathParam.FindAllStringSubmatch(rt.Pattern, -1) {
+			if !slices.Contains(params, m[1]) {
+				t.Errorf("%s: path parameter %s is not described", what, m[1])
+			}
+		}
+		responses := op["responses"].(map[string]any)
+		for _, st := range []string{"401", "500"} {
+			if responses[st] == nil {
+				t.Errorf("%s: no %s response", what, st)
+			}
+		}
+		if (rt.Body != nil) != (op["requestBody"] != nil) || (rt.Body != nil && responses["413"] == nil) {
+			t.Errorf("%s: request body %v, document %v", what, rt.Body, op["requestBody"])
+		}
+		// The mux serves the route: it does not answer "no such route".
+		path := pathParam.ReplaceAllString(rt.Pattern, "x")
+		if res := e.do(vault.Owner, rt.Method, path, nil); strings.Contains(string(res.body), "no such route") {
+			t.Errorf("%s is documented but not served: %s", what, res.body)
+		}
+	}
+	// The request schemas come from the handlers' types: closed objects
+	// with their required fields.
+	body := doc.Paths["/v1/vaults/{vault}/documents/{path}"]["put"]["requestBody"].(map[string]any)
+	s := body["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
+	if !reflect.DeepEqual(s["required"], []any{"content"}) || s["additionalProperties"] == nil {
+		t.Errorf("write document schema: %v", s)
+	}
+	if doc.Paths["/v1/openapi.json"]["get"]["security"] == nil {
+		t.Error("openapi.json is not marked public")
+	}
+}
+
+// TestWireSchemas checks that the schemas of the episodic types name
+// exactly the keys they write.
+func TestWireSchemas(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ep := episodic.Episode{
+		Statement: episodic.Statement{ID: "x", Content: "c", Entities: []string{"e"}, OccurredAt: &now, Supersedes: "s", Revises: "r"},
+		Version:   episodic.Version{ValidFrom: now, ValidTo: &now, RecordedAt: now, State: episodic.Open, Note: "n"},
+		RevisedBy: "r2", SupersededBy: "s2", InvalidatedAt: &now, LastConfirmedAt: &now, LastRecalledAt: &now,
+	}
+	opts, err := schemaOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []any{ep, episodic.Match{Episode: ep}, episodic.Hint{Episode: ep}} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		s, err := jsonschema.ForType(reflect.TypeOf(v), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := slices.Sorted(maps.Keys(s.Properties)), slices.Sorted(maps.Keys(m))
+		if !slices.Equal(got, want) {
+			t.Errorf("%T: schema %v, JSON %v", v, got, want)
+		}
+		if h, ok := v.(episodic.Hint); ok {
+			s := s.Properties["episode"]
+			var em map[string]any
+			b, _ := json.Marshal(h.Episode)
+			_ = json.Unmarshal(b, &em)
+			if got, want := slices.Sorted(maps.Keys(s.Properties)), slices.Sorted(maps.Keys(em)); !slices.Equal(got, want) {
+				t.Errorf("hint's episode: schema %v, JSON %v", got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,543 @@
+package vaultapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ctxkit/ctxkit/internal/vaultauth"
+	"github.com/ctxkit/ctxkit/vault"
+)
+
+// env is a registry in temporary folders with the owner's token, agents
+// a and b, and the API over it.
+type env struct {
+	t      *testing.T
+	r      *vault.Registry
+	h      http.Handler
+	tokens map[string]string // by caller: owner, a, b
+}
+
+// failOnError is a slog handler that fails the test on every error the
+// API logs: a 500 is a bug.
+type failOnError struct{ t *testing.T }
+
+func (f failOnError) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelError }
+func (f failOnError) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	r.Attrs(func(a slog.Attr) bool { fmt.Fprintf(&b, " %s=%v", a.Key, a.Value); return true })
+	f.t.Errorf("logged error: %s%s", r.Message, b.String())
+	return nil
+}
+func (f failOnError) WithAttrs([]slog.Attr) slog.Handler { return f }
+func (f failOnError) WithGroup(string) slog.Handler      { return f }
+
+func newEnv(t *testing.T, opts Options) *env {
+	t.Helper()
+	r, err := vault.Open(vault.Options{DataDir: t.TempDir(), Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	e := &env{t: t, r: r, tokens: map[string]string{}}
+	if e.tokens[vault.Owner], err = r.OwnerToken(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b"} {
+		if e.tokens[name], err = r.CreateAgent(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts.Auth = vaultauth.New(r)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(failOnError{t})
+	}
+	e.h = New(r, opts)
+	return e
+}
+
+// vault creates a vault as the owner, restricted to the agents given
+// (name or name:ro for a read-only grant).
+func (e *env) vault(name string, typ vault.Type, agents ...string) {
+	e.t.Helper()
+	ctx := e.t.Context()
+	if _, err := e.r.Init(ctx, vault.InitOptions{Name: name, Type: typ}); err != nil {
+		e.t.Fatal(err)
+	}
+	for _, a := range agents {
+		n, ro := strings.CutSuffix(a, ":ro")
+		if _, err := e.r.Attach(ctx, name, n, ro); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// resp is an answer.
+type resp struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// json decodes the answer's body.
+func (r resp) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("answer %d is not a JSON object: %v: %s", r.status, err, r.body)
+	}
+	return m
+}
+
+// code is the error code of an error answer ("" for others).
+func (r resp) code() string {
+	var m struct {
+		Error vaultauth.Error `json:"error"`
+	}
+	_ = json.Unmarshal(r.body, &m)
+	return m.Error.Code
+}
+
+// do calls the API as who (a caller's name, or "" for no token); body is
+// a string sent as is, or a value sent as JSON.
+func (e *env) do(who, method, path string, body any) resp {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	req.RemoteAddr = "192.0.2.1:1234"
+	if who != "" {
+		tok, ok := e.tokens[who]
+		if !ok {
+			tok = who // a raw token
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	rec := httptest.NewRecorder()
+	e.h.ServeHTTP(rec, req)
+	return resp{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+}
+
+// want checks an answer's status, and for errors that the body has the
+// error shape.
+func (e *env) want(r resp, status int, what string) resp {
+	e.t.Helper()
+	if r.status != status {
+		e.t.Fatalf("%s: status %d, want %d: %s", what, r.status, status, r.body)
+	}
+	if status >= 400 && r.code() == "" {
+		e.t.Fatalf("%s: error answer without the error shape: %s", what, r.body)
+	}
+	return r
+}
+
+func TestVaultRoutes(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.vault("pub", vault.Semantic)
+	e.vault("secret-b", vault.Semantic, "b")
+	e.vault("shared", vault.Episodic, "a:ro", "b")
+
+	names := func(who string) []string {
+		var out []string
+		for _, v := range e.want(e.do(who, "GET", "/v1/vaults", nil), 200, "list").json(t)["vaults"].([]any) {
+			out = append(out, v.(map[string]any)["name"].(string))
+		}
+		return out
+	}
+	for who, want := range map[string]string{vault.Owner: "[pub secret-b shared]", "a": "[pub shared]", "b": "[pub secret-b shared]"} {
+		if got := fmt.Sprint(names(who)); got != want {
+			t.Errorf("%s lists %s, want %s", who, got, want)
+		}
+	}
+	v := e.want(e.do("a", "GET", "/v1/vaults/shared", nil), 200, "describe").json(t)
+	if v["access"] != "read-only" || v["agents"] != nil {
+		t.Errorf("a sees shared as %v", v)
+	}
+	v = e.want(e.do(vault.Owner, "GET", "/v1/vaults/shared", nil), 200, "describe").json(t)
+	if v["access"] != "read-write" || len(v["agents"].([]any)) != 2 {
+		t.Errorf("the owner sees shared as %v", v)
+	}
+
+	for _, tc := range []struct {
+		who, method, path string
+		body              any
+		status            int
+		code              string
+	}{
+		{vault.Owner, "POST", "/v1/vaults", map[string]any{"name": "new", "type": "skill"}, 201, ""},
+		{vault.Owner, "POST", "/v1/vaults", map[string]any{"name": "new"}, 409, "conflict"},
+		{vault.Owner, "POST", "/v1/vaults", map[string]any{"name": "bad name"}, 400, "bad_request"},
+		{vault.Owner, "POST", "/v1/vaults", map[string]any{"name": "x", "type": "graph"}, 400, "bad_request"},
+		{vault.Owner, "POST", "/v1/vaults", map[string]any{}, 400, "bad_request"},
+		{vault.Owner, "POST", "/v1/vaults", `{"name": "x", "colour": "red"}`, 400, "bad_request"},
+		{vault.Owner, "POST", "/v1/vaults", `{"name": 3}`, 400, "bad_request"},
+		{vault.Owner, "POST", "/v1/vaults", `{"name": "x"} {}`, 400, "bad_request"},
+		{vault.Owner, "POST", "/v1/vaults", `{"name": "x"`, 400, "bad_request"},
+		{"a", "POST", "/v1/vaults", map[string]any{"name": "mine"}, 403, "forbidden"},
+		{vault.Owner, "GET", "/v1/vaults/nope", nil, 404, "not_found"},
+		{"a", "GET", "/v1/vaults/secret-b", nil, 404, "not_found"},
+		{vault.Owner, "POST", "/v1/vaults/pub/agents/a", map[string]any{"read_only": true}, 200, ""},
+		{vault.Owner, "POST", "/v1/vaults/pub/agents/owner", nil, 400, "bad_request"},
+		{vault.Owner, "DELETE", "/v1/vaults/pub/agents/b", nil, 404, "not_found"},
+		{vault.Owner, "DELETE", "/v1/vaults/pub/agents/a", nil, 200, ""},
+		{vault.Owner, "POST", "/v1/vaults/nope/publish", nil, 404, "not_found"},
+		{"a", "POST", "/v1/vaults/shared/agents/a", map[string]any{}, 403, "forbidden"},
+		{"a", "DELETE", "/v1/vaults/shared/agents/b", nil, 403, "forbidden"},
+		{"a", "POST", "/v1/vaults/shared/publish", nil, 403, "forbidden"},
+		{"b", "POST", "/v1/vaults/shared/publish", nil, 403, "forbidden"},
+		{"a", "POST", "/v1/vaults/secret-b/publish", nil, 404, "not_found"},
+		{"a", "POST", "/v1/vaults/secret-b/agents/a", nil, 404, "not_found"},
+		{vault.Owner, "POST", "/v1/vaults/secret-b/publish", nil, 200, ""},
+		{"a", "GET", "/v1/vaults/secret-b", nil, 200, ""},
+		{vault.Owner, "GET", "/v1/vaults?x=1", nil, 400, "bad_request"},
+		{vault.Owner, "GET", "/v1/nothing", nil, 404, "not_found"},
+		{vault.Owner, "PATCH", "/v1/vaults", nil, 405, "method_not_allowed"},
+	} {
+		what := tc.who + " " + tc.method + " " + tc.path
+		r := e.want(e.do(tc.who, tc.method, tc.path, tc.body), tc.status, what)
+		if tc.code != "" && r.code() != tc.code {
+			t.Errorf("%s: code %q, want %q", what, r.code(), tc.code)
+		}
+	}
+	r := e.do(vault.Owner, "POST", "/v1/vaults", `{"name": "x", "colour": "red"}`)
+	if d := r.json(t)["error"].(map[string]any); d["details"].(map[string]any)["field"] != "colour" || !strings.Contains(d["message"].(string), "colour") {
+		t.Errorf("an unknown field is not named: %s", r.body)
+	}
+	if r := e.do(vault.Owner, "PATCH", "/v1/vaults", nil); !strings.Contains(r.header.Get("Allow"), "GET") {
+		t.Errorf("405 without Allow: %v", r.header)
+	}
+}
+
+func TestAuth(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.vault("pub", vault.Semantic)
+	if err := e.r.RevokeAgent(t.Context(), "b"); err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range []string{"", "ctxk_invalid", e.tokens[vault.Owner] + "x", "b"} {
+		r := e.want(e.do(who, "GET", "/v1/vaults/pub", nil), 401, "token "+who)
+		if r.code() != "unauthorized" {
+			t.Errorf("%q: %s", who, r.body)
+		}
+	}
+	// Unknown routes are not revealed to the unauthenticated either.
+	e.want(e.do("", "GET", "/v1/nothing", nil), 401, "unknown route without a token")
+	r := e.want(e.do("", "GET", "/v1/openapi.json", nil), 200, "the OpenAPI document is public")
+	if r.header.Get("Content-Type") != "application/json" {
+		t.Errorf("openapi.json: %s", r.header.Get("Content-Type"))
+	}
+	// Without an Authenticator the handler takes the caller from the
+	// context, and refuses a request without one.
+	h := New(e.r, Options{Logger: slog.New(failOnError{t})})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/vaults", nil))
+	if rec.Code != 401 {
+		t.Errorf("no caller in the context: %d", rec.Code)
+	}
+	rec = httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/v1/vaults", nil)
+	h.ServeHTTP(rec, req.WithContext(vaultauth.WithCaller(req.Context(), "a")))
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"pub"`) {
+		t.Errorf("caller in the context: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestDocumentRoutes(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.vault("docs", vault.Semantic, "a")
+	e.vault("epi", vault.Episodic)
+	put := func(path string, body any) resp { return e.do("a", "PUT", "/v1/vaults/docs/documents/"+path, body) }
+	r := e.want(put("notes/cats.md", map[string]any{"content": "# Cats\n\nCats purr when content.", "metadata": map[string]string{"topic": "pets"}}), 200, "write")
+	if m := r.json(t); m["path"] != "notes/cats.md" || m["vault"] != "docs" {
+		t.Errorf("write answered %s", r.body)
+	}
+	e.want(put("notes/cats.md", map[string]any{"content": "again"}), 409, "write over")
+	e.want(put("notes/cats.md", map[string]any{"content": "# Cats\n\nCats purr loudly.", "overwrite": true, "metadata": map[string]string{"topic": "pets"}}), 200, "overwrite")
+	e.want(put("dogs.txt", map[string]any{"content": "Dogs bark at the mail carrier."}), 200, "write")
+	e.want(put("tool.exe", map[string]any{"content": "x"}), 400, "unsupported type")
+	e.want(put(".ctxkit-vault/x.md", map[string]any{"content": "x"}), 400, "into the data folder")
+	e.want(put("x.md", map[string]any{"content": "x", "owerwrite": true}), 400, "misspelt field")
+	e.want(e.do("a", "PUT", "/v1/vaults/docs/documents/", map[string]any{"content": "x"}), 400, "no path")
+	e.want(e.do("a", "PUT", "/v1/vaults/epi/documents/x.md", map[string]any{"content": "x"}), 400, "episodic vault")
+
+	list := e.want(e.do("a", "GET", "/v1/vaults/docs/documents", nil), 200, "list").json(t)["documents"].([]any)
+	if len(list) != 2 {
+		t.Fatalf("documents: %v", list)
+	}
+	cats := list[1].(map[string]any)
+	if cats["path"] != "notes/cats.md" || cats["metadata"].(map[string]any)["topic"] != "pets" || cats["metadata"].(map[string]any)["written_by"] != "a" {
+		t.Errorf("document: %v", cats)
+	}
+	d := e.want(e.do("a", "GET", "/v1/vaults/docs/documents/notes/cats.md", nil), 200, "read").json(t)
+	if d["title"] != "Cats" || !strings.Contains(d["text"].(string), "purr loudly") {
+		t.Errorf("read: %v", d)
+	}
+	e.want(e.do("a", "GET", "/v1/vaults/docs/documents/notes/none.md", nil), 404, "read missing")
+
+	q := e.want(e.do("a", "POST", "/v1/vaults/docs/query", map[string]any{"query": "purr", "n": 3}), 200, "query").json(t)
+	if res := q["results"].([]any); len(res) != 1 || res[0].(map[string]any)["path"] != "notes/cats.md" {
+		t.Errorf("query: %v", q)
+	}
+	q = e.want(e.do("a", "POST", "/v1/vaults/docs/query", map[string]any{"query": "zebra"}), 200, "query without match").json(t)
+	if res, ok := q["results"].([]any); !ok || len(res) != 0 {
+		t.Errorf("no match must be an empty list: %v", q)
+	}
+	e.want(e.do("a", "POST", "/v1/vaults/docs/query", map[string]any{"query": " "}), 400, "empty query")
+	e.want(e.do("a", "POST", "/v1/vaults/docs/query", map[string]any{"query": "x", "n": -1}), 400, "negative n")
+	e.want(e.do("a", "POST", "/v1/vaults/docs/query", map[string]any{"query": "x", "top_k": 1}), 400, "unknown field")
+	e.want(e.do("a", "POST", "/v1/vaults/epi/query", map[string]any{"query": "x"}), 400, "query an episodic vault")
+
+	rep := e.want(e.do("a", "POST", "/v1/vaults/docs/index", nil), 200, "index").json(t)
+	if rep["unchanged"] != 2.0 || rep["embedder"] != "none" {
+		t.Errorf("index: %v", rep)
+	}
+	rep = e.want(e.do("a", "POST", "/v1/vaults/docs/index", map[string]any{"path": "notes", "force": true}), 200, "index a folder").json(t)
+	if rep["indexed"] != 1.0 {
+		t.Errorf("index notes: %v", rep)
+	}
+	e.want(e.do("a", "POST", "/v1/vaults/docs/index", map[string]any{"path": "../x"}), 400, "index outside")
+	rep = e.want(e.do("a", "POST", "/v1/vaults/docs/reindex", map[string]any{}), 200, "reindex").json(t)
+	if rep["indexed"] != 2.0 {
+		t.Errorf("reindex: %v", rep)
+	}
+	rep = e.want(e.do("a", "POST", "/v1/vaults/docs/reindex", map[string]any{"path": "dogs.txt"}), 200, "reindex a file").json(t)
+	if rep["indexed"] != 1.0 {
+		t.Errorf("reindex dogs.txt: %v", rep)
+	}
+
+	del := e.want(e.do("a", "DELETE", "/v1/vaults/docs/documents/notes", nil), 200, "delete a folder").json(t)
+	if fmt.Sprint(del["deleted"]) != "[notes/cats.md]" {
+		t.Errorf("delete: %v", del)
+	}
+	e.want(e.do("a", "DELETE", "/v1/vaults/docs/documents/notes/cats.md", nil), 404, "delete again")
+	e.want(e.do("a", "DELETE", "/v1/vaults/docs/documents/", nil), 400, "delete the vault")
+	q = e.want(e.do("a", "POST", "/v1/vaults/docs/query", map[string]any{"query": "purr"}), 200, "query after delete").json(t)
+	if len(q["results"].([]any)) != 0 {
+		t.Errorf("a deleted document is still found: %v", q)
+	}
+}
+
+func TestSkillRoutes(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.vault("skills", vault.Skill)
+	e.vault("docs", vault.Semantic)
+	empty := e.want(e.do("a", "GET", "/v1/vaults/skills/skills", nil), 200, "list empty").json(t)
+	if s, ok := empty["skills"].([]any); !ok || len(s) != 0 {
+		t.Errorf("no skills must be an empty list: %v", empty)
+	}
+	body := map[string]any{"description": "Brew tea. Use when asked for tea.", "instructions": "Boil water; steep 3 minutes."}
+	s := e.want(e.do("a", "PUT", "/v1/vaults/skills/skills/brew-tea", body), 200, "write").json(t)
+	if s["name"] != "brew-tea" || s["path"] != "brew-tea/SKILL.md" {
+		t.Errorf("write: %v", s)
+	}
+	e.want(e.do("a", "PUT", "/v1/vaults/skills/skills/brew-tea", body), 409, "write again")
+	body["overwrite"] = true
+	e.want(e.do("a", "PUT", "/v1/vaults/skills/skills/brew-tea", body), 200, "overwrite")
+	e.want(e.do("a", "PUT", "/v1/vaults/skills/skills/Bad_Name", body), 400, "bad name")
+	e.want(e.do("a", "PUT", "/v1/vaults/skills/skills/x", map[string]any{"instructions": "x"}), 400, "no description")
+	e.want(e.do("a", "PUT", "/v1/vaults/docs/skills/x", body), 400, "semantic vault")
+	list := e.want(e.do("a", "GET", "/v1/vaults/skills/skills", nil), 200, "list").json(t)
+	if sk := list["skills"].([]any); len(sk) != 1 || sk[0].(map[string]any)["name"] != "brew-tea" {
+		t.Errorf("list: %v", list)
+	}
+	one := e.want(e.do("a", "GET", "/v1/vaults/skills/skills/brew-tea", nil), 200, "read").json(t)
+	if one["instructions"] != "Boil water; steep 3 minutes." {
+		t.Errorf("read: %v", one)
+	}
+	e.want(e.do("a", "GET", "/v1/vaults/skills/skills/coffee", nil), 404, "read missing")
+	e.want(e.do("a", "GET", "/v1/vaults/docs/skills", nil), 400, "list a semantic vault")
+}
+
+func TestEpisodeRoutes(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.vault("mem", vault.Episodic, "a")
+	e.vault("copy", vault.Episodic)
+	e.vault("docs", vault.Semantic)
+	base := "/v1/vaults/mem/episodes"
+	w := e.want(e.do("a", "POST", base, map[string]any{"content": "Alice works at Acme", "entities": []string{"Alice", "Acme"},
+		"valid_from": "2025-01-01", "source": "hr", "metadata": map[string]any{"k": 1}}), 201, "write").json(t)
+	ep := w["episode"].(map[string]any)
+	id := ep["id"].(string)
+	if ep["valid_from"] != "2025-01-01T00:00:00.000000Z" || fmt.Sprint(ep["entities"]) != "[Acme Alice]" || len(w["hints"].([]any)) != 0 {
+		t.Errorf("write: %v", w)
+	}
+	dry := e.want(e.do("a", "POST", base+"?dry_run=true", map[string]any{"content": "Alice works at Acme Corp", "entities": []string{"Alice"}}), 200, "dry run").json(t)
+	if dry["dry_run"] != true || len(dry["hints"].([]any)) == 0 {
+		t.Errorf("dry run: %v", dry)
+	}
+	e.want(e.do("a", "POST", base+"?dry_run=maybe", map[string]any{"content": "x"}), 400, "bad dry_run")
+	e.want(e.do("a", "POST", base+"?force=1", map[string]any{"content": "x"}), 400, "unknown parameter")
+	e.want(e.do("a", "POST", base, map[string]any{"content": ""}), 400, "empty content")
+	e.want(e.do("a", "POST", base, map[string]any{"content": "x", "valid_from": "yesterday"}), 400, "bad time")
+	e.want(e.do("a", "POST", base, map[string]any{"content": "x", "salience": 2}), 400, "salience out of range")
+	e.want(e.do("a", "POST", "/v1/vaults/docs/episodes", map[string]any{"content": "x"}), 400, "semantic vault")
+
+	q := e.want(e.do("a", "POST", base+"/query", map[string]any{"query": "Acme"}), 200, "query").json(t)
+	if res := q["results"].([]any); len(res) != 1 || res[0].(map[string]any)["id"] != id {
+		t.Errorf("query: %v", q)
+	}
+	q = e.want(e.do("a", "POST", base+"/query", map[string]any{"valid_at": "2024-06-01"}), 200, "query before").json(t)
+	if res, ok := q["results"].([]any); !ok || len(res) != 0 {
+		t.Errorf("no match must be an empty list: %v", q)
+	}
+	e.want(e.do("a", "POST", base+"/query", map[string]any{"weights": map[string]any{"recency": 2}}), 400, "weights without composite")
+	e.want(e.do("a", "POST", base+"/query", map[string]any{"order_by": "composite", "weights": map[string]any{"recency": 2}}), 200, "composite")
+	e.want(e.do("a", "POST", base+"/query", map[string]any{"half_life_days": 0}), 400, "half-life 0")
+	e.want(e.do("a", "POST", base+"/query", map[string]any{"n": 1000}), 400, "n too large")
+	e.want(e.do("a", "POST", base+"/query", map[string]any{"order_by": "random"}), 400, "bad order")
+
+	got := e.want(e.do("a", "GET", base+"/"+id, nil), 200, "get").json(t)
+	if got["content"] != "Alice works at Acme" || got["state"] != "open" {
+		t.Errorf("get: %v", got)
+	}
+	e.want(e.do("a", "GET", base+"/0000000000000000000000000000dead", nil), 404, "get missing")
+
+	c := e.want(e.do("a", "POST", base+"/"+id+"/confirm", map[string]any{"source": "email"}), 200, "confirm").json(t)
+	if c["confirmed_count"] != 1.0 {
+		t.Errorf("confirm: %v", c)
+	}
+	sup := e.want(e.do("a", "POST", base+"/"+id+"/supersede", map[string]any{"content": "Alice works at Globex", "valid_from": "2025-06-01"}), 200, "supersede").json(t)
+	newID := sup["id"].(string)
+	if sup["supersedes"] != id || fmt.Sprint(sup["entities"]) != "[Acme Alice]" {
+		t.Errorf("supersede: %v", sup)
+	}
+	e.want(e.do("a", "POST", base+"/"+id+"/supersede", map[string]any{"content": "again"}), 409, "supersede a closed episode")
+	e.want(e.do("a", "POST", base+"/"+id+"/revise", map[string]any{"content": "x", "valid_from": "2025-01-01"}), 400, "revise takes no valid_from")
+	rev := e.want(e.do("a", "POST", base+"/"+newID+"/revise", map[string]any{"content": "Alice is employed by Globex", "entities": []string{}}), 200, "revise").json(t)
+	revID := rev["id"].(string)
+	if rev["revises"] != newID || len(rev["entities"].([]any)) != 0 {
+		t.Errorf("revise: %v", rev)
+	}
+	h := e.want(e.do("a", "GET", base+"/"+revID+"/history", nil), 200, "history").json(t)
+	if chain := h["chain"].([]any); len(chain) != 3 || chain[0].(map[string]any)["id"] != id {
+		t.Errorf("history: %v", h)
+	}
+	e.want(e.do("a", "GET", base+"/nope/history", nil), 404, "history of nothing")
+
+	other := e.want(e.do("a", "POST", base, map[string]any{"content": "Alice works at Initech", "entities": []string{"Alice"}}), 201, "write").json(t)["episode"].(map[string]any)["id"].(string)
+	dis := e.want(e.do("a", "POST", base+"/"+revID+"/dispute", map[string]any{"other": other, "note": "both cannot be"}), 200, "dispute").json(t)
+	if dis["episode"].(map[string]any)["id"] != revID || fmt.Sprint(dis["other"].(map[string]any)["disputed_with"]) != "["+revID+"]" {
+		t.Errorf("dispute: %v", dis)
+	}
+	e.want(e.do("a", "POST", base+"/"+revID+"/dispute", map[string]any{}), 400, "dispute nothing")
+	inv := e.want(e.do("a", "POST", base+"/"+other+"/invalidate", map[string]any{"reason": "left"}), 200, "invalidate").json(t)
+	if inv["state"] != "invalidated" || inv["invalidation_reason"] != "left" {
+		t.Errorf("invalidate: %v", inv)
+	}
+	e.want(e.do("a", "POST", base+"/"+other+"/invalidate", nil), 409, "invalidate again")
+	e.want(e.do("a", "POST", base+"/"+other+"/confirm", nil), 409, "confirm a closed episode")
+
+	ents := e.want(e.do("a", "GET", base+"/entities?all=true", nil), 200, "entities").json(t)
+	// With all, closed statements count; the revised one (no longer held)
+	// and its revision (entities cleared) do not.
+	if fmt.Sprint(ents["entities"]) != "[map[entity:Alice episodes:2] map[entity:Acme episodes:1]]" {
+		t.Errorf("entities: %v", ents)
+	}
+	ents = e.want(e.do("a", "GET", base+"/entities?min_episodes=9", nil), 200, "entities").json(t)
+	if l, ok := ents["entities"].([]any); !ok || len(l) != 0 {
+		t.Errorf("no entities must be an empty list: %v", ents)
+	}
+	e.want(e.do("a", "GET", base+"/entities?min_episodes=many", nil), 400, "bad number")
+	e.want(e.do("a", "GET", base+"/entities?known_at=soon", nil), 400, "bad time")
+	st := e.want(e.do("a", "GET", base+"/stats", nil), 200, "stats").json(t)
+	// The revised statement is no longer held: three statements, one open.
+	if st["total"] != 3.0 || st["open"] != 1.0 {
+		t.Errorf("stats: %v", st)
+	}
+	st = e.want(e.do("a", "GET", base+"/stats?known_at=2000-01-01", nil), 200, "stats then").json(t)
+	if st["total"] != 0.0 {
+		t.Errorf("stats in 2000: %v", st)
+	}
+
+	exp := e.want(e.do("a", "GET", base+"/export", nil), 200, "export")
+	if exp.header.Get("Content-Type") != "application/x-ndjson" || bytes.Count(exp.body, []byte(`"type":"statement"`)) != 4 {
+		t.Errorf("export: %s %s", exp.header, exp.body)
+	}
+	imp := e.want(e.do(vault.Owner, "POST", "/v1/vaults/copy/episodes/import", string(exp.body)), 200, "import").json(t)
+	if imp["imported"] != 4.0 {
+		t.Errorf("import: %v", imp)
+	}
+	e.want(e.do(vault.Owner, "POST", "/v1/vaults/copy/episodes/import", string(exp.body)), 409, "import again")
+	e.want(e.do(vault.Owner, "POST", "/v1/vaults/copy/episodes/import", "{not json\n"), 400, "import garbage")
+	if again := e.do(vault.Owner, "GET", "/v1/vaults/copy/episodes/export", nil); !bytes.Equal(again.body, exp.body) {
+		t.Errorf("the export of the import differs:\n%s\n%s", again.body, exp.body)
+	}
+	empty := e.want(e.do(vault.Owner, "GET", "/v1/vaults/docs/episodes/export", nil), 400, "export a semantic vault")
+	if empty.header.Get("Content-Type") != "application/json" {
+		t.Errorf("export error: %s", empty.header)
+	}
+}
+
+func TestTooLarge(t *testing.T) {
+	e := newEnv(t, Options{MaxBodyBytes: 1024})
+	e.vault("docs", vault.Semantic)
+	e.vault("mem", vault.Episodic)
+	big := strings.Repeat("x", 2048)
+	for _, tc := range []struct{ path, method, body string }{
+		{"/v1/vaults/docs/documents/big.md", "PUT", `{"content": "` + big + `"}`},
+		{"/v1/vaults/mem/episodes", "POST", `{"content": "` + big + `"}`},
+		{"/v1/vaults/mem/episodes/import", "POST", `{"type":"statement","id":"x","content":"` + big + `"}` + "\n"},
+	} {
+		r := e.want(e.do(vault.Owner, tc.method, tc.path, tc.body), 413, tc.path)
+		if r.code() != "too_large" {
+			t.Errorf("%s: %s", tc.path, r.body)
+		}
+	}
+	e.want(e.do(vault.Owner, "PUT", "/v1/vaults/docs/documents/small.md", `{"content": "small"}`), 200, "under the limit")
+}
+
+// TestConcurrent writes documents and episodes and queries them from
+// parallel clients: every call succeeds (run with -race).
+func TestConcurrent(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.vault("docs", vault.Semantic, "a", "b")
+	e.vault("mem", vault.Episodic, "a", "b")
+	const clients, calls = 6, 4
+	var wg sync.WaitGroup
+	errs := make(chan string, clients*calls*4)
+	for c := range clients {
+		who := []string{"a", "b"}[c%2]
+		wg.Go(func() {
+			for i := range calls {
+				check := func(r resp, want int, what string) {
+					if r.status != want {
+						errs <- fmt.Sprintf("client %d call %d %s: %d %s", c, i, what, r.status, r.body)
+					}
+				}
+				check(e.do(who, "PUT", fmt.Sprintf("/v1/vaults/docs/documents/c%d/d%d.md", c, i),
+					map[string]any{"content": fmt.Sprintf("# Note %d\n\nclient %d wrote about otters", i, c)}), 200, "write")
+				check(e.do(who, "POST", "/v1/vaults/docs/query", map[string]any{"query": "otters"}), 200, "query")
+				check(e.do(who, "POST", "/v1/vaults/mem/episodes", map[string]any{"content": fmt.Sprintf("client %d saw otter %d", c, i), "entities": []string{"otter"}}), 201, "write episode")
+				check(e.do(who, "POST", "/v1/vaults/mem/episodes/query", map[string]any{"query": "otter"}), 200, "query episodes")
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	docs := e.want(e.do(vault.Owner, "GET", "/v1/vaults/docs/documents", nil), 200, "list").json(t)["documents"].([]any)
+	st := e.want(e.do(vault.Owner, "GET", "/v1/vaults/mem/episodes/stats", nil), 200, "stats").json(t)
+	if len(docs) != clients*calls || st["total"] != float64(clients*calls) {
+		t.Errorf("%d documents, %v episodes; want %d of each", len(docs), st["total"], clients*calls)
+	}
+}
