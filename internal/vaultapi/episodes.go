@@ -468,6 +468,10 @@ func (a *api) exportRoute(base string) route {
 				// Too late for an error answer: the client sees a cut stream
 				// (without the last newline), and the log says why.
 				a.log.Error("vault API: export cut short", "vault", v.Name, "err", err)
+				return
+			}
+			if !sw.started { // an empty vault: an empty stream
+				sw.Write(nil)
 			}
 		}),
 	}

@@ -217,6 +217,14 @@ func TestVaultRoutes(t *testing.T) {
 			t.Errorf("%s: code %q, want %q", what, r.code(), tc.code)
 		}
 	}
+	// An invisible vault and a missing one answer alike.
+	e.want(e.do("b", "GET", "/v1/vaults/new", nil), 200, "public")
+	e.want(e.do(vault.Owner, "POST", "/v1/vaults/new/agents/a", nil), 200, "attach")
+	hidden := e.want(e.do("b", "GET", "/v1/vaults/new", nil), 404, "restricted").json(t)
+	missing := e.want(e.do("b", "GET", "/v1/vaults/wen", nil), 404, "missing").json(t)
+	if h, m := fmt.Sprint(hidden), strings.ReplaceAll(fmt.Sprint(missing), "wen", "new"); h != m {
+		t.Errorf("an invisible vault is told apart from a missing one:\n%s\n%s", h, m)
+	}
 	r := e.do(vault.Owner, "POST", "/v1/vaults", `{"name": "x", "colour": "red"}`)
 	if d := r.json(t)["error"].(map[string]any); d["details"].(map[string]any)["field"] != "colour" || !strings.Contains(d["message"].(string), "colour") {
 		t.Errorf("an unknown field is not named: %s", r.body)
@@ -370,6 +378,7 @@ func TestEpisodeRoutes(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.vault("mem", vault.Episodic, "a")
 	e.vault("copy", vault.Episodic)
+	e.vault("copy2", vault.Episodic)
 	e.vault("docs", vault.Semantic)
 	base := "/v1/vaults/mem/episodes"
 	w := e.want(e.do("a", "POST", base, map[string]any{"content": "Alice works at Acme", "entities": []string{"Alice", "Acme"},
@@ -383,6 +392,7 @@ func TestEpisodeRoutes(t *testing.T) {
 	if dry["dry_run"] != true || len(dry["hints"].([]any)) == 0 {
 		t.Errorf("dry run: %v", dry)
 	}
+	e.want(e.do("a", "POST", base+"?dry_run", map[string]any{"content": "Alice works at Acme Corp"}), 200, "dry run, flag alone")
 	e.want(e.do("a", "POST", base+"?dry_run=maybe", map[string]any{"content": "x"}), 400, "bad dry_run")
 	e.want(e.do("a", "POST", base+"?force=1", map[string]any{"content": "x"}), 400, "unknown parameter")
 	e.want(e.do("a", "POST", base, map[string]any{"content": ""}), 400, "empty content")
@@ -479,6 +489,10 @@ func TestEpisodeRoutes(t *testing.T) {
 	e.want(e.do(vault.Owner, "POST", "/v1/vaults/copy/episodes/import", "{not json\n"), 400, "import garbage")
 	if again := e.do(vault.Owner, "GET", "/v1/vaults/copy/episodes/export", nil); !bytes.Equal(again.body, exp.body) {
 		t.Errorf("the export of the import differs:\n%s\n%s", again.body, exp.body)
+	}
+	none := e.want(e.do(vault.Owner, "GET", "/v1/vaults/copy2/episodes/export", nil), 200, "export an empty vault")
+	if none.header.Get("Content-Type") != "application/x-ndjson" || len(none.body) != 0 {
+		t.Errorf("empty export: %s %q", none.header, none.body)
 	}
 	empty := e.want(e.do(vault.Owner, "GET", "/v1/vaults/docs/episodes/export", nil), 400, "export a semantic vault")
 	if empty.header.Get("Content-Type") != "application/json" {
