@@ -498,6 +498,7 @@ func (p *prop) checkGrid(full bool) {
 	}
 	ks = append(ks, nil)
 	for _, k := range ks {
+		p.stats(k)
 		p.query(nil, k, true)
 		p.query(nil, k, false)
 		for i := range valid {
@@ -506,6 +507,49 @@ func (p *prop) checkGrid(full bool) {
 		if k != nil && !k.After(p.m.last) && !slices.ContainsFunc(p.known, k.Equal) {
 			p.known = append(p.known, *k)
 		}
+	}
+}
+
+// stats compares the counts held at known with the model.
+func (p *prop) stats(known *time.Time) {
+	var want episodic.Stats
+	for _, s := range p.m.statements {
+		v := p.m.held(s.id, known)
+		if v == nil {
+			continue
+		}
+		want.Total++
+		if v.state == episodic.Open {
+			want.Open++
+		} else {
+			want.Closed++
+		}
+		if len(p.m.disputedWith(s.id, known)) > 0 {
+			want.Disputed++
+		}
+	}
+	got, err := p.mem.Stats(p.t.Context(), known)
+	if err != nil || got != want {
+		p.rt.Fatalf("stats known %s: %+v %v, model says %+v", fmtp(known), got, err, want)
+	}
+	// The disputed filter keeps what the counts call disputed.
+	res, err := p.mem.Query(p.t.Context(), episodic.Query{Filter: episodic.Filter{KnownAt: known, All: true, Disputed: true}, Limit: episodic.MaxLimit})
+	if err != nil {
+		p.rt.Fatal(err)
+	}
+	var gotIDs, wantIDs []string
+	for _, r := range res {
+		gotIDs = append(gotIDs, r.ID)
+	}
+	for _, s := range p.m.statements {
+		if len(p.m.disputedWith(s.id, known)) > 0 {
+			wantIDs = append(wantIDs, s.id)
+		}
+	}
+	slices.Sort(gotIDs)
+	slices.Sort(wantIDs)
+	if !slices.Equal(gotIDs, wantIDs) {
+		p.rt.Fatalf("disputed known %s: %v, model says %v", fmtp(known), short(gotIDs), short(wantIDs))
 	}
 }
 
