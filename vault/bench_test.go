@@ -62,6 +62,96 @@ func BenchmarkIndexMarkdown(b *testing.B) {
 	}
 }
 
+// queryVault makes a vault of n chunks of about 60 words of generated text
+// (ten to a document) with vectors of e, and returns it and its words.
+func queryVault(tb testing.TB, n int, e embed.Embedder) (*Vault, []string) {
+	tb.Helper()
+	r, err := Open(Options{DataDir: tb.TempDir(), Cwd: tb.TempDir()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	v, err := r.Init(tb.Context(), InitOptions{Name: "bench"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var text strings.Builder
+	if err := benchdata.WriteText(&text, n*400); err != nil {
+		tb.Fatal(err)
+	}
+	words := strings.Fields(text.String())
+	idx, err := v.openIndex(tb.Context())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer idx.Close()
+	for d := 0; d < n/10; d++ {
+		var chunks []index.Chunk
+		var texts []string
+		for c := range 10 {
+			at := ((d*10 + c) * 60) % (len(words) - 60)
+			texts = append(texts, strings.Join(words[at:at+60], " "))
+		}
+		vectors, err := e.Embed(tb.Context(), texts)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for c, t := range texts {
+			chunks = append(chunks, index.Chunk{Text: t, Heading: fmt.Sprintf("Doc %d", d), Vector: vectors[c]})
+		}
+		if err := idx.Put(tb.Context(), index.Doc{Path: fmt.Sprintf("doc%05d.md", d), Hash: "h"}, chunks); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	dim := len(embedOne(tb, e, "x"))
+	if err := v.writePin(pin{Model: e.Spec(), Dim: dim}); err != nil {
+		tb.Fatal(err)
+	}
+	return v, words
+}
+
+func embedOne(tb testing.TB, e embed.Embedder, text string) []float32 {
+	tb.Helper()
+	vs, err := e.Embed(tb.Context(), []string{text})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return vs[0]
+}
+
+// TestSearcherMatchesQuery: a Searcher, which ranks with its lexicon,
+// answers as Vault.Query, which asks the index.
+func TestSearcherMatchesQuery(t *testing.T) {
+	h := embed.Hashing{Dim: 64}
+	v, words := queryVault(t, 500, h)
+	s, err := v.Searcher(t.Context(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.lexicon == nil || s.lexicon.Len() != 500 {
+		t.Fatalf("the Searcher has no lexicon of the 500 chunks: %+v", s.lexicon)
+	}
+	for i := range 40 {
+		q := words[(i*7919)%len(words)] + " " + words[(i*104729)%len(words)]
+		if i%5 == 0 {
+			q = words[i] + " Doc 12 absentword"
+		}
+		for _, n := range []int{3, 10} {
+			got, err := s.Query(t.Context(), q, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := v.Query(t.Context(), q, n, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Mode != "hybrid" || !slices.Equal(got.Results, want.Results) {
+				t.Fatalf("%q n=%d:\nSearcher %+v\nQuery    %+v", q, n, got, want)
+			}
+		}
+	}
+}
+
 // BenchmarkQuery measures query latency, lexical and hybrid, over 10,000
 // chunks of about 60 words (100,000, the scale, with
 // CTXKIT_BENCH_FULL=1), with a Searcher held open as a server would. It
@@ -72,43 +162,8 @@ func BenchmarkQuery(b *testing.B) {
 	if os.Getenv("CTXKIT_BENCH_FULL") != "" {
 		n = 100000
 	}
-	r, err := Open(Options{DataDir: b.TempDir(), Cwd: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	v, err := r.Init(b.Context(), InitOptions{Name: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
 	h := embed.Hashing{Dim: 384}
-	var text strings.Builder
-	if err := benchdata.WriteText(&text, n*400); err != nil {
-		b.Fatal(err)
-	}
-	words := strings.Fields(text.String())
-	idx, err := v.openIndex(b.Context())
-	if err != nil {
-		b.Fatal(err)
-	}
-	for d := 0; d < n/10; d++ {
-		var chunks []index.Chunk
-		var texts []string
-		for c := range 10 {
-			at := ((d*10 + c) * 60) % (len(words) - 60)
-			texts = append(texts, strings.Join(words[at:at+60], " "))
-		}
-		vectors, _ := h.Embed(b.Context(), texts)
-		for c, t := range texts {
-			chunks = append(chunks, index.Chunk{Text: t, Heading: fmt.Sprintf("Doc %d", d), Vector: vectors[c]})
-		}
-		if err := idx.Put(b.Context(), index.Doc{Path: fmt.Sprintf("doc%05d.md", d), Hash: "h"}, chunks); err != nil {
-			b.Fatal(err)
-		}
-	}
-	idx.Close()
-	if err := v.writePin(pin{Model: h.Spec(), Dim: h.Dim}); err != nil {
-		b.Fatal(err)
-	}
+	v, words := queryVault(b, n, h)
 	queries := make([]string, 200)
 	for i := range queries {
 		queries[i] = words[(i*7919)%len(words)] + " " + words[(i*104729)%len(words)]
@@ -136,8 +191,11 @@ func BenchmarkQuery(b *testing.B) {
 				if s.lexicon, err = index.LoadLexicon(b.Context(), x); err != nil {
 					b.Fatal(err)
 				}
-			} else if s, err = v.Searcher(b.Context(), tc.e); err != nil {
-				b.Fatal(err)
+			} else {
+				var err error
+				if s, err = v.Searcher(b.Context(), tc.e); err != nil {
+					b.Fatal(err)
+				}
 			}
 			defer s.Close()
 			load := time.Since(start)

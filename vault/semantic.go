@@ -487,6 +487,9 @@ func (v *Vault) searcher(ctx context.Context, override embed.Embedder, withLexic
 		wg.Go(func() { s.lexicon, lexErr = index.LoadLexicon(ctx, idx) })
 	}
 	wg.Wait()
+	if errors.Is(lexErr, index.ErrInvalidUTF8) {
+		s.lexicon, lexErr = nil, nil // the index ranks, as the lexicon could not exactly
+	}
 	if err := errors.Join(vecErr, lexErr); err != nil {
 		idx.Close()
 		return nil, fmt.Errorf("vault %q: %w", v.Name, err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // ErrPhraseQuery is returned by (*Lexicon).Search for a query with a word
@@ -19,6 +20,12 @@ import (
 // no token positions to match phrases; ask the index (Index.Lexical)
 // instead, which gives what Search would have.
 var ErrPhraseQuery = errors.New("the query has a word that FTS5 reads as a phrase")
+
+// ErrInvalidUTF8 is returned by NewLexicon and LoadLexicon for a chunk
+// whose text or heading is not valid UTF-8: FTS5 decodes invalid bytes in
+// its own way, which the Lexicon does not reproduce, so it could not rank
+// such a chunk as the index does. (Extracted text is valid UTF-8.)
+var ErrInvalidUTF8 = errors.New("the text is not valid UTF-8")
 
 // QueryWords splits query text into the words a lexical search looks for:
 // the runs of letters and digits (by Go's unicode package). The sqliteindex
@@ -87,7 +94,8 @@ func LoadLexicon(ctx context.Context, idx Index) (*Lexicon, error) {
 	return NewLexicon(ctx, rows)
 }
 
-// NewLexicon indexes rows; their ids must be distinct.
+// NewLexicon indexes rows; their ids must be distinct, their text valid
+// UTF-8 (else ErrInvalidUTF8).
 func NewLexicon(ctx context.Context, rows []TextRow) (*Lexicon, error) {
 	if !slices.IsSortedFunc(rows, func(a, b TextRow) int { return cmpInt64(a.ID, b.ID) }) {
 		rows = slices.Clone(rows)
@@ -110,6 +118,11 @@ func NewLexicon(ctx context.Context, rows []TextRow) (*Lexicon, error) {
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("build the lexicon: %w", err)
+	}
+	for _, s := range shards {
+		if s.invalid != nil {
+			return nil, fmt.Errorf("build the lexicon: chunk %d: %w", s.invalid.ID, ErrInvalidUTF8)
+		}
 	}
 
 	// Merge the shards in order, so each term's postings stay sorted.
@@ -175,8 +188,9 @@ func cmpInt64(a, b int64) int {
 
 // lexShard indexes a range of rows.
 type lexShard struct {
-	terms []string
-	lists [][]uint32 // by local term: position, frequency pairs
+	invalid *TextRow // the first row that is not valid UTF-8
+	terms   []string
+	lists   [][]uint32 // by local term: position, frequency pairs
 }
 
 func (s *lexShard) index(ctx context.Context, rows []TextRow, lo, hi int, lengths []uint32) {
@@ -185,6 +199,10 @@ func (s *lexShard) index(ctx context.Context, rows []TextRow, lo, hi int, length
 	var buf []byte
 	for i := lo; i < hi; i++ {
 		if i%256 == 0 && ctx.Err() != nil {
+			return
+		}
+		if !utf8.ValidString(rows[i].Text) || !utf8.ValidString(rows[i].Heading) {
+			s.invalid = &rows[i]
 			return
 		}
 		n := uint32(0)

@@ -163,6 +163,9 @@ func TestLexiconEdges(t *testing.T) {
 	if _, err := index.NewLexicon(t.Context(), []index.TextRow{{ID: 1}, {ID: 1}}); err == nil {
 		t.Error("a repeated id was accepted")
 	}
+	if _, err := index.NewLexicon(t.Context(), []index.TextRow{{ID: 1, Text: "ok"}, {ID: 2, Heading: "caf\xe9"}}); !errors.Is(err, index.ErrInvalidUTF8) {
+		t.Errorf("invalid UTF-8: %v, want ErrInvalidUTF8", err)
+	}
 	empty, err := index.NewLexicon(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
