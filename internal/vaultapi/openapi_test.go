@@ -83,6 +83,14 @@ func TestOpenAPI(t *testing.T) {
 	if !reflect.DeepEqual(s["required"], []any{"content"}) || s["additionalProperties"] == nil {
 		t.Errorf("write document schema: %v", s)
 	}
+	// The answers of every test are checked against the schemas (env.do);
+	// they do refuse what the handlers would not write.
+	if err := e.schemas["GET /v1/vaults"].Validate(map[string]any{"vaults": []any{}, "extra": 1.0}); err == nil {
+		t.Error("an unknown key fits the schema")
+	}
+	if err := e.errors.Validate(map[string]any{"error": map[string]any{"message": "m"}}); err == nil {
+		t.Error("an error without a code fits the schema")
+	}
 	if doc.Paths["/v1/openapi.json"]["get"]["security"] == nil {
 		t.Error("openapi.json is not marked public")
 	}

@@ -9,9 +9,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/ctxkit/ctxkit/internal/vaultauth"
 	"github.com/ctxkit/ctxkit/vault"
@@ -24,6 +27,55 @@ type env struct {
 	r      *vault.Registry
 	h      http.Handler
 	tokens map[string]string // by caller: owner, a, b
+	// schemas holds the documented schema of each route's success answer
+	// (by mux pattern, found through mux) and of errors: every answer of
+	// every test is checked against the document.
+	mux     *http.ServeMux
+	schemas map[string]*jsonschema.Resolved
+	errors  *jsonschema.Resolved
+}
+
+// resolve makes the validating schema of t, as the OpenAPI document has it.
+func resolve(t *testing.T, typ reflect.Type) *jsonschema.Resolved {
+	t.Helper()
+	opts, err := schemaOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := jsonschema.ForType(typ, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// checkSchema validates a JSON answer against its documented schema.
+func (e *env) checkSchema(req *http.Request, r resp) {
+	e.t.Helper()
+	if r.header.Get("Content-Type") != "application/json" || strings.HasSuffix(req.URL.Path, "/openapi.json") {
+		return
+	}
+	var v any
+	if err := json.Unmarshal(r.body, &v); err != nil {
+		e.t.Errorf("%s %s: the answer is not JSON: %v", req.Method, req.URL.Path, err)
+		return
+	}
+	rs := e.errors
+	if r.status < 400 {
+		_, pattern := e.mux.Handler(req)
+		rs = e.schemas[pattern]
+	}
+	if rs == nil {
+		e.t.Errorf("%s %s: no schema for a %d answer", req.Method, req.URL.Path, r.status)
+		return
+	}
+	if err := rs.Validate(v); err != nil {
+		e.t.Errorf("%s %s: the %d answer does not fit the document: %v\n%s", req.Method, req.URL.Path, r.status, err, r.body)
+	}
 }
 
 // failOnError is a slog handler that fails the test on every error the
@@ -61,6 +113,15 @@ func newEnv(t *testing.T, opts Options) *env {
 		opts.Logger = slog.New(failOnError{t})
 	}
 	e.h = New(r, opts)
+	e.mux, e.schemas = http.NewServeMux(), map[string]*jsonschema.Resolved{}
+	for _, rt := range (&api{}).routes() {
+		key := rt.Method + " " + rt.Pattern
+		e.mux.Handle(key, http.NotFoundHandler())
+		if rt.OutType == "" {
+			e.schemas[key] = resolve(t, rt.Out)
+		}
+	}
+	e.errors = resolve(t, reflect.TypeFor[errorBody]())
 	return e
 }
 
@@ -133,7 +194,9 @@ func (e *env) do(who, method, path string, body any) resp {
 	}
 	rec := httptest.NewRecorder()
 	e.h.ServeHTTP(rec, req)
-	return resp{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+	r := resp{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+	e.checkSchema(req, r)
+	return r
 }
 
 // want checks an answer's status, and for errors that the body has the
