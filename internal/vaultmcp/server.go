@@ -60,6 +60,9 @@ type Options struct {
 
 	// perSession keeps stored results private to the HTTP session.
 	perSession bool
+	// schemas is shared by the servers of HTTP sessions, which would
+	// otherwise infer every tool's schemas again for each session.
+	schemas *mcp.SchemaCache
 }
 
 // server holds what the tools share.
@@ -81,12 +84,40 @@ func NewServer(r *vault.Registry, opts Options) *mcp.Server {
 	adapter := mcpadapter.New(opts.Engine, mcpadapter.Options{Threshold: opts.Threshold, Server: ServerName,
 		PerSession: opts.perSession, Logger: opts.Logger})
 	s := mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "ctxkit vaults", Version: opts.Version},
-		&mcp.ServerOptions{Instructions: instructions + " " + adapter.Instructions()})
+		&mcp.ServerOptions{Instructions: instructions + " " + adapter.Instructions(), SchemaCache: opts.schemas})
 	srv := &server{r: r, agent: agent}
 	srv.addVaultTools(s)
 	srv.addEpisodeTools(s)
 	adapter.Install(s)
+	s.AddReceivingMiddleware(explainArgumentErrors)
 	return s
+}
+
+// explainArgumentErrors completes the SDK's message for arguments that do
+// not fit a tool's input schema (a missing field, a wrong type), which
+// names the problem but not what to do.
+func explainArgumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "tools/call" || err != nil {
+			return res, err
+		}
+		r, ok := res.(*mcp.CallToolResult)
+		if !ok || !r.IsError || len(r.Content) != 1 {
+			return res, err
+		}
+		tc, ok := r.Content[0].(*mcp.TextContent)
+		if !ok || !(strings.HasPrefix(tc.Text, `validating "arguments"`) || strings.HasPrefix(tc.Text, "json: ")) {
+			return res, err
+		}
+		name := ""
+		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
+			name = p.Name
+		}
+		tc.Text = fmt.Sprintf("the arguments do not fit %s's input schema (%s); call %s again with every required field, "+
+			"each of the type the schema gives (times as RFC 3339 strings)", name, tc.Text, name)
+		return res, err
+	}
 }
 
 // instructions tell the model what the server is for.
@@ -108,6 +139,7 @@ func HTTPHandler(r *vault.Registry, opts Options) http.Handler {
 		opts.Engine = offload.New(memstore.New(memstore.Options{}))
 	}
 	opts.perSession = true
+	opts.schemas = mcp.NewSchemaCache()
 	h := mcp.NewStreamableHTTPHandler(func(req *http.Request) *mcp.Server {
 		caller, ok := vaultauth.Caller(req.Context())
 		if !ok {

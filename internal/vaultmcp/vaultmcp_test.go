@@ -333,7 +333,9 @@ func TestToolErrors(t *testing.T) {
 		{"query", map[string]any{"vault": "nope", "query": "x"}, `no vault named "nope"; list_vaults`},
 		{"query", map[string]any{"vault": pubEpisodes, "query": "x"}, "use write_episode, query_episodes"},
 		{"query", map[string]any{"vault": pubDocs, "query": "x", "n_results": 500}, "give 1 to 50"},
-		{"query", map[string]any{"vault": pubDocs}, "query"},
+		{"query", map[string]any{"vault": pubDocs}, `missing properties: ["query"]); call query again with every required field`},
+		{"query", map[string]any{"vault": pubDocs, "query": 3}, "call query again"},
+		{"query", map[string]any{"vault": pubDocs, "query": " "}, "query is empty"},
 		{"write_doc", map[string]any{"vault": pubDocs, "path": "deploys.md", "content": "x"}, "set overwrite to true"},
 		{"write_doc", map[string]any{"vault": pubDocs, "path": "../x.md", "content": "x"}, "relative to the vault"},
 		{"write_doc", map[string]any{"vault": pubDocs, "path": "x.exe", "content": "x"}, "fix the arguments"},
@@ -427,6 +429,23 @@ func checkIsolation(t *testing.T, cs *mcp.ClientSession) {
 		if got := callErr(t, cs, c, map[string]any{"vault": aReadOnly, "path": "w.md", "content": "x"}); !strings.Contains(got, "read-only") {
 			t.Errorf("%s through a read-only grant: %q", c, got)
 		}
+	}
+}
+
+// An entity list left out is inherited by the successor; an empty one
+// clears them.
+func TestSuccessorEntities(t *testing.T) {
+	f := newFixture(t)
+	cs := f.session(t, "a")
+	ep := func(out map[string]any) map[string]any { return out["episode"].(map[string]any) }
+	id := ep(call(t, cs, "write_episode", map[string]any{"vault": aEpisodes, "content": "v1", "entities": []string{"X"}}))["id"]
+	kept := ep(call(t, cs, "revise_episode", map[string]any{"vault": aEpisodes, "episode_id": id, "content": "v2"}))
+	if got := fmt.Sprint(kept["entities"]); got != "[X]" {
+		t.Errorf("entities left out: %s, want [X]", got)
+	}
+	cleared := ep(call(t, cs, "supersede_episode", map[string]any{"vault": aEpisodes, "episode_id": kept["id"], "content": "v3", "entities": []string{}}))
+	if got := fmt.Sprint(cleared["entities"]); got != "[]" {
+		t.Errorf("entities []: %s, want []", got)
 	}
 }
 

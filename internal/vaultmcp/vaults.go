@@ -3,6 +3,7 @@ package vaultmcp
 import (
 	"context"
 	"maps"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -158,6 +159,9 @@ func (s *server) query(ctx context.Context, _ *mcp.CallToolRequest, in QueryIn) 
 		n = 5
 	case n < 1 || n > 50:
 		return nil, QueryOut{}, toolError(tool, in.Vault, badInput("n_results %d is out of range: give 1 to 50", n))
+	}
+	if strings.TrimSpace(in.Query) == "" {
+		return nil, QueryOut{}, toolError(tool, in.Vault, badInput("query is empty: say what you are looking for (list_docs lists the documents instead)"))
 	}
 	v, err := s.vaultFor(ctx, tool, in.Vault, vault.Read, vault.Semantic)
 	if err != nil {
