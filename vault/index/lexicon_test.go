@@ -77,7 +77,7 @@ func lexQueries() []string {
 		"latency-timeout", "timeout:latency", `"cache" OR index`, "NEAR(cache index)", "index*", "indices indexing",
 		"the cloud costs of the budget with connected caching and indexes", "hop hopping hopped hopper"}
 	r := rand.New(rand.NewPCG(9, 9))
-	for range 80 {
+	for range scaled(80, 20) {
 		var ws []string
 		for range 1 + r.IntN(6) {
 			ws = append(ws, lexVocabulary[r.IntN(len(lexVocabulary))])
@@ -91,12 +91,12 @@ func lexQueries() []string {
 // as the sqliteindex, in the same order, with the same scores (equal to
 // the bit in practice; the test allows 1e-9 relative).
 func TestLexiconMatchesFTS5(t *testing.T) {
-	x := lexCorpus(t, 2000)
+	x := lexCorpus(t, scaled(2000, 500))
 	lx, err := index.LoadLexicon(t.Context(), x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lx.Len() < 1000 {
+	if lx.Len() < scaled(1000, 250) {
 		t.Fatalf("only %d chunks", lx.Len())
 	}
 	for _, q := range lexQueries() {
@@ -173,4 +173,12 @@ func TestLexiconEdges(t *testing.T) {
 	if hits, err := empty.Search("alpha", 5); err != nil || len(hits) != 0 {
 		t.Errorf("empty lexicon: %v, %v", hits, err)
 	}
+}
+
+// scaled is n, or small under the race detector.
+func scaled(n, small int) int {
+	if underRace {
+		return small
+	}
+	return n
 }

@@ -101,8 +101,8 @@ func randomTexts(n int) []string {
 func TestTokenizeMatchesFTS5(t *testing.T) {
 	p := newFTSProbe(t)
 	t.Run("porter", func(t *testing.T) { compareTokens(t, p, porterWords()) })
-	t.Run("random words", func(t *testing.T) { compareTokens(t, p, randomWords(20000)) })
-	t.Run("random text", func(t *testing.T) { compareTokens(t, p, randomTexts(5000)) })
+	t.Run("random words", func(t *testing.T) { compareTokens(t, p, randomWords(scaled(20000, 4000))) })
+	t.Run("random text", func(t *testing.T) { compareTokens(t, p, randomTexts(scaled(5000, 1000))) })
 	t.Run("corpus", func(t *testing.T) {
 		if _, err := os.Stat(corpusDir); err != nil {
 			t.Skipf("no corpus at %s: %v", corpusDir, err)
