@@ -57,6 +57,8 @@ type QueryEpisodesRequest struct {
 	HalfLifeDays  *float64          `json:"half_life_days,omitempty" jsonschema:"days for recency to halve, default 30"`
 	Weights       *episodic.Weights `json:"weights,omitempty" jsonschema:"weights of order_by composite, each default 1"`
 	MinConfidence float64           `json:"min_confidence,omitempty" jsonschema:"only statements at least this confident"`
+	Metadata      map[string]any    `json:"metadata,omitempty" jsonschema:"only statements whose metadata has exactly these values"`
+	Reinforce     bool              `json:"reinforce,omitempty" jsonschema:"record a recall of each result (a write: needs write access)"`
 }
 
 // EpisodeMatches is the answer of an episode query, best first.
@@ -305,7 +307,8 @@ func (a *api) episodeRoutes() []route {
 					return EpisodeMatches{}, 0, err
 				}
 				q := episodic.Query{Filter: episodic.Filter{ValidAt: validAt, KnownAt: knownAt, All: b.All, Entities: b.Entities,
-					Source: b.Source, MinConfidence: b.MinConfidence, Disputed: b.Disputed}, Text: b.Query, OrderBy: b.OrderBy, Limit: b.N}
+					Source: b.Source, MinConfidence: b.MinConfidence, Disputed: b.Disputed, Meta: b.Metadata},
+					Text: b.Query, OrderBy: b.OrderBy, Limit: b.N, Reinforce: b.Reinforce}
 				if b.N < 0 || b.N > episodic.MaxLimit {
 					return EpisodeMatches{}, 0, errBad("n must be between 1 and %d", episodic.MaxLimit)
 				}
@@ -321,7 +324,13 @@ func (a *api) episodeRoutes() []route {
 					}
 					q.Weights = *b.Weights
 				}
-				return withEpisodes(a, req, vault.Read, "query-episodes", func(ctx context.Context, m *vault.Episodes) (EpisodeMatches, error) {
+				// Recording recalls changes the vault: the library asks no
+				// one, so the grant is checked here.
+				op := vault.Read
+				if b.Reinforce {
+					op = vault.Write
+				}
+				return withEpisodes(a, req, op, "query-episodes", func(ctx context.Context, m *vault.Episodes) (EpisodeMatches, error) {
 					res, err := m.Query(ctx, q)
 					if res == nil {
 						res = []episodic.Match{}

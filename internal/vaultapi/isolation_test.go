@@ -154,6 +154,11 @@ func TestIsolation(t *testing.T) {
 				}
 				// a's read-only grant; b's full grant on the same vault.
 				switch {
+				case rt.ID == "queryEpisodes" && who == "a":
+					try("ro-"+string(typ), ok, "2xx")
+					// Reinforcing records recalls: a write.
+					path, _ := m.request(rt, "ro-episodic", who)
+					m.want(m.do(who, "POST", path, map[string]any{"reinforce": true}), 403, "reinforce through a read-only grant")
 				case slices.Contains(adminRoutes, rt.ID):
 					try("ro-"+string(typ), is(http.StatusForbidden), "403")
 				case who == "a" && writes(rt):

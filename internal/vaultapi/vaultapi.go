@@ -171,7 +171,16 @@ var errAdmin = fmt.Errorf("%w: this route needs the owner's token", vault.ErrFor
 // and a restricted one the caller is not attached to are both
 // vault.ErrNotFound, a write through a read-only grant vault.ErrForbidden.
 func (a *api) vaultFor(req *http.Request, op vault.Op, action string) (*vault.Vault, error) {
-	return a.r.VaultFor(req.Context(), caller(req), req.PathValue("vault"), op, action)
+	return a.vaultNamed(req, req.PathValue("vault"), op, action)
+}
+
+// vaultNamed is vaultFor for a vault named elsewhere than in the path (a
+// body's or query's field, as the compatibility routes name it).
+func (a *api) vaultNamed(req *http.Request, name string, op vault.Op, action string) (*vault.Vault, error) {
+	if name == "" {
+		return nil, errBad("name the vault")
+	}
+	return a.r.VaultFor(req.Context(), caller(req), name, op, action)
 }
 
 // adminVault resolves the vault of an administrative route: the owner

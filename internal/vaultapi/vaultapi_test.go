@@ -471,6 +471,17 @@ func TestEpisodeRoutes(t *testing.T) {
 	if res, ok := q["results"].([]any); !ok || len(res) != 0 {
 		t.Errorf("no match must be an empty list: %v", q)
 	}
+	q = e.want(e.do("a", "POST", base+"/query", map[string]any{"metadata": map[string]any{"k": 1}, "reinforce": true}), 200, "query by metadata").json(t)
+	if res := q["results"].([]any); len(res) != 1 || res[0].(map[string]any)["id"] != id {
+		t.Errorf("query by metadata: %v", q)
+	}
+	if got := e.want(e.do("a", "GET", base+"/"+id, nil), 200, "get").json(t); got["recall_count"] != 1.0 {
+		t.Errorf("the reinforcing query recorded no recall: %v", got)
+	}
+	q = e.want(e.do("a", "POST", base+"/query", map[string]any{"metadata": map[string]any{"k": 2}}), 200, "query by metadata").json(t)
+	if len(q["results"].([]any)) != 0 {
+		t.Errorf("query by other metadata: %v", q)
+	}
 	e.want(e.do("a", "POST", base+"/query", map[string]any{"weights": map[string]any{"recency": 2}}), 400, "weights without composite")
 	e.want(e.do("a", "POST", base+"/query", map[string]any{"order_by": "composite", "weights": map[string]any{"recency": 2}}), 200, "composite")
 	e.want(e.do("a", "POST", base+"/query", map[string]any{"half_life_days": 0}), 400, "half-life 0")
