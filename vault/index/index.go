@@ -1,6 +1,7 @@
 // Package index is the search index of a semantic vault: documents cut into
-// chunks, searched lexically (BM25) by the backend and by vector similarity
-// in memory, and fused by reciprocal rank. The Index interface is what a
+// chunks, searched lexically (BM25) by the backend, or in memory by a
+// Lexicon that ranks exactly as the SQLite backend does, and by vector
+// similarity in memory, and fused by reciprocal rank. The Index interface is what a
 // backend provides — SQLite inside the vault folder (sqliteindex) now,
 // PostgreSQL for teams later — and indextest is the conformance suite each
 // one passes, so the vault logic above never depends on a backend.
