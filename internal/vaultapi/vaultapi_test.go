@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -628,4 +629,36 @@ func TestConcurrent(t *testing.T) {
 	if len(docs) != clients*calls || st["total"] != float64(clients*calls) {
 		t.Errorf("%d documents, %v episodes; want %d of each", len(docs), st["total"], clients*calls)
 	}
+}
+
+// TestInternalError: a failure that is no fault of the caller's (here a
+// config file that does not parse) is a 500 without its details, and
+// logged.
+func TestInternalError(t *testing.T) {
+	var logged bytes.Buffer
+	var mu sync.Mutex
+	e := newEnv(t, Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logged}, nil))})
+	if err := os.WriteFile(e.r.ConfigPath(vault.Global), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := e.want(e.do(vault.Owner, "GET", "/v1/vaults", nil), 500, "broken config")
+	if r.code() != "internal" || strings.Contains(string(r.body), "config.json") {
+		t.Errorf("500 answer: %s", r.body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logged.String(), "config.json") {
+		t.Errorf("the error is not logged: %q", logged.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
