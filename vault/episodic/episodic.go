@@ -259,7 +259,8 @@ type Store interface {
 	Episodes(ctx context.Context, f Filter, ids []string) ([]Episode, error)
 	// Annotate fills the fields of eps derived from the rest of the store
 	// (successor, confirmations, disputes, recalls) as held at known.
-	// Scan, Search and Episodes leave them empty; Get fills them.
+	// Scan, Search and Episodes leave them empty; Get fills them. An
+	// episode whose id the store does not hold is left as it is.
 	Annotate(ctx context.Context, eps []Episode, known *time.Time) error
 	// EachVector streams the statements' embeddings.
 	EachVector(ctx context.Context, fn func(id string, v []float32) error) error
