@@ -74,7 +74,7 @@ func newRoot(streams IO) *cobra.Command {
 	root.AddCommand(newWrapCmd(g, streams))
 	root.AddGroup(&cobra.Group{ID: "vaults", Title: "Vaults (memory for agents):"})
 	root.AddCommand(newVaultCmd(streams), newAgentCmd(streams))
-	root.AddCommand(newMCPCmd(g, streams))
+	root.AddCommand(newMCPCmd(g, streams), newServeCmd(g, streams))
 	return root
 }
 

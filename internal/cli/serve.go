@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxkit/ctxkit/internal/vaultapi"
+	"github.com/ctxkit/ctxkit/internal/vaultauth"
+	"github.com/ctxkit/ctxkit/internal/vaultmcp"
+	"github.com/ctxkit/ctxkit/offload"
+	"github.com/ctxkit/ctxkit/vault"
+)
+
+// ServeOptions are the inputs of `ctxkit serve`.
+type ServeOptions struct {
+	Addr     string
+	TLSCert  string
+	TLSKey   string
+	Insecure bool
+	// Grace is how long in-flight requests may take to finish at shutdown.
+	Grace time.Duration
+}
+
+func newServeCmd(g *globals, streams IO) *cobra.Command {
+	opts := &ServeOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the vaults: REST API, MCP endpoint, health check",
+		Long: "Run one HTTP server for the vaults: the REST API under /v1 (its OpenAPI document at /v1/openapi.json), " +
+			"the reference system's API under /ctxvault, the MCP server (streamable HTTP) at /mcp, and /healthz. " +
+			"Callers send Authorization: Bearer with an agent's token (ctxkit agent create NAME) or the owner's token, " +
+			"which the first serve creates in $CTXKIT_HOME/owner-token (readable by you only) and which administrative " +
+			"routes need. A non-loopback address needs --tls-cert and --tls-key, or --insecure. SIGINT or SIGTERM " +
+			"stops accepting connections and lets requests in flight finish.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runServe(ctx, g, opts, streams, nil)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:8000", "address to listen on")
+	cmd.Flags().StringVar(&opts.TLSCert, "tls-cert", "", "TLS certificate file (PEM)")
+	cmd.Flags().StringVar(&opts.TLSKey, "tls-key", "", "TLS key file (PEM)")
+	cmd.Flags().BoolVar(&opts.Insecure, "insecure", false, "allow plain HTTP on a non-loopback address")
+	cmd.Flags().DurationVar(&opts.Grace, "grace", 30*time.Second, "how long requests in flight may take to finish at shutdown")
+	return cmd
+}
+
+// loopback reports whether a listen address only accepts local
+// connections.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// serveHandler is the vault server's handler: the REST API (which also
+// serves the compatibility routes), the MCP endpoint behind the same
+// authentication, and the health check.
+func serveHandler(r *vault.Registry, engine *offload.Engine, logger *slog.Logger) http.Handler {
+	auth := vaultauth.New(r)
+	mux := http.NewServeMux()
+	api := vaultapi.New(r, vaultapi.Options{Auth: auth, Logger: logger})
+	mux.Handle("/v1/", api)
+	mux.Handle("/ctxvault/", api)
+	mux.Handle("/mcp", auth.Middleware(vaultmcp.HTTPHandler(r, vaultmcp.Options{Engine: engine, Version: version(), Logger: logger})))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintln(w, `{"status":"ok"}`)
+	})
+	return mux
+}
+
+// runServe serves until ctx ends; ready, when set, gets the address
+// once listening (tests).
+func runServe(ctx context.Context, g *globals, opts *ServeOptions, streams IO, ready func(addr string)) error {
+	tls := opts.TLSCert != "" || opts.TLSKey != ""
+	if tls && (opts.TLSCert == "" || opts.TLSKey == "") {
+		return errors.New("--tls-cert and --tls-key go together")
+	}
+	if !tls && !opts.Insecure && !loopback(opts.Addr) {
+		return fmt.Errorf("--addr %s accepts connections from other machines: give --tls-cert and --tls-key, or --insecure to serve plain HTTP anyway", opts.Addr)
+	}
+	r, _, err := openRegistry()
+	if err != nil {
+		return err
+	}
+	if _, err := r.OwnerToken(ctx, true); err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(streams.Err, nil))
+	store, err := g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	srv := &http.Server{
+		Handler:           serveHandler(r, offload.New(store, offload.WithLogger(logger)), logger),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return err
+	}
+	scheme := "http"
+	if tls {
+		scheme = "https"
+	}
+	fmt.Fprintf(streams.Err, "ctxkit serve: %s://%s (REST /v1, /ctxvault, MCP /mcp); owner token in %s\n", scheme, ln.Addr(), r.OwnerTokenPath())
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	done := make(chan error, 1)
+	go func() {
+		if tls {
+			done <- srv.ServeTLS(ln, opts.TLSCert, opts.TLSKey)
+		} else {
+			done <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(streams.Err, "ctxkit serve: shutting down, letting requests in flight finish")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.Grace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
