@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -45,8 +46,9 @@ func benchStatement(r *rand.Rand, z *rand.Zipf, entities int, now time.Time) epi
 	return w
 }
 
-// BenchmarkWriteMany writes statements in batches of 1,000 into a fresh
-// store (over 10,000 entities) and reports statements/s.
+// BenchmarkWriteMany writes statements in batches of 1,000
+// ($CTXKIT_BENCH_BATCH to change it) into a fresh store (over 10,000
+// entities) and reports statements/s.
 func BenchmarkWriteMany(b *testing.B) {
 	s, err := sqliteepisodic.Open(b.Context(), filepath.Join(b.TempDir(), "episodes.db"))
 	if err != nil {
@@ -57,7 +59,11 @@ func BenchmarkWriteMany(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	z := rand.NewZipf(r, 1.1, 2, uint64(len(benchWords)-1))
 	now := time.Now()
-	batch := make([]episodic.Write, 1000)
+	size := 1000
+	if n, err := strconv.Atoi(os.Getenv("CTXKIT_BENCH_BATCH")); err == nil && n > 0 {
+		size = n
+	}
+	batch := make([]episodic.Write, size)
 	for b.Loop() {
 		for i := range batch {
 			batch[i] = benchStatement(r, z, 10000, now)
@@ -106,8 +112,8 @@ func buildQueryStore(b *testing.B) {
 		qs.tx[0] = time.Now()
 		var sample []string
 		start := time.Now()
-		for written := 0; written < qs.count; written += 1000 {
-			batch := make([]episodic.Write, 1000)
+		for written := 0; written < qs.count; written += 10000 {
+			batch := make([]episodic.Write, 10000)
 			for i := range batch {
 				batch[i] = benchStatement(r, z, 10000, qs.now)
 			}

@@ -96,6 +96,7 @@ INSERT INTO clock VALUES (0);
 CREATE VIRTUAL TABLE statements_fts USING fts5(
 	content, entities, content='statements', content_rowid='n', tokenize='porter unicode61'
 );
+INSERT INTO statements_fts(statements_fts, rank) VALUES ('automerge', 16);
 `}
 
 // Store is an episodic store in one SQLite file.
@@ -109,7 +110,7 @@ var _ episodic.Store = (*Store)(nil)
 // refusing a newer one.
 func Open(ctx context.Context, path string) (*Store, error) {
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=cache_size(-32768)&_txlock=immediate"
+		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=cache_size(-32768)&_pragma=wal_autocheckpoint(8192)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open episodes %s: %w", path, err)
