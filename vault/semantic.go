@@ -122,8 +122,8 @@ func (v *Vault) checkPin(p *pin, e embed.Embedder) error {
 		spec = e.Spec()
 	}
 	if p != nil && p.Model != spec {
-		return fmt.Errorf("%w: vault %q was indexed with %s, not %s; rebuild its index with: ctxkit vault index %s --reindex",
-			ErrInvalid, v.Name, p.Model, spec, v.Name)
+		return fmt.Errorf("%w: vault %q was indexed with %s, not %s; re-embed it with: ctxkit vault reindex %s --embedding-model %s",
+			ErrInvalid, v.Name, p.Model, spec, v.Name, spec)
 	}
 	return nil
 }

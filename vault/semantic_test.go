@@ -124,7 +124,7 @@ func TestIndexHybridAndPinnedEmbedder(t *testing.T) {
 	}
 	// Another model is refused, and the message names the command to run.
 	_, err = v.Query(ctx, "cloud", 3, embed.Hashing{Dim: 64})
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "ctxkit vault index notes --reindex") {
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "re-embed it with: ctxkit vault reindex notes --embedding-model ") {
 		t.Errorf("query with another embedder: %v", err)
 	}
 	if _, err := v.Index(ctx, IndexOptions{}); !errors.Is(err, ErrInvalid) {
@@ -280,7 +280,7 @@ func TestSetEmbeddingModelAndRemove(t *testing.T) {
 		t.Fatalf("set model: %+v %v", v, err)
 	}
 	// The index was built without vectors: it must be rebuilt first.
-	if _, err := v.Query(ctx, "alpha", 3, nil); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "--reindex") {
+	if _, err := v.Query(ctx, "alpha", 3, nil); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "ctxkit vault reindex kb --embedding-model openai:text-embedding-3-small") {
 		t.Errorf("query after a model change: %v", err)
 	}
 	if _, err := r.SetEmbeddingModel(ctx, "kb", "none"); err != nil {
