@@ -91,6 +91,7 @@ func New(r *vault.Registry, opts Options) http.Handler {
 		w.Write(doc)
 	})
 	outer.Handle("/v1/", authed)
+	outer.Handle("/ctxvault/", a.compat(opts.Auth))
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Body != nil {
 			req.Body = &limitedBody{ReadCloser: http.MaxBytesReader(w, req.Body, a.maxBody)}
