@@ -191,6 +191,8 @@ type Filter struct {
 	Meta map[string]any
 	// Disputed keeps statements in a dispute open at KnownAt.
 	Disputed bool
+	// WithEmbeddings asks Scan for the statements' embeddings too.
+	WithEmbeddings bool
 }
 
 // Order is the order Store.Scan returns episodes in.

@@ -682,21 +682,20 @@ func (m *Memory) hints(ctx context.Context, s Statement) ([]Hint, error) {
 	sw := words(s.Content)
 	var out []Hint
 	scanned := 0
-	err := m.store.Scan(ctx, Filter{All: true, Entities: s.Entities}, ByValidFrom, func(e *Episode) bool {
+	f := Filter{All: true, Entities: s.Entities, WithEmbeddings: s.Embedding != nil}
+	err := m.store.Scan(ctx, f, ByValidFrom, func(e *Episode) bool {
 		scanned++
 		if !e.IsOpen() {
 			return scanned < hintScan
 		}
 		ew := words(e.Content)
-		sim := jaccard(sw, ew)
-		similar := sim >= hintLexical
+		lexical := jaccard(sw, ew)
+		sim := lexical
 		if s.Embedding != nil && e.Embedding != nil {
-			if cos := float64(embed.Dot(s.Embedding, e.Embedding)); cos >= hintCosine {
-				similar, sim = true, max(sim, cos)
-			}
+			sim = max(sim, float64(embed.Dot(s.Embedding, e.Embedding)))
 		}
-		if similar {
-			out = append(out, hintFor(*e, sim, sw, ew))
+		if lexical >= hintLexical || sim >= hintCosine {
+			out = append(out, hintFor(*e, sim, lexical, sw, ew))
 		}
 		return scanned < hintScan
 	})
@@ -707,7 +706,9 @@ func (m *Memory) hints(ctx context.Context, s Statement) ([]Hint, error) {
 	return out, err
 }
 
-func hintFor(e Episode, sim float64, nw, ew map[string]bool) Hint {
+// hintFor picks the action; sim is the best similarity (words or
+// embedding), lexical the words' alone: only the same words are a repeat.
+func hintFor(e Episode, sim, lexical float64, nw, ew map[string]bool) Hint {
 	h := Hint{Episode: e, Similarity: math.Round(sim*1000) / 1000}
 	neg := func(ws map[string]bool) bool {
 		for w := range ws {
@@ -730,7 +731,7 @@ func hintFor(e Episode, sim float64, nw, ew map[string]bool) Hint {
 	switch {
 	case neg(nw) != neg(ew):
 		h.Action, h.Why = "dispute", fmt.Sprintf("one of the two is negated: if both cannot hold, dispute %s", e.ID)
-	case sim >= sameLexical:
+	case lexical >= sameLexical:
 		h.Action, h.Why = "confirm", fmt.Sprintf("the same statement again: confirm %s rather than keeping two", e.ID)
 	case !slices.Equal(numbers(nw), numbers(ew)):
 		h.Action, h.Why = "supersede", fmt.Sprintf("different figures about the same thing: if the world changed, supersede %s", e.ID)

@@ -324,3 +324,40 @@ func TestConcurrentSupersedeOneWins(t *testing.T) {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// topicEmbedder embeds a text as the unit vector of its topic: texts that
+// name the same topic are identical to it, whatever their words.
+type topicEmbedder map[string][]float32
+
+func (topicEmbedder) Spec() string { return "test:topics" }
+
+func (e topicEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = []float32{0, 0, 1}
+		for topic, v := range e {
+			if strings.Contains(t, topic) {
+				out[i] = v
+			}
+		}
+	}
+	return out, nil
+}
+
+func TestWriteHintsByEmbedding(t *testing.T) {
+	s, err := sqliteepisodic.Open(t.Context(), filepath.Join(t.TempDir(), "episodes.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := episodic.New(s, episodic.Options{Embedder: topicEmbedder{"salary": {1, 0, 0}, "pay": {1, 0, 0}}})
+	write(t, m, episodic.Write{Content: "Dana's salary is 90k", Entities: []string{"dana"}})
+	res, err := m.Write(t.Context(), episodic.Write{Content: "Dana gets paid 95 thousand a year (pay)", Entities: []string{"Dana"}, DryRun: true})
+	if err != nil || len(res.Hints) != 1 || res.Hints[0].Action != "supersede" || res.Hints[0].Similarity != 1 {
+		t.Errorf("a paraphrase found by embedding: %+v %v", res.Hints, err)
+	}
+	res, _ = m.Write(t.Context(), episodic.Write{Content: "Dana likes tea", Entities: []string{"Dana"}, DryRun: true})
+	if len(res.Hints) != 0 {
+		t.Errorf("another topic: %+v", res.Hints)
+	}
+}

@@ -609,16 +609,20 @@ func entityRows(f *episodic.Filter) (string, []any) {
 func (s *Store) Scan(ctx context.Context, f episodic.Filter, order episodic.Order, fn func(*episodic.Episode) bool) error {
 	where, args := conditions(&f)
 	orderBy := "v.valid_from DESC, v.seq DESC"
+	columns := viewColumns
+	if f.WithEmbeddings {
+		columns += ", s.embedding"
+	}
 	if order == episodic.BySalience {
 		orderBy = "s.salience DESC, v.valid_from DESC, v.seq DESC"
 	}
 	var q string
 	if len(f.Entities) > 0 {
 		with, eargs := entityRows(&f)
-		q = with + "SELECT " + viewColumns + " FROM cand CROSS JOIN versions v ON v.statement = cand.n JOIN statements s ON s.n = v.statement WHERE " + where + " ORDER BY " + orderBy
+		q = with + "SELECT " + columns + " FROM cand CROSS JOIN versions v ON v.statement = cand.n JOIN statements s ON s.n = v.statement WHERE " + where + " ORDER BY " + orderBy
 		args = append(eargs, args...)
 	} else {
-		q = "SELECT " + viewColumns + " FROM versions v JOIN statements s ON s.n = v.statement WHERE " + where + " ORDER BY " + orderBy
+		q = "SELECT " + columns + " FROM versions v JOIN statements s ON s.n = v.statement WHERE " + where + " ORDER BY " + orderBy
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -626,7 +630,13 @@ func (s *Store) Scan(ctx context.Context, f episodic.Filter, order episodic.Orde
 	}
 	defer rows.Close()
 	for rows.Next() {
-		r, err := scanView(rows)
+		var emb []byte
+		extra := []any{}
+		if f.WithEmbeddings {
+			extra = append(extra, &emb)
+		}
+		r, err := scanView(rows, extra...)
+		r.e.Embedding = decodeVector(emb)
 		if err != nil {
 			return err
 		}
