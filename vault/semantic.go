@@ -39,6 +39,8 @@ const DefaultFileTimeout = time.Minute
 
 // IndexOptions tune (*Vault).Index.
 type IndexOptions struct {
+	// Agent runs the index, for the audit log; "" is the Owner.
+	Agent string
 	// Path limits the run to one file or folder, relative to the vault.
 	Path string
 	// Reindex drops the index first, to rebuild it whole (after a change
@@ -237,7 +239,11 @@ func (v *Vault) Index(ctx context.Context, opts IndexOptions) (*IndexReport, err
 		}
 		rep.Removed++
 	}
-	_ = v.Log(ctx, Event{Agent: Owner, Action: "index", Path: opts.Path, Outcome: OK,
+	agent := opts.Agent
+	if agent == "" {
+		agent = Owner
+	}
+	_ = v.Log(ctx, Event{Agent: agent, Action: "index", Path: opts.Path, Outcome: OK,
 		Detail: fmt.Sprintf("indexed=%d unchanged=%d removed=%d failed=%d", rep.Indexed, rep.Unchanged, rep.Removed, len(rep.Failed))})
 	return rep, nil
 }

@@ -599,7 +599,7 @@ func (a *api) runIndex(req *http.Request, b *compatPathRequest, action string, r
 		return nil, nil, err
 	}
 	var done []string
-	opts := vault.IndexOptions{Path: b.FilePath, Progress: func(_, _ int, p string) { done = append(done, p) }}
+	opts := vault.IndexOptions{Agent: caller(req), Path: b.FilePath, Progress: func(_, _ int, p string) { done = append(done, p) }}
 	if reindex {
 		opts.Reindex, opts.Force = b.FilePath == "", true
 	}

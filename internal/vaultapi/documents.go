@@ -136,7 +136,7 @@ func (a *api) documentRoutes() []route {
 				if err != nil {
 					return nil, 0, err
 				}
-				return orNil(v.Index(req.Context(), vault.IndexOptions{Path: b.Path, Force: b.Force}))
+				return orNil(v.Index(req.Context(), vault.IndexOptions{Agent: caller(req), Path: b.Path, Force: b.Force}))
 			}, a),
 		handle("POST", "/v1/vaults/{vault}/reindex", "reindexVault", "documents",
 			"Rebuild a semantic vault's index, or process one path again", http.StatusOK, rw,
@@ -145,7 +145,7 @@ func (a *api) documentRoutes() []route {
 				if err != nil {
 					return nil, 0, err
 				}
-				return orNil(v.Index(req.Context(), vault.IndexOptions{Path: b.Path, Reindex: b.Path == "", Force: true}))
+				return orNil(v.Index(req.Context(), vault.IndexOptions{Agent: caller(req), Path: b.Path, Reindex: b.Path == "", Force: true}))
 			}, a),
 		handle("POST", "/v1/vaults/{vault}/query", "queryVault", "documents",
 			"Search a semantic vault: BM25 and, with an embedder, vector similarity", http.StatusOK, ro,

@@ -1,4 +1,8 @@
-// Package vaultapi is the vault server's REST API under /v1: vaults
+// Package vaultapi is the vault server's REST API under /v1, and the
+// reference system's (CtxVault's) API under /ctxvault with its request and
+// response shapes, for programs written for it (compat.go says where it
+// deliberately differs: a token is always required, no match is 200 with
+// an empty list, top_k is read). Under /v1: vaults
 // (list, and create, attach, detach, publish with the owner's token),
 // documents, queries, skills and episodes, all through package vault, as
 // the CLI and the MCP server use it, so that the interfaces cannot drift.
@@ -14,8 +18,9 @@
 // invisible to the agents not attached to it: absent from lists, and
 // every route naming it answers 404, never 403.
 //
-// The helpers shared by the routes (decode, fail, vaultFor, writeJSON) are
-// meant for the /ctxvault compatibility routes too.
+// The helpers shared by the routes (decode, fail, vaultFor, writeJSON)
+// serve the /ctxvault compatibility routes too; those are not in the
+// OpenAPI document, which describes /v1.
 package vaultapi
 
 import (
