@@ -19,11 +19,17 @@ const episodesFile = "episodes.db"
 // every change and every change in its audit log.
 type Episodes struct {
 	*episodic.Memory
-	store *sqliteepisodic.Store
+	store  *sqliteepisodic.Store
+	pooled bool
 }
 
-// Close releases the store.
-func (e *Episodes) Close() error { return e.store.Close() }
+// Close releases the store (a pool's stays open).
+func (e *Episodes) Close() error {
+	if e.pooled {
+		return nil
+	}
+	return e.store.Close()
+}
 
 // OpenEpisodes opens an episodic vault for agent (Owner for the CLI): its
 // read access is checked now, its write access before each change. The
@@ -55,7 +61,13 @@ func (v *Vault) OpenEpisodes(ctx context.Context, agent string, override embed.E
 	if err := os.MkdirAll(v.DataDir(), 0o700); err != nil {
 		return nil, err
 	}
-	s, err := sqliteepisodic.Open(ctx, filepath.Join(v.DataDir(), episodesFile))
+	path := filepath.Join(v.DataDir(), episodesFile)
+	var s *sqliteepisodic.Store
+	if v.pool != nil {
+		s, err = v.pool.episodeStore(ctx, path)
+	} else {
+		s, err = sqliteepisodic.Open(ctx, path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("vault %q: %w", v.Name, err)
 	}
@@ -69,5 +81,5 @@ func (v *Vault) OpenEpisodes(ctx context.Context, agent string, override embed.E
 			_ = v.Log(ctx, Event{Agent: agent, Action: action, Path: id, Outcome: OK})
 		},
 	})
-	return &Episodes{Memory: m, store: s}, nil
+	return &Episodes{Memory: m, store: s, pooled: v.pool != nil}, nil
 }

@@ -20,6 +20,8 @@ type Options struct {
 	// Cwd is where the project root is searched from (walking up to the
 	// first .ctxkit/config.json); when none is found, Cwd is the root.
 	Cwd string
+	// Pool, when set, keeps the vaults' files open between calls (servers).
+	Pool *Pool
 }
 
 // Registry is the set of vaults visible from a working directory. It holds
@@ -28,6 +30,7 @@ type Options struct {
 type Registry struct {
 	dataDir string
 	root    string
+	pool    *Pool
 }
 
 // Open returns the registry for opts. It creates nothing.
@@ -47,7 +50,7 @@ func Open(opts Options) (*Registry, error) {
 	if root == "" {
 		root = cwd
 	}
-	return &Registry{dataDir: dataDir, root: root}, nil
+	return &Registry{dataDir: dataDir, root: root, pool: opts.Pool}, nil
 }
 
 // ProjectRoot is the folder whose .ctxkit/config.json records local vaults.
@@ -134,7 +137,7 @@ func (r *Registry) Init(ctx context.Context, o InitOptions) (*Vault, error) {
 			stored = filepath.ToSlash(rel)
 		}
 	}
-	v := &Vault{Name: o.Name, Type: t, Scope: scope, Dir: dir, Restricted: o.Restricted, Agents: map[string]Grant{}, EmbeddingModel: model}
+	v := &Vault{Name: o.Name, Type: t, Scope: scope, Dir: dir, Restricted: o.Restricted, Agents: map[string]Grant{}, EmbeddingModel: model, pool: r.pool}
 	otherScope := Global
 	if scope == Global {
 		otherScope = Local
@@ -270,7 +273,7 @@ func (r *Registry) vault(s Scope, name string, e *entry, path string) (*Vault, e
 		agents = map[string]Grant{}
 	}
 	return &Vault{Name: name, Type: t, Scope: s, Dir: r.absPath(s, e.Path), Restricted: e.Restricted,
-		Agents: agents, EmbeddingModel: e.EmbeddingModel}, nil
+		Agents: agents, EmbeddingModel: e.EmbeddingModel, pool: r.pool}, nil
 }
 
 // List returns every vault: local ones first, then global ones, each by
@@ -446,6 +449,9 @@ func (r *Registry) Remove(ctx context.Context, name string, purge bool) (*Vault,
 		return nil, err
 	}
 	if purge {
+		if r.pool != nil {
+			_ = r.pool.drop(v.Dir) // its files go next
+		}
 		if err := os.RemoveAll(v.Dir); err != nil {
 			return v, fmt.Errorf("vault %q is forgotten but its folder %s is not fully deleted: %w", name, v.Dir, err)
 		}

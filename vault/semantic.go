@@ -134,7 +134,11 @@ func (v *Vault) openIndex(ctx context.Context) (index.Index, error) {
 	if err := os.MkdirAll(v.DataDir(), 0o700); err != nil {
 		return nil, err
 	}
-	return sqliteindex.Open(ctx, filepath.Join(v.DataDir(), indexFile))
+	path := filepath.Join(v.DataDir(), indexFile)
+	if v.pool != nil {
+		return v.pool.index(ctx, path)
+	}
+	return sqliteindex.Open(ctx, path)
 }
 
 // Index brings the vault's search index in step with its files: new and
@@ -152,6 +156,11 @@ func (v *Vault) Index(ctx context.Context, opts IndexOptions) (*IndexReport, err
 		return nil, err
 	}
 	if opts.Reindex {
+		if v.pool != nil {
+			if err := v.pool.drop(v.Dir); err != nil {
+				return nil, fmt.Errorf("close the index: %w", err)
+			}
+		}
 		for _, f := range []string{indexFile, indexFile + "-wal", indexFile + "-shm", pinFile} {
 			if err := os.Remove(filepath.Join(v.DataDir(), f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("drop the index: %w", err)

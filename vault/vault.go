@@ -131,6 +131,8 @@ type Vault struct {
 	// Shadowed marks a global vault hidden by a local one of the same name
 	// (set only in List).
 	Shadowed bool
+
+	pool *Pool // the registry's, if any
 }
 
 // DataDirName is the folder inside each vault that holds ctxkit's own

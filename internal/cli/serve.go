@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxkit/ctxkit/internal/home"
 	"github.com/ctxkit/ctxkit/internal/vaultapi"
 	"github.com/ctxkit/ctxkit/internal/vaultauth"
 	"github.com/ctxkit/ctxkit/internal/vaultmcp"
@@ -98,7 +99,18 @@ func runServe(ctx context.Context, g *globals, opts *ServeOptions, streams IO, r
 	if !tls && !opts.Insecure && !loopback(opts.Addr) {
 		return fmt.Errorf("--addr %s accepts connections from other machines: give --tls-cert and --tls-key, or --insecure to serve plain HTTP anyway", opts.Addr)
 	}
-	r, _, err := openRegistry()
+	dir, err := home.Dir()
+	if err != nil {
+		return err
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("find working directory: %w", err)
+	}
+	// A pool keeps each vault's SQLite files open across requests.
+	pool := vault.NewPool()
+	defer pool.Close()
+	r, err := vault.Open(vault.Options{DataDir: dir, Cwd: cwd, Pool: pool})
 	if err != nil {
 		return err
 	}

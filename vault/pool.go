@@ -1,0 +1,96 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+
+	"github.com/ctxkit/ctxkit/vault/episodic/sqliteepisodic"
+	"github.com/ctxkit/ctxkit/vault/index"
+	"github.com/ctxkit/ctxkit/vault/index/sqliteindex"
+)
+
+// Pool keeps the SQLite files of vaults open between calls. A server
+// answering many requests (ctxkit serve) gives its registry one, so each
+// vault's index and episode store are opened once instead of per request;
+// the CLI, which makes one call, does without. Handles from a pool ignore
+// Close; Pool.Close closes them.
+type Pool struct {
+	mu       sync.Mutex
+	indexes  map[string]*sqliteindex.Index
+	episodes map[string]*sqliteepisodic.Store
+}
+
+// NewPool returns an empty pool.
+func NewPool() *Pool {
+	return &Pool{indexes: map[string]*sqliteindex.Index{}, episodes: map[string]*sqliteepisodic.Store{}}
+}
+
+// pooled is a handle whose Close leaves the pool's file open.
+type pooledIndex struct{ index.Index }
+
+func (pooledIndex) Close() error { return nil }
+
+func (p *Pool) index(ctx context.Context, path string) (index.Index, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if x, ok := p.indexes[path]; ok {
+		return pooledIndex{x}, nil
+	}
+	x, err := sqliteindex.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	p.indexes[path] = x
+	return pooledIndex{x}, nil
+}
+
+func (p *Pool) episodeStore(ctx context.Context, path string) (*sqliteepisodic.Store, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s, ok := p.episodes[path]; ok {
+		return s, nil
+	}
+	s, err := sqliteepisodic.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	p.episodes[path] = s
+	return s, nil
+}
+
+// drop closes what the pool holds in dir (before its files are deleted).
+func (p *Pool) drop(dir string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var errs []error
+	for path, x := range p.indexes {
+		if filepath.Dir(filepath.Dir(path)) == dir {
+			errs = append(errs, x.Close())
+			delete(p.indexes, path)
+		}
+	}
+	for path, s := range p.episodes {
+		if filepath.Dir(filepath.Dir(path)) == dir {
+			errs = append(errs, s.Close())
+			delete(p.episodes, path)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close closes every file the pool holds.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var errs []error
+	for _, x := range p.indexes {
+		errs = append(errs, x.Close())
+	}
+	for _, s := range p.episodes {
+		errs = append(errs, s.Close())
+	}
+	p.indexes, p.episodes = map[string]*sqliteindex.Index{}, map[string]*sqliteepisodic.Store{}
+	return errors.Join(errs...)
+}
