@@ -1,0 +1,159 @@
+package compact
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// rng is a small deterministic generator for test data.
+type rng uint64
+
+func (r *rng) intn(n int) int {
+	*r = *r*6364136223846793005 + 1442695040888963407
+	return int(uint64(*r>>33) % uint64(n))
+}
+
+var toolNames = []string{"read_file", "bash", "grep", "list_dir", "run_tests"}
+
+// agentTurn returns one step of an agent loop: an assistant message with one
+// or two tool calls and their results (big, some with repeated log lines),
+// and now and then a plain exchange.
+func agentTurn(r *rng, step int) []Message {
+	if r.intn(8) == 0 {
+		return []Message{asst(words(fmt.Sprintf("think%d", step), 60+r.intn(200))), user(words(fmt.Sprintf("nudge%d", step), 20+r.intn(40)))}
+	}
+	ncalls := 1 + r.intn(2)
+	a := Message{Role: RoleAssistant, Text: words(fmt.Sprintf("plan%d", step), 20+r.intn(60))}
+	var results []Message
+	for j := 0; j < ncalls; j++ {
+		id := fmt.Sprintf("call_%d_%d", step, j)
+		name := toolNames[r.intn(len(toolNames))]
+		a.ToolCalls = append(a.ToolCalls, ToolCall{ID: id, Name: name, Args: fmt.Sprintf(`{"path":"src/file%d.go","n":%d}`, step, j)})
+		size := 150 + r.intn(1300)
+		text := words(fmt.Sprintf("out%d_%d", step, j), size)
+		if r.intn(5) == 0 {
+			text += strings.Repeat("2026-11-30 ERROR upstream timeout, retrying\n", 20+r.intn(100))
+		}
+		results = append(results, Message{Role: RoleTool, ToolCallID: id, Name: name, Text: text})
+	}
+	return append([]Message{a}, results...)
+}
+
+// agentHistory is a realistic agent conversation of about n messages.
+func agentHistory(n int, seed uint64) Conversation {
+	r := rng(seed)
+	c := Conversation{
+		Messages: []Message{sys(words("system prompt", 1500)), user(words("the task", 300))},
+		Tools: []Tool{
+			{Name: "read_file", Description: "Read a file.", Schema: `{"type":"object","properties":{"path":{"type":"string"}}}`},
+			{Name: "bash", Description: "Run a command.", Schema: `{"type":"object","properties":{"cmd":{"type":"string"}}}`},
+		},
+	}
+	for step := 0; len(c.Messages) < n; step++ {
+		c.Messages = append(c.Messages, agentTurn(&r, step)...)
+	}
+	return c
+}
+
+// TestPrefixStability runs a 30-turn agent loop through the guard's path
+// (Plans, a shared Cache) and checks that the compacted prompt of each turn
+// starts with the previous turn's prompt, byte for byte, except at the few
+// turns that replan.
+func TestPrefixStability(t *testing.T) {
+	c := agentHistory(20, 42)
+	r := rng(7)
+	o := Options{Plans: NewPlans(0), Cache: NewCache(0), Store: func(ms []Message) (string, error) {
+		return fmt.Sprintf("span-%d-%d", len(ms), len(ms[0].Text)), nil
+	}}
+	b := Budget{Limit: 20000, LowWater: 15000}
+	var prev []Message
+	replans, compacted := 0, 0
+	for turn := 0; turn < 30; turn++ {
+		c.Messages = append(c.Messages, agentTurn(&r, 100+turn)...)
+		res, err := Compact(c, b, o)
+		check(t, c, b, o, res, err)
+		if err != nil {
+			t.Fatalf("turn %d: %v", turn, err)
+		}
+		if res.Compacted {
+			compacted++
+		}
+		if res.Replanned {
+			replans++
+			same := 0
+			for same < len(prev) && same < len(res.Messages) && reflect.DeepEqual(prev[same], res.Messages[same]) {
+				same++
+			}
+			t.Logf("turn %2d replans: the first %d of %d messages unchanged", turn, same, len(prev))
+		} else if prev != nil {
+			if len(res.Messages) < len(prev) || !reflect.DeepEqual(res.Messages[:len(prev)], prev) {
+				t.Fatalf("turn %d: not replanned but the prefix changed (%s)", turn, res.Strategy)
+			}
+		}
+		// the same turn again (a retry) gives the same bytes
+		again, _ := Compact(c, b, o)
+		if !reflect.DeepEqual(again.Messages, res.Messages) {
+			t.Fatalf("turn %d: a retry differs", turn)
+		}
+		prev = res.Messages
+		t.Logf("turn %2d: %3d msgs, %6d -> %6d tokens, %-22s spans %d", turn, len(c.Messages), res.TokensBefore, res.TokensAfter, res.Strategy, len(res.Spans))
+	}
+	if compacted < 20 || replans == 0 || replans > 8 {
+		t.Fatalf("%d compacted turns, %d replans", compacted, replans)
+	}
+	t.Logf("%d of 30 turns compacted, %d replans", compacted, replans)
+}
+
+// TestPreviousPlanReplays: passing the plan by hand does what Plans does.
+func TestPreviousPlanReplays(t *testing.T) {
+	c := agentHistory(60, 1)
+	b := Budget{Limit: total(c) / 2}
+	r1, err := Compact(c, b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Messages = append(c.Messages, asst("next"), user("more"))
+	r2, err := Compact(c, b, Options{Previous: r1.Plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2.Replanned || r2.Strategy != "replay" || !reflect.DeepEqual(r2.Messages[:len(r1.Messages)], r1.Messages) {
+		t.Fatalf("replay: %s replanned=%v", r2.Strategy, r2.Replanned)
+	}
+	// a plan of another conversation is ignored
+	other := agentHistory(60, 2)
+	r3, err := Compact(other, b, Options{Previous: r1.Plan})
+	check(t, other, b, Options{}, r3, err)
+	if err != nil || !r3.Replanned {
+		t.Fatalf("foreign plan: %v replanned=%v", err, r3.Replanned)
+	}
+}
+
+// TestConcurrent shares a Cache and Plans between goroutines (run with
+// -race).
+func TestConcurrent(t *testing.T) {
+	cache, plans := NewCache(0), NewPlans(4)
+	done := make(chan error)
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			c := agentHistory(40+g*10, uint64(g%2))
+			b := Budget{Limit: total(c) / 2}
+			var err error
+			for turn := 0; turn < 5 && err == nil; turn++ {
+				c.Messages = append(c.Messages, asst(fmt.Sprintf("turn %d", turn)), user("go on"))
+				_, err = Compact(c, b, Options{Cache: cache, Plans: plans})
+			}
+			done <- err
+		}(g)
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if plans.Len() > 4 {
+		t.Fatalf("%d plans kept, max 4", plans.Len())
+	}
+}

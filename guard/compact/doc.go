@@ -1,0 +1,68 @@
+// Package compact fits a chat into a model's context window honestly: it
+// keeps what matters, says what it removed, keeps what it removed
+// retrievable, and keeps the prompt's head byte-identical from turn to turn
+// so that the backend's prefix cache keeps hitting. It knows no HTTP and no
+// wire format: the guard's dialect layer maps Ollama, OpenAI and Anthropic
+// requests to a neutral [Conversation] and maps the [Result] back (Result.Source
+// indexes the original messages); library users can call it directly.
+//
+// # Rules
+//
+// [Compact] applies, in order:
+//
+//  1. Nothing, if the conversation fits Budget.Limit.
+//  2. The previous turn's [Plan] (Options.Previous, or found in [Plans] by
+//     the exact prefix it covers), replayed byte for byte if it still fits.
+//  3. Lines repeated many times in tool outputs are collapsed to one line
+//     with "[repeated N times]". If that fits, nothing is deleted.
+//  4. Evictable units go, stale tool output first, biggest first, until the
+//     prompt is under Budget.LowWater (hysteresis: the new plan then holds
+//     for the next turns). A unit is an assistant message with tool calls
+//     together with all their results (found by id, in any order, or by
+//     position when there are no ids), so eviction never leaves a call
+//     without its result or a result without its call. System messages,
+//     the first user message (the task) and the last Options.KeepRecent
+//     messages are never deleted, nor is any unit that holds one of them.
+//  5. When nothing evictable is left, kept messages are shrunk in place,
+//     middle-out (head and tail kept, a notice in the middle), biggest
+//     first and the task last, so that one giant message in the protected
+//     window cannot deadlock compaction. System messages, tool schemas,
+//     tool-call arguments and images are never edited.
+//  6. If it still does not fit, a [TooLargeError] (errors.Is [ErrTooLarge]),
+//     which the guard answers with 413.
+//
+// Each run of consecutive evicted messages leaves one notice saying how
+// many messages and tokens went, which tools' outputs, and the id under
+// which Options.Store kept the originals. A notice is never a
+// mid-conversation system message (strict templates reject it and Ollama
+// hoists it to the front, breaking the cache): it is a user message of its
+// own when that keeps user and assistant turns alternating (between two
+// assistant turns, or after tool results before an assistant turn), and
+// otherwise is merged into the next user message, the previous user
+// message, or the next tool result (a user message cannot stand between a
+// call and its results). Its text holds no live counter, and the plan
+// remembers it, so the same eviction gives the same bytes on every turn.
+//
+// [CompactPrompt] does the raw-prompt case: head and tail kept, the middle
+// replaced by a notice.
+//
+// # Counting
+//
+// A [Counter] counts texts (the guard supplies exact or calibrated
+// counters; [Estimate] is the fallback). Counts are cached by a hash of the
+// text in a [Cache] shared across turns, so each turn counts only its new
+// messages, and a replayed plan carries its collapsed and shrunk texts, so
+// a turn that replays does no text processing on the old history.
+//
+// # Why hand-written
+//
+// The reference proxy's compaction (and its peers') fails on exactly the
+// points above: a mid-conversation system marker with a per-turn number in
+// it, orphans "rescued" by rewriting roles after the fact, no plan that
+// survives a turn, and a shrink loop that recounts every message per step.
+// The rules interact (units decide what is evictable, placement depends on
+// neighbours' roles, plans must be replayable), so they are written here
+// once, small and deterministic, with the invariants checked by table
+// tests and a fuzz target (FuzzCompact), rather than assembled from a
+// generic text-compression library.
+package compact
