@@ -1,0 +1,278 @@
+package llmemu
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+)
+
+func post(t *testing.T, url, body string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+func get(t *testing.T, url string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// userOf returns a chat request body with one user message of content,
+// which the template turns into len(content tokens)+7 prompt tokens.
+func userOf(content string, stream bool) string {
+	b, _ := json.Marshal(map[string]any{"model": "m", "stream": stream, "messages": []map[string]string{{"role": "user", "content": content}}})
+	return string(b)
+}
+
+// TestLlamaCppOverflowBody checks the 400 byte for byte against the body
+// captured from llama-server (llm-servers.md §2.1), for streaming and
+// non-streaming requests, and the >= boundary.
+func TestLlamaCppOverflowBody(t *testing.T) {
+	_, base := oaiClient(t, NewLlamaCpp(LlamaCppOptions{}))
+	const want = `{"error":{"code":400,"message":"request (4170 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":4170,"n_ctx":4096}}`
+	tests := []struct {
+		name    string
+		tokens  int // content tokens; the template adds 7
+		stream  bool
+		status  int
+		body    string
+		path    string
+		rawBody string
+	}{
+		{name: "chat", tokens: 4163, status: 400, body: want, path: "/v1/chat/completions"},
+		{name: "chat streaming", tokens: 4163, stream: true, status: 400, body: want, path: "/v1/chat/completions"},
+		{name: "exactly n_ctx is refused", tokens: 4089, status: 400, body: string(LlamaCppOverflowBody(4096, 4096)), path: "/v1/chat/completions"},
+		{name: "n_ctx-1 fits", tokens: 4088, status: 200, path: "/v1/chat/completions"},
+		{name: "completion", status: 400, body: want, path: "/completion", rawBody: `{"prompt":"` + filler(4170) + `"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := tt.rawBody
+			if body == "" {
+				body = userOf(filler(tt.tokens), tt.stream)
+			}
+			resp, got := post(t, base+tt.path, body)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status = %d: %s", resp.StatusCode, got)
+			}
+			if tt.status != 400 {
+				return
+			}
+			if string(got) != tt.body {
+				t.Fatalf("body =\n%s\nwant\n%s", got, tt.body)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+				t.Fatalf("Content-Type = %q", ct)
+			}
+		})
+	}
+}
+
+func TestLlamaCppChatThroughSDK(t *testing.T) {
+	s := NewLlamaCpp(LlamaCppOptions{NCtx: 8192})
+	c, base := oaiClient(t, s)
+	ctx := context.Background()
+	msgs := oaiNeedle("SECRET: ANANAS-7734", 3, 100)
+	want := oaiCount("SECRET: ANANAS-7734", 3, 100)
+
+	res, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "m", Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Choices[0].Message.Content != "ANANAS-7734" || res.Usage.PromptTokens != int64(want) {
+		t.Fatalf("response = %+v", res)
+	}
+	var timings struct {
+		Timings llamaTimings `json:"timings"`
+	}
+	if err := json.Unmarshal([]byte(res.RawJSON()), &timings); err != nil || timings.Timings.PromptN+timings.Timings.CacheN != want {
+		t.Fatalf("timings = %+v, %v", timings, err)
+	}
+
+	// Same prompt streamed: the prompt cache serves all but the last token.
+	stream := c.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: "m", Messages: msgs,
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}})
+	var acc openai.ChatCompletionAccumulator
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if acc.Choices[0].Message.Content != "ANANAS-7734" || acc.Usage.PromptTokens != int64(want) || acc.Usage.PromptTokensDetails.CachedTokens != int64(want-1) {
+		t.Fatalf("accumulated = %+v", acc.ChatCompletion)
+	}
+
+	// The 400 through the SDK.
+	_, err = c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "m", Messages: oaiNeedle("x", 50, 200)})
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Type != "exceed_context_size_error" {
+		t.Fatalf("err = %v", err)
+	}
+
+	// Generation stops at the slot's end: finish_reason length.
+	_, body := post(t, base+"/v1/chat/completions", userOf("SECRET: LONG-ANSWER-WORDS what is the secret? "+filler(8192-7-16-3), false))
+	var out struct {
+		Choices []struct {
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil || out.Choices[0].FinishReason != "length" {
+		t.Fatalf("at the slot's end: %s", body)
+	}
+}
+
+func TestLlamaCppEndpoints(t *testing.T) {
+	s := NewLlamaCpp(LlamaCppOptions{NCtx: 65536, Slots: 2, Model: "qwen3.gguf", TrainedContext: 262144, AddBOS: true})
+	_, base := oaiClient(t, s)
+
+	resp, body := get(t, base+"/health")
+	if resp.StatusCode != 200 || string(body) != `{"status":"ok"}` {
+		t.Fatalf("health = %d %s", resp.StatusCode, body)
+	}
+	s.SetLoading(true)
+	resp, body = get(t, base+"/health")
+	if resp.StatusCode != 503 || string(body) != `{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}` {
+		t.Fatalf("health loading = %d %s", resp.StatusCode, body)
+	}
+	s.SetLoading(false)
+
+	var props struct {
+		DefaultGenerationSettings struct {
+			NCtx int `json:"n_ctx"`
+		} `json:"default_generation_settings"`
+		TotalSlots int `json:"total_slots"`
+	}
+	_, body = get(t, base+"/props")
+	if err := json.Unmarshal(body, &props); err != nil || props.DefaultGenerationSettings.NCtx != 65536 || props.TotalSlots != 2 {
+		t.Fatalf("props = %s", body)
+	}
+	var slots []struct {
+		NCtx int `json:"n_ctx"`
+	}
+	_, body = get(t, base+"/slots")
+	if err := json.Unmarshal(body, &slots); err != nil || len(slots) != 2 || slots[1].NCtx != 65536 {
+		t.Fatalf("slots = %s", body)
+	}
+	var models struct {
+		Data []struct {
+			ID   string `json:"id"`
+			Meta struct {
+				NCtxTrain int `json:"n_ctx_train"`
+			} `json:"meta"`
+		} `json:"data"`
+	}
+	_, body = get(t, base+"/v1/models")
+	if err := json.Unmarshal(body, &models); err != nil || models.Data[0].ID != "qwen3.gguf" || models.Data[0].Meta.NCtxTrain != 262144 {
+		t.Fatalf("models = %s", body)
+	}
+
+	// /apply-template then /tokenize gives the exact count the server uses.
+	chat := `{"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hello world"}]}`
+	var tmpl struct {
+		Prompt string `json:"prompt"`
+	}
+	_, body = post(t, base+"/apply-template", chat)
+	if err := json.Unmarshal(body, &tmpl); err != nil || tmpl.Prompt != RenderChat([]Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "hello world"}}, nil) {
+		t.Fatalf("apply-template = %s", body)
+	}
+	tokReq, _ := json.Marshal(map[string]any{"content": tmpl.Prompt, "add_special": true})
+	var toks struct {
+		Tokens []int `json:"tokens"`
+	}
+	_, body = post(t, base+"/tokenize", string(tokReq))
+	if err := json.Unmarshal(body, &toks); err != nil || len(toks.Tokens) != CountTokens(tmpl.Prompt)+1 || toks.Tokens[0] != BOSID {
+		t.Fatalf("tokenize = %s", body)
+	}
+	_, body = post(t, base+"/v1/chat/completions", `{"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hello world"}]}`)
+	var res struct {
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(body, &res); err != nil || res.Usage.PromptTokens != len(toks.Tokens) {
+		t.Fatalf("chat usage = %s, want %d", body, len(toks.Tokens))
+	}
+	var pieces struct {
+		Tokens []struct {
+			ID    int    `json:"id"`
+			Piece string `json:"piece"`
+		} `json:"tokens"`
+	}
+	_, body = post(t, base+"/tokenize", `{"content":"hello world","with_pieces":true}`)
+	if err := json.Unmarshal(body, &pieces); err != nil || len(pieces.Tokens) != 4 || pieces.Tokens[2].Piece != " worl" {
+		t.Fatalf("tokenize with pieces = %s", body)
+	}
+	_, body = post(t, base+"/v1/messages/count_tokens", `{"model":"m","messages":[{"role":"user","content":"hello world"}]}`)
+	if string(body) != `{"input_tokens":`+jsonInt(CountChat([]Message{{Role: "user", Content: "hello world"}}, nil, true))+`}` {
+		t.Fatalf("count_tokens = %s", body)
+	}
+}
+
+func jsonInt(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestLlamaCppCompletion checks /completion, non-streaming and streaming
+// (SSE data lines, no [DONE], a final stop:true object).
+func TestLlamaCppCompletion(t *testing.T) {
+	_, base := oaiClient(t, NewLlamaCpp(LlamaCppOptions{}))
+	_, body := post(t, base+"/completion", `{"prompt":"SECRET: Q-42\nwhat is the secret?"}`)
+	var out struct {
+		Content            string `json:"content"`
+		Stop               bool   `json:"stop"`
+		StopType           string `json:"stop_type"`
+		TokensEvaluated    int    `json:"tokens_evaluated"`
+		GenerationSettings struct {
+			NCtx int `json:"n_ctx"`
+		} `json:"generation_settings"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil || out.Content != "Q-42" || !out.Stop || out.StopType != "eos" || out.TokensEvaluated != CountTokens("SECRET: Q-42\nwhat is the secret?") || out.GenerationSettings.NCtx != 4096 {
+		t.Fatalf("completion = %s", body)
+	}
+	resp, err := http.Post(base+"/completion", "application/json", strings.NewReader(`{"prompt":"SECRET: Q-42\nwhat is the secret?","stream":true,"n_predict":2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := sseData(t, resp.Body)
+	var text strings.Builder
+	for i, e := range events {
+		var ch struct {
+			Content  string `json:"content"`
+			Stop     bool   `json:"stop"`
+			StopType string `json:"stop_type"`
+		}
+		if err := json.Unmarshal([]byte(e), &ch); err != nil {
+			t.Fatalf("event %q: %v", e, err)
+		}
+		text.WriteString(ch.Content)
+		if last := i == len(events)-1; ch.Stop != last || (last && ch.StopType != "limit") {
+			t.Fatalf("event %d = %s", i, e)
+		}
+	}
+	if text.String() != "Q-" {
+		t.Fatalf("streamed = %q", text.String())
+	}
+}
