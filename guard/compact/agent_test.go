@@ -157,3 +157,57 @@ func TestConcurrent(t *testing.T) {
 		t.Fatalf("%d plans kept, max 4", plans.Len())
 	}
 }
+
+// TestAlternationKept: when the input alternates user and assistant turns
+// (tool results after their calls), so does every compacted output, as
+// strict chat templates demand.
+func TestAlternationKept(t *testing.T) {
+	for seed := uint64(0); seed < 20; seed++ {
+		c := agentHistory(80, seed)
+		if !alternates(c.Messages) {
+			t.Fatalf("seed %d: input does not alternate", seed)
+		}
+		full := total(c)
+		for _, share := range []int{90, 60, 30, 10} {
+			b := Budget{Limit: full * share / 100}
+			o := Options{KeepRecent: 1 + int(seed%5)}
+			res, err := Compact(c, b, o)
+			check(t, c, b, o, res, err)
+			if err == nil && !alternates(res.Messages) {
+				t.Fatalf("seed %d, %d%%: output does not alternate", seed, share)
+			}
+		}
+	}
+}
+
+// alternates reports whether, after the system messages, user and
+// assistant turns alternate and tool results directly follow a call or
+// another result.
+func alternates(ms []Message) bool {
+	var last Role
+	for _, m := range ms {
+		switch m.Role {
+		case RoleSystem:
+			continue
+		case RoleTool:
+			if last != RoleTool && last != "call" {
+				return false
+			}
+			last = RoleTool
+			continue
+		case RoleUser:
+			if last == RoleUser || last == "call" {
+				return false
+			}
+		case RoleAssistant:
+			if last == RoleAssistant || last == "call" {
+				return false
+			}
+		}
+		last = m.Role
+		if len(m.ToolCalls) > 0 {
+			last = "call"
+		}
+	}
+	return true
+}

@@ -154,7 +154,8 @@ const (
 	Appended                   // at the end of the previous (user) message
 )
 
-// Span is a run of consecutive evicted messages and its notice.
+// Span is a run of consecutive evicted messages (kept system messages
+// between them do not split it; they stay in place) and its notice.
 type Span struct {
 	First, Last int // original indices, inclusive
 	Messages    int
@@ -167,11 +168,14 @@ type Span struct {
 	Placement
 	// At is the output index of the notice's message.
 	At int
+
+	target int // the original message a merged notice went into
 }
 
 // Result is a compacted conversation and the report of what was done.
 type Result struct {
-	// Messages is the conversation to send.
+	// Messages is the conversation to send (the input's own slice when
+	// nothing changed).
 	Messages []Message
 	// Source is, per output message, the index of the original message it
 	// comes from, or -1 for an inserted notice.
@@ -282,6 +286,8 @@ func Compact(conv Conversation, b Budget, opts Options) (*Result, error) {
 			est += e.evictUnit(cands[ci], markerEst)
 			ci++
 		}
+		e.fillGaps(markerEst)
+		e.keepAlternation()
 		total := e.render(false)
 		if total <= low || (total <= b.Limit && ci == len(cands)) {
 			break
@@ -298,7 +304,6 @@ func Compact(conv Conversation, b Budget, opts Options) (*Result, error) {
 		}
 		break
 	}
-	e.fillGaps(markerEst)
 	return e.done(e.finish(before, b.Limit, steps, true, false))
 }
 
@@ -331,6 +336,8 @@ type engine struct {
 	tok      []int    // current tokens
 	fate     []Fate
 	evicted  []bool
+	planned  []bool // evicted by the replayed plan: never brought back
+	prevFate []Fate // fate before this call evicted the message
 	shrinkID []string
 	collapse bool
 	spanRec  map[[2]int]spanRec
@@ -358,6 +365,8 @@ func newEngine(conv Conversation, o Options) *engine {
 		tok:      make([]int, n),
 		fate:     make([]Fate, n),
 		evicted:  make([]bool, n),
+		planned:  make([]bool, n),
+		prevFate: make([]Fate, n),
 		shrinkID: make([]string, n),
 		task:     -1,
 	}
@@ -444,8 +453,10 @@ func (e *engine) apply(p *Plan) bool {
 		}
 		ev[u] = x
 	}
+	e.planned = make([]bool, len(e.msgs))
 	for i := 0; i < p.n; i++ {
 		e.evicted[i] = p.evicted[i]
+		e.planned[i] = p.evicted[i]
 		e.fate[i] = p.fate[i]
 		e.shrinkID[i] = p.shrinkID[i]
 		if p.text[i] != "" {
@@ -541,7 +552,7 @@ func (e *engine) evictUnit(c unitCand, markerEst int) int {
 			d += markerEst
 		}
 		e.evicted[i] = true
-		e.fate[i] = Evicted
+		e.prevFate[i], e.fate[i] = e.fate[i], Evicted
 	}
 	return d
 }
@@ -567,7 +578,7 @@ func (e *engine) fillGaps(markerEst int) {
 		if e.gapEvictable(a, b, markerEst) {
 			for x := a; x < b; x++ {
 				e.evicted[x] = true
-				e.fate[x] = Evicted
+				e.prevFate[x], e.fate[x] = e.fate[x], Evicted
 			}
 		}
 		i = b - 1
@@ -591,6 +602,85 @@ func (e *engine) gapEvictable(a, b, markerEst int) bool {
 			if e.unit[y] == e.unit[x] && (y < a || y >= b) && !e.evicted[y] {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// keepAlternation repairs spans whose eviction left two user messages
+// adjacent (strict templates demand alternation): it evicts the user
+// message before the span, or else the one after it, when that is allowed;
+// or else it brings back the span's last assistant unit evicted by this
+// call (which may then be shrunk). Adjacency that was in the input stays.
+func (e *engine) keepAlternation() {
+	n := len(e.msgs)
+	for changed := true; changed; {
+		changed = false
+		for i := 0; i < n; i++ {
+			if !e.evicted[i] {
+				continue
+			}
+			j := i
+			onlyUsers := true
+			for ; j < n && (e.evicted[j] || e.msgs[j].Role == RoleSystem); j++ {
+				if e.evicted[j] && e.msgs[j].Role != RoleUser {
+					onlyUsers = false
+				}
+			}
+			p := i - 1
+			for p >= 0 && e.msgs[p].Role == RoleSystem && !e.evicted[p] {
+				p--
+			}
+			if p < 0 || j >= n || onlyUsers || e.msgs[p].Role != RoleUser || e.msgs[j].Role != RoleUser {
+				i = j
+				continue
+			}
+			if e.evictWhole(p) || e.evictWhole(j) || e.unevictOne(i, j) {
+				changed = true
+				break
+			}
+			i = j
+		}
+	}
+}
+
+// unevictOne brings back the last assistant unit in [i, j) that lies
+// wholly in it and was evicted by this call, not by a replayed plan.
+func (e *engine) unevictOne(i, j int) bool {
+	for x := j - 1; x >= i; x-- {
+		if !e.evicted[x] || e.planned[x] || e.msgs[x].Role != RoleAssistant {
+			continue
+		}
+		ok := true
+		for y := range e.msgs {
+			if e.unit[y] == e.unit[x] && (y < i || y >= j || e.planned[y]) {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		for y := range e.msgs {
+			if e.unit[y] == e.unit[x] {
+				e.evicted[y] = false
+				e.fate[y] = e.prevFate[y]
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// evictWhole evicts message i with its unit if none of it is protected.
+func (e *engine) evictWhole(i int) bool {
+	if e.prot[i] || e.evicted[i] {
+		return false
+	}
+	for y := range e.msgs {
+		if e.unit[y] == e.unit[i] {
+			e.evicted[y] = true
+			e.prevFate[y], e.fate[y] = e.fate[y], Evicted
 		}
 	}
 	return true
@@ -628,9 +718,9 @@ func (e *engine) shrink(need int) bool {
 		if target >= have {
 			continue
 		}
-		id, storeErr := e.store([]Message{e.msgs[i]})
+		id, _ := e.store([]Message{e.msgs[i]})
 		notice := func(removed int) string {
-			return e.shrinkNotice(removed, id, storeErr)
+			return e.shrinkNotice("message", removed, id)
 		}
 		s, _ := middleOut(e.k, e.curText(i), have, target, notice)
 		before := e.tok[i]
@@ -654,11 +744,11 @@ func (e *engine) store(msgs []Message) (id, errText string) {
 	return id, ""
 }
 
-func (e *engine) shrinkNotice(removed int, id, storeErr string) string {
+func (e *engine) shrinkNotice(what string, removed int, id string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[ctxkit: %d tokens were removed from the middle of this message to fit the context window.", removed)
+	fmt.Fprintf(&b, "[ctxkit: %d tokens were removed from the middle of this %s to fit the context window.", removed, what)
 	if id != "" {
-		fmt.Fprintf(&b, " The whole message is stored as %q: %s.]", id, e.o.RecallHint(id))
+		fmt.Fprintf(&b, " The whole %s is stored as %q: %s.]", what, id, e.o.RecallHint(id))
 	} else {
 		b.WriteString(" It was not kept: if you need it, produce it again rather than guessing.]")
 	}
@@ -730,11 +820,33 @@ func (e *engine) render(final bool) int {
 			continue
 		}
 		j := i
-		for j+1 < n && e.evicted[j+1] {
-			j++
+		for {
+			if j+1 < n && e.evicted[j+1] {
+				j++
+				continue
+			}
+			// kept system messages between evicted ones stay in place
+			// but do not split the span
+			s := j + 1
+			for s < n && !e.evicted[s] && e.msgs[s].Role == RoleSystem {
+				s++
+			}
+			if s > j+1 && s < n && e.evicted[s] {
+				j = s
+				continue
+			}
+			break
 		}
-		sp := Span{First: i, Last: j, Messages: j - i + 1}
+		sp := Span{First: i, Last: j}
+		var evicted []Message
 		for x := i; x <= j; x++ {
+			if !e.evicted[x] {
+				continue
+			}
+			sp.Messages++
+			if final {
+				evicted = append(evicted, e.msgs[x])
+			}
 			sp.Tokens += e.tok0[x]
 			for _, c := range e.msgs[x].ToolCalls {
 				if sp.Tools == nil {
@@ -748,7 +860,7 @@ func (e *engine) render(final bool) int {
 		if !ok {
 			if final {
 				var id, errText string
-				id, errText = e.store(append([]Message(nil), e.msgs[i:j+1]...))
+				id, errText = e.store(evicted)
 				rec = spanRec{id: id, storeErr: errText}
 				rec.marker = e.notice(sp.Messages, sp.Tokens, sp.Tools, id, errText)
 				if !e.ownSpans {
@@ -762,22 +874,33 @@ func (e *engine) render(final bool) int {
 		}
 		sp.StoreID, sp.StoreErr, sp.Notice = rec.id, rec.storeErr, rec.marker
 		k := len(e.spans)
-		var prevRole, nextRole Role
-		if i > 0 {
-			prevRole = e.msgs[i-1].Role
+		// the neighbours, seen through kept system messages (which
+		// templates hoist and which are never edited)
+		p, q := i-1, j+1
+		for p >= 0 && e.msgs[p].Role == RoleSystem {
+			p--
 		}
-		if j+1 < n {
-			nextRole = e.msgs[j+1].Role
+		for q < n && e.msgs[q].Role == RoleSystem {
+			q++
+		}
+		var prevRole, nextRole Role
+		if p >= 0 {
+			prevRole = e.msgs[p].Role
+		}
+		if q < n {
+			nextRole = e.msgs[q].Role
 		}
 		switch {
 		case nextRole == RoleUser || nextRole == RoleTool:
 			sp.Placement = Prepended
-			pre[j+1] = rec.marker
-			e.carry[j+1] = k
+			sp.target = q
+			pre[q] = rec.marker
+			e.carry[q] = k
 		case prevRole == RoleUser:
 			sp.Placement = Appended
-			post[i-1] = rec.marker
-			e.carry[i-1] = k
+			sp.target = p
+			post[p] = rec.marker
+			e.carry[p] = k
 		default:
 			sp.Placement = Inserted
 			insert[i] = k
@@ -816,18 +939,9 @@ func (e *engine) render(final bool) int {
 			m.Text = b.String()
 			t, _ := e.k.text(m.Text)
 			total += t + e.rest[i]
-			if hasPre {
-				for k := range e.spans {
-					if e.spans[k].Placement == Prepended && e.spans[k].Last+1 == i {
-						e.spans[k].At = len(e.out)
-					}
-				}
-			}
-			if hasPost {
-				for k := range e.spans {
-					if e.spans[k].Placement == Appended && e.spans[k].First-1 == i {
-						e.spans[k].At = len(e.out)
-					}
+			for k := range e.spans {
+				if e.spans[k].Placement != Inserted && e.spans[k].target == i {
+					e.spans[k].At = len(e.out)
 				}
 			}
 		} else {
@@ -880,7 +994,9 @@ func (e *engine) finish(before, limit int, steps []string, replanned, rendered b
 	}
 	for k, sp := range res.Spans {
 		for i := sp.First; i <= sp.Last; i++ {
-			res.Actions[i].Span = k
+			if e.evicted[i] {
+				res.Actions[i].Span = k
+			}
 		}
 	}
 	for o, src := range res.Source {

@@ -53,7 +53,9 @@ func TestProtectedNeverDeleted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []Fate{Kept, Kept, Evicted, Evicted, Evicted, Kept, Kept, Kept, Kept, Kept, Kept} {
+	// u3 goes too: keeping it would leave two user turns adjacent (the task
+	// and u3, around a system message that templates hoist)
+	for i, want := range []Fate{Kept, Kept, Evicted, Evicted, Evicted, Kept, Evicted, Kept, Kept, Kept, Kept} {
 		if res.Actions[i].Fate != want {
 			t.Errorf("message %d: %v, want %v", i, res.Actions[i].Fate, want)
 		}
@@ -392,5 +394,22 @@ func TestGapFill(t *testing.T) {
 	}
 	if res.Actions[7].Fate != Kept {
 		t.Fatal("a bigger message was evicted to fill a gap")
+	}
+}
+
+// TestAlternationBetweenProtected: evicting the only assistant turn between
+// the task and a protected user message would leave two user turns
+// adjacent; it is shrunk instead.
+func TestAlternationBetweenProtected(t *testing.T) {
+	c := conv(sys("s"), user("task"), asst(words("big", 3000)), user("u"), asst("a"), user("u2"))
+	b := Budget{Limit: 400}
+	o := Options{KeepRecent: 3}
+	res, err := Compact(c, b, o)
+	check(t, c, b, o, res, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Actions[2].Fate != Shrunk || !alternates(res.Messages) {
+		t.Fatalf("fate %v, strategy %s", res.Actions[2].Fate, res.Strategy)
 	}
 }

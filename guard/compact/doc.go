@@ -23,6 +23,11 @@
 //     without its result or a result without its call. System messages,
 //     the first user message (the task) and the last Options.KeepRecent
 //     messages are never deleted, nor is any unit that holds one of them.
+//     Evictions then form blocks: a kept gap between two evicted spans
+//     that counts no more than a notice goes too; and an eviction that
+//     would leave two user turns adjacent takes the user message next to
+//     it, or else keeps (and may shrink) the span's last assistant turn,
+//     so a conversation that alternated still does.
 //  5. When nothing evictable is left, kept messages are shrunk in place,
 //     middle-out (head and tail kept, a notice in the middle), biggest
 //     first and the task last, so that one giant message in the protected
@@ -31,7 +36,8 @@
 //  6. If it still does not fit, a [TooLargeError] (errors.Is [ErrTooLarge]),
 //     which the guard answers with 413.
 //
-// Each run of consecutive evicted messages leaves one notice saying how
+// Each run of consecutive evicted messages (kept system messages inside it
+// stay in place and do not split it) leaves one notice saying how
 // many messages and tokens went, which tools' outputs, and the id under
 // which Options.Store kept the originals. A notice is never a
 // mid-conversation system message (strict templates reject it and Ollama

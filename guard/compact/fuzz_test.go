@@ -71,6 +71,9 @@ func FuzzCompact(f *testing.F) {
 			t.Fatalf("unexpected error %v", err)
 		}
 		check(t, c, b, o, res, err)
+		if err == nil && wellFormed(c.Messages) && !alternates(res.Messages) {
+			t.Fatal("alternating input, output does not alternate")
+		}
 		if err != nil || res.Plan == nil {
 			return
 		}
@@ -83,4 +86,28 @@ func FuzzCompact(f *testing.F) {
 		}
 		check(t, c, b, o, res2, err)
 	})
+}
+
+// wellFormed reports whether a conversation alternates and each result
+// with an id answers a call of the assistant message its run follows.
+func wellFormed(ms []Message) bool {
+	if !alternates(ms) {
+		return false
+	}
+	var calls []ToolCall
+	for _, m := range ms {
+		switch {
+		case len(m.ToolCalls) > 0:
+			calls = m.ToolCalls
+		case m.Role == RoleTool && m.ToolCallID != "":
+			found := false
+			for _, c := range calls {
+				found = found || c.ID == m.ToolCallID
+			}
+			if !found {
+				return false
+			}
+		}
+	}
+	return true
 }

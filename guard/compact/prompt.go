@@ -35,7 +35,7 @@ func CompactPrompt(prompt string, b Budget, opts Options) (*PromptResult, error)
 	e := &engine{o: o, k: k}
 	id, storeErr := e.store([]Message{{Role: RoleUser, Text: prompt}})
 	target := b.Limit - b.Overhead
-	notice := func(removed int) string { return e.shrinkNotice(removed, id, storeErr) }
+	notice := func(removed int) string { return e.shrinkNotice("prompt", removed, id) }
 	out, removed := middleOut(k, prompt, have, target, notice)
 	after, _ := k.text(out)
 	res.Prompt, res.Compacted, res.TokensAfter = out, true, after+b.Overhead

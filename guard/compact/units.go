@@ -58,7 +58,9 @@ func units(msgs []Message) []int {
 			continue
 		}
 		if m.Role != RoleTool {
-			run = -1
+			if m.Role != RoleSystem { // a system note between results does not end them
+				run = -1
+			}
 			continue
 		}
 		if m.ToolCallID != "" {
