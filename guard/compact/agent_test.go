@@ -211,3 +211,37 @@ func alternates(ms []Message) bool {
 	}
 	return true
 }
+
+// TestPlansSharedTask: two conversations with the same system prompt and
+// task, interleaved through one Plans, each replay their own plan.
+func TestPlansSharedTask(t *testing.T) {
+	a, b := agentHistory(60, 11), agentHistory(60, 11)
+	b.Messages = append(b.Messages[:30:30], agentHistory(60, 12).Messages[2:30]...)
+	budget := Budget{Limit: total(a) / 2}
+	o := Options{Plans: NewPlans(0), Cache: NewCache(0)}
+	prev := map[string][]Message{}
+	for turn := 0; turn < 4; turn++ {
+		for name, c := range map[string]*Conversation{"a": &a, "b": &b} {
+			c.Messages = append(c.Messages, asst(fmt.Sprintf("%s %d", name, turn)), user("go on"))
+			res, err := Compact(*c, budget, o)
+			check(t, *c, budget, o, res, err)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if turn > 0 && (res.Replanned || !reflect.DeepEqual(res.Messages[:len(prev[name])], prev[name])) {
+				t.Fatalf("%s turn %d: %s, replanned %v", name, turn, res.Strategy, res.Replanned)
+			}
+			prev[name] = res.Messages
+		}
+	}
+	if n := o.Plans.Len(); n != 8 {
+		t.Fatalf("%d plans", n)
+	}
+	small := NewPlans(3)
+	for i := 0; i < 5; i++ {
+		small.put(&Plan{n: 1, chain: uint64(i)})
+	}
+	if small.Len() != 3 || small.find([]uint64{0, 4}) == nil || small.find([]uint64{0, 0}) != nil {
+		t.Fatal("LRU")
+	}
+}

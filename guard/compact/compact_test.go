@@ -413,3 +413,40 @@ func TestAlternationBetweenProtected(t *testing.T) {
 		t.Fatalf("fate %v, strategy %s", res.Actions[2].Fate, res.Strategy)
 	}
 }
+
+// TestDanglingCallAtEnd: a call still waiting for its result, last in the
+// conversation, stays, and so does its unit.
+func TestDanglingCallAtEnd(t *testing.T) {
+	for _, keep := range []int{-1, 1, 3} {
+		c := conv(sys("s"), user("task"), call("a_1"), result("a_1", words("r", 2000)), asst("a"), user("u"), call("z_9", "y_8"))
+		b := Budget{Limit: 300}
+		o := Options{KeepRecent: keep}
+		res, err := Compact(c, b, o)
+		check(t, c, b, o, res, err)
+		if err != nil || res.Actions[3].Fate != Evicted || res.Actions[2].Fate != Evicted {
+			t.Fatalf("keep %d: %v %v", keep, err, res.Actions)
+		}
+		if keep > 0 && res.Messages[len(res.Messages)-1].ToolCalls[0].ID != "z_9" {
+			t.Fatalf("keep %d: the dangling call was not kept last", keep)
+		}
+	}
+}
+
+func TestCountsToolsAndImages(t *testing.T) {
+	m := user("look")
+	m.Images = 2
+	c := Conversation{Messages: []Message{m}, Tools: []Tool{{Name: "read_file", Description: "Read a file.", Schema: `{"type":"object"}`}}}
+	res, err := Compact(c, Budget{Limit: 1 << 20, Overhead: 7}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 7 + Estimate("read_file") + Estimate("Read a file.") + Estimate(`{"type":"object"}`) + DefaultMessageOverhead +
+		Estimate("look") + 2*DefaultImageTokens + DefaultMessageOverhead
+	if res.TokensBefore != want {
+		t.Fatalf("counted %d, want %d", res.TokensBefore, want)
+	}
+	res, _ = Compact(c, Budget{Limit: 1 << 20}, Options{ImageTokens: 100, MessageOverhead: -1, Counter: CounterFunc(func(s string) int { return len(s) })})
+	if want := len("read_file") + len("Read a file.") + len(`{"type":"object"}`) + 4 + 200; res.TokensBefore != want {
+		t.Fatalf("counted %d, want %d", res.TokensBefore, want)
+	}
+}
