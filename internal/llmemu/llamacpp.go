@@ -25,9 +25,22 @@ type LlamaCppOptions struct {
 	// AddBOS makes prompts start with a BOS token, counted in the prompt
 	// and added by /tokenize when add_special is set.
 	AddBOS bool
+	// StrictTemplate emulates a strict chat template (Qwen3.x): a system
+	// message anywhere but first makes chat requests and /apply-template
+	// fail with HTTP 500 "Jinja Exception: System message must be at the
+	// beginning.".
+	StrictTemplate bool
+	// InBandStreamErrors emulates older builds: a streaming request that
+	// does not fit gets 200 and one SSE event data: {"error":…} instead
+	// of the HTTP 400.
+	InBandStreamErrors bool
 	// Responder replaces the default model, Think.
 	Responder Responder
 }
+
+// JinjaSystemError is llama-server's error for a mid-conversation system
+// message under a strict template.
+const JinjaSystemError = "Jinja Exception: System message must be at the beginning."
 
 // LlamaCpp emulates llama-server: /v1/chat/completions (OpenAI-compatible,
 // SSE when stream is set), /completion, /tokenize, /apply-template,
@@ -188,6 +201,10 @@ func (s *LlamaCpp) applyTemplate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msgs, tools := req.convert()
+	if s.strictFails(msgs) {
+		llamaError(w, http.StatusInternalServerError, JinjaSystemError, "server_error")
+		return
+	}
 	writeJSON(w, http.StatusOK, llamaJSON, map[string]string{"prompt": RenderChat(msgs, tools)})
 }
 
@@ -232,6 +249,19 @@ func (s *LlamaCpp) evaluate(prompt string, images int) (n, cached int, ok bool) 
 	return n, cached, true
 }
 
+// strictFails tells whether a strict template refuses msgs.
+func (s *LlamaCpp) strictFails(msgs []Message) bool {
+	if !s.opts.StrictTemplate {
+		return false
+	}
+	for i, m := range msgs {
+		if m.Role == "system" && i > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *LlamaCpp) overflow(w http.ResponseWriter, ev Eval) {
 	ev.Status = http.StatusBadRequest
 	s.addEval(ev)
@@ -255,6 +285,10 @@ func (s *LlamaCpp) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msgs, tools := req.convert()
+	if s.strictFails(msgs) {
+		llamaError(w, http.StatusInternalServerError, JinjaSystemError, "server_error")
+		return
+	}
 	prompt := RenderChat(msgs, tools)
 	images := 0
 	for _, m := range msgs {
@@ -262,6 +296,12 @@ func (s *LlamaCpp) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	n, cached, ok := s.evaluate(prompt, images)
 	ev := Eval{Path: r.URL.Path, Model: req.Model, SentTokens: n, PromptTokens: n, SentMessages: len(msgs), KeptMessages: len(msgs), Prompt: prompt}
+	if !ok && req.Stream && s.opts.InBandStreamErrors {
+		ev.Status = http.StatusOK
+		s.addEval(ev)
+		newSSE(w, r, 0).raw("data: " + string(llamaCppOverflowBody(n, s.opts.NCtx)) + "\n\n")
+		return
+	}
 	if !ok {
 		s.overflow(w, ev)
 		return

@@ -276,3 +276,36 @@ func TestLlamaCppCompletion(t *testing.T) {
 		t.Fatalf("streamed = %q", text.String())
 	}
 }
+
+func TestLlamaCppStrictTemplate(t *testing.T) {
+	_, base := oaiClient(t, NewLlamaCpp(LlamaCppOptions{StrictTemplate: true}))
+	const want = `{"error":{"code":500,"message":"Jinja Exception: System message must be at the beginning.","type":"server_error"}}`
+	tests := []struct {
+		name, path, body string
+		status           int
+	}{
+		{"system first", "/v1/chat/completions", `{"messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}]}`, 200},
+		{"mid-conversation system", "/v1/chat/completions", `{"messages":[{"role":"user","content":"u"},{"role":"system","content":"removed: 3 messages"},{"role":"user","content":"u"}]}`, 500},
+		{"apply-template", "/apply-template", `{"messages":[{"role":"user","content":"u"},{"role":"system","content":"s"}]}`, 500},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := post(t, base+tt.path, tt.body)
+			if resp.StatusCode != tt.status || (tt.status == 500 && string(body) != want) {
+				t.Fatalf("%d %s", resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+func TestLlamaCppInBandStreamError(t *testing.T) {
+	_, base := oaiClient(t, NewLlamaCpp(LlamaCppOptions{InBandStreamErrors: true}))
+	resp, body := post(t, base+"/v1/chat/completions", userOf(filler(4163), true))
+	if want := "data: " + string(LlamaCppOverflowBody(4170, 4096)) + "\n\n"; resp.StatusCode != 200 || string(body) != want {
+		t.Fatalf("%d %q", resp.StatusCode, body)
+	}
+	// Non-streaming requests still get the 400.
+	if resp, _ := post(t, base+"/v1/chat/completions", userOf(filler(4163), false)); resp.StatusCode != 400 {
+		t.Fatalf("non-streaming: %d", resp.StatusCode)
+	}
+}

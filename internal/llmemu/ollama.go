@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,7 +22,8 @@ type OllamaOptions struct {
 	// means "name:latest"); empty means "llama3.2:latest".
 	Models []string
 	// TrainedContext is the trained window /api/show reports as
-	// model_info["llama.context_length"]; 0 means 131072.
+	// model_info["llama.context_length"]; 0 means 131072. A larger
+	// num_ctx is clamped to it.
 	TrainedContext int
 	// AddBOS makes the tokenizer add a BOS token: it counts in the prompt
 	// and in nKeep (num_keep+1), as with gemma.
@@ -45,11 +47,14 @@ const OllamaVersion = "0.33.0"
 
 // Ollama emulates an Ollama server: /api/chat and /api/generate (NDJSON
 // streaming by default, silent truncation), /api/tags, /api/show, /api/ps,
-// /api/embed, /api/version and "/".
+// /api/embed, /api/version and "/", and the OpenAI-compatible
+// /v1/chat/completions and /v1/models, which run at the server's default
+// window (they cannot set num_ctx) with the same silent truncation.
 type Ollama struct {
 	Recorder
 	opts OllamaOptions
 	mux  *http.ServeMux
+	ids  atomic.Int64
 
 	mu     sync.Mutex
 	loaded map[string]int // model → loaded num_ctx
@@ -84,6 +89,8 @@ func NewOllama(opts OllamaOptions) *Ollama {
 	s.mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, "application/json; charset=utf-8", map[string]string{"version": OllamaVersion})
 	})
+	s.mux.HandleFunc("POST /v1/chat/completions", s.openaiChat)
+	s.mux.HandleFunc("GET /v1/models", s.openaiModels)
 	root := func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("Ollama is running"))
@@ -223,6 +230,7 @@ type ollamaCut struct {
 	kept       []Message
 	prompt     string // the kept rendered prompt
 	sent, eval int    // tokens before and after
+	sentMsgs   int    // messages before layer 1
 	truncated  bool
 	status     int    // non-zero: refuse with this status
 	errMsg     string // and this error string
@@ -251,7 +259,7 @@ func (s *Ollama) truncateChat(msgs []Message, tools []Tool, numCtx, numKeep int,
 		counts[i] = CountTokens(b.String()) + m.Images*ImageTokens
 		total += counts[i]
 	}
-	cut := ollamaCut{sent: total}
+	cut := ollamaCut{sent: total, sentMsgs: len(msgs)}
 	kept := msgs
 	if truncate && len(msgs) > 0 {
 		sys := 0 // tokens of the system messages before i
@@ -347,6 +355,8 @@ func (s *Ollama) window(o ollamaOptions) (numCtx, numKeep, numPredict int) {
 	if o.NumCtx != nil && *o.NumCtx > 0 {
 		numCtx = *o.NumCtx
 	}
+	// optionsForPrompt clamps num_ctx to what the model can hold.
+	numCtx = min(numCtx, s.opts.TrainedContext)
 	if o.NumKeep != nil {
 		numKeep = *o.NumKeep
 	}
@@ -510,7 +520,7 @@ type ollamaOut struct {
 func (s *Ollama) respond(w http.ResponseWriter, r *http.Request, a respondArgs) {
 	ev := Eval{Path: a.path, Model: a.model, SentTokens: a.cut.sent, PromptTokens: a.cut.eval, Truncated: a.cut.truncated, Prompt: a.cut.prompt}
 	if a.chat {
-		ev.KeptMessages = len(a.cut.kept)
+		ev.SentMessages, ev.KeptMessages = a.cut.sentMsgs, len(a.cut.kept)
 	}
 	if a.cut.status != 0 {
 		ev.Status = a.cut.status
@@ -721,4 +731,58 @@ func (s *Ollama) embed(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, "application/json; charset=utf-8", map[string]any{
 		"model": req.Model, "embeddings": embs, "total_duration": 14143917, "load_duration": 1019500, "prompt_eval_count": count,
 	})
+}
+
+// openaiChat is Ollama's OpenAI-compatible chat: the default window, the
+// same two truncation layers, usage.prompt_tokens = prompt_eval_count.
+func (s *Ollama) openaiChat(w http.ResponseWriter, r *http.Request) {
+	var req oaiChatRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		openaiError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", nil, nil)
+		return
+	}
+	model := s.resolve(req.Model)
+	if model == "" {
+		openaiError(w, http.StatusNotFound, fmt.Sprintf("model %q not found, try pulling it first", req.Model), "not_found_error", nil, nil)
+		return
+	}
+	msgs, tools := req.convert()
+	numCtx, numKeep, _ := s.window(ollamaOptions{})
+	s.load(model, numCtx)
+	cut := s.truncateChat(msgs, tools, numCtx, numKeep, true, true)
+	ev := Eval{Path: r.URL.Path, Model: req.Model, SentTokens: cut.sent, PromptTokens: cut.eval, SentMessages: len(msgs),
+		KeptMessages: len(cut.kept), Truncated: cut.truncated, Prompt: cut.prompt}
+	if cut.status != 0 {
+		ev.Status = cut.status
+		s.addEval(ev)
+		openaiError(w, cut.status, cut.errMsg, "invalid_request_error", nil, nil)
+		return
+	}
+	reply := s.opts.Responder(Turn{Prompt: cut.prompt, Messages: cut.kept, Tools: tools})
+	text, short := limitReply(reply.Text, req.maxTokens())
+	reply.Text = text
+	ev.Status, ev.Reply = http.StatusOK, reply
+	s.addEval(ev)
+	finish := "stop"
+	switch {
+	case len(reply.ToolCalls) > 0:
+		finish = "tool_calls"
+	case short:
+		finish = "length"
+	}
+	writeOAIChat(w, r, req.Stream, req.includeUsage(), oaiResult{
+		id: fmt.Sprintf("chatcmpl-%d", s.ids.Add(1)), model: req.Model, reply: reply, finish: finish,
+		promptTokens: cut.eval, completionTokens: replyTokens(reply), callIDs: &s.ids,
+	}, s.opts.ChunkDelay)
+}
+
+func (s *Ollama) openaiModels(w http.ResponseWriter, _ *http.Request) {
+	out := struct {
+		Object string     `json:"object"`
+		Data   []oaiModel `json:"data"`
+	}{Object: "list", Data: []oaiModel{}}
+	for _, m := range s.opts.Models {
+		out.Data = append(out.Data, oaiModel{ID: m, Object: "model", Created: 1700000000, OwnedBy: "library"})
+	}
+	writeJSON(w, http.StatusOK, "application/json", out)
 }

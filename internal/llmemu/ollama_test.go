@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ollama/ollama/api"
+	"github.com/openai/openai-go/v3"
 )
 
 func ollamaClient(t *testing.T, s *Ollama) (*api.Client, string) {
@@ -372,5 +373,59 @@ func TestOllamaPassthroughEndpoints(t *testing.T) {
 	}
 	if err := c.Heartbeat(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOllamaOpenAICompat checks Ollama's /v1 endpoints through the
+// official OpenAI client: the default window, silent truncation, usage
+// equal to prompt_eval_count.
+func TestOllamaOpenAICompat(t *testing.T) {
+	s := NewOllama(OllamaOptions{})
+	c, _ := oaiClient(t, s)
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		n, size int
+		want    string
+	}{
+		{"fits", 3, 100, "ANANAS-7734"},
+		{"silently truncated", 30, 200, Dont},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "llama3.2", Messages: oaiNeedle("SECRET: ANANAS-7734", tt.n, tt.size)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs := []Message{{Role: "system", Content: "You are careful."}, {Role: "user", Content: "SECRET: ANANAS-7734"}}
+			for range tt.n {
+				msgs = append(msgs, Message{Role: "user", Content: filler(tt.size)})
+			}
+			msgs = append(msgs, Message{Role: "user", Content: "What is the secret?"})
+			want := CountChat(layer1(msgs, nil, 4096), nil, false)
+			if res.Choices[0].Message.Content != tt.want || res.Usage.PromptTokens != int64(want) {
+				t.Fatalf("response = %q prompt_tokens %d, want %q %d", res.Choices[0].Message.Content, res.Usage.PromptTokens, tt.want, want)
+			}
+		})
+	}
+	page, err := c.Models.List(ctx)
+	if err != nil || len(page.Data) != 1 || page.Data[0].ID != "llama3.2:latest" {
+		t.Fatalf("models = %+v, %v", page, err)
+	}
+}
+
+// TestOllamaClampsNumCtx checks that a num_ctx over the trained window
+// loads the trained window.
+func TestOllamaClampsNumCtx(t *testing.T) {
+	s := NewOllama(OllamaOptions{TrainedContext: 8192})
+	c, _ := ollamaClient(t, s)
+	err := c.Chat(context.Background(), &api.ChatRequest{Model: "llama3.2", Messages: []api.Message{{Role: "user", Content: filler(9000)}}, Options: map[string]any{"num_ctx": 200000}},
+		func(api.ChatResponse) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := s.LastEval()
+	if got := s.Loaded()["llama3.2:latest"]; got != 8192 || ev.PromptTokens != HalfWindowLimit(8192, 4) {
+		t.Fatalf("loaded num_ctx %d, prompt tokens %d", got, ev.PromptTokens)
 	}
 }
