@@ -15,8 +15,9 @@
 //     the exact prefix it covers), replayed byte for byte if it still fits.
 //  3. Lines repeated many times in tool outputs are collapsed to one line
 //     with "[repeated N times]". If that fits, nothing is deleted.
-//  4. Evictable units go, stale tool output first, biggest first, until the
-//     prompt is under Budget.LowWater (hysteresis: the new plan then holds
+//  4. Evictable units go, stale tool output first (units with tool calls or
+//     results before plain chat), then biggest first, then oldest first,
+//     until the prompt is under Budget.LowWater (hysteresis: the new plan then holds
 //     for the next turns). A unit is an assistant message with tool calls
 //     together with all their results (found by id, in any order, or by
 //     position when there are no ids), so eviction never leaves a call
@@ -59,6 +60,13 @@
 // text in a [Cache] shared across turns, so each turn counts only its new
 // messages, and a replayed plan carries its collapsed and shrunk texts, so
 // a turn that replays does no text processing on the old history.
+//
+// # Cost
+//
+// BenchmarkCompact (400 messages, 159k tokens, into a 64k budget, on a
+// loaded 2-core machine): about 3 ms and 2,050 allocations on a first turn
+// (every text counted and scanned for repeats), 2.2 ms to make a new plan
+// with counts cached, 1.5 ms to extend a plan, 0.8 ms to replay one.
 //
 // # Why hand-written
 //
