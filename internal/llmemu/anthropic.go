@@ -57,7 +57,7 @@ func (s *Anthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return
 	}
-	if wait(r.Context(), s.opts.Latency) != nil {
+	if s.wait(r.Context(), s.opts.Latency) != nil {
 		return
 	}
 	s.mux.ServeHTTP(w, r)
@@ -366,7 +366,7 @@ func (s *Anthropic) messages(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, "application/json", msg)
 		return
 	}
-	sse := newSSE(w, r, s.opts.ChunkDelay)
+	sse := newSSE(w, r, &s.Recorder, s.opts.ChunkDelay)
 	start := msg
 	start.Content, start.StopReason = []anthropicOutBlock{}, nil
 	start.Usage.OutputTokens = 1

@@ -103,7 +103,7 @@ func (s *LlamaCpp) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		llamaError(w, http.StatusBadRequest, err.Error(), "invalid_request_error")
 		return
 	}
-	if wait(r.Context(), s.opts.Latency) != nil {
+	if s.wait(r.Context(), s.opts.Latency) != nil {
 		return
 	}
 	s.mux.ServeHTTP(w, r)
@@ -299,7 +299,7 @@ func (s *LlamaCpp) chat(w http.ResponseWriter, r *http.Request) {
 	if !ok && req.Stream && s.opts.InBandStreamErrors {
 		ev.Status = http.StatusOK
 		s.addEval(ev)
-		newSSE(w, r, 0).raw("data: " + string(llamaCppOverflowBody(n, s.opts.NCtx)) + "\n\n")
+		newSSE(w, r, &s.Recorder, 0).raw("data: " + string(llamaCppOverflowBody(n, s.opts.NCtx)) + "\n\n")
 		return
 	}
 	if !ok {
@@ -323,7 +323,7 @@ func (s *LlamaCpp) chat(w http.ResponseWriter, r *http.Request) {
 		model = s.opts.Model
 	}
 	out := replyTokens(reply)
-	writeOAIChat(w, r, req.Stream, req.includeUsage(), oaiResult{
+	writeOAIChat(w, r, &s.Recorder, req.Stream, req.includeUsage(), oaiResult{
 		id: fmt.Sprintf("chatcmpl-%d", s.ids.Add(1)), model: model, reply: reply, finish: finish,
 		promptTokens: n, completionTokens: out, cached: cached, callIDs: &s.ids,
 		timings: timings(cached, n-cached, out),
@@ -376,7 +376,7 @@ func (s *LlamaCpp) completion(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, llamaJSON, final)
 		return
 	}
-	sse := newSSE(w, r, s.opts.ChunkDelay)
+	sse := newSSE(w, r, &s.Recorder, s.opts.ChunkDelay)
 	for i, t := range toks {
 		if !sse.data(map[string]any{"index": 0, "content": t, "tokens": []int{TokenID(t)}, "stop": false, "id_slot": 0, "tokens_predicted": i + 1, "tokens_evaluated": n}) {
 			return

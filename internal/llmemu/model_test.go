@@ -1,6 +1,7 @@
 package llmemu
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -211,7 +212,55 @@ func TestLatencyHonoursCancel(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
+	for s.Aborted() != 1 {
+		time.Sleep(time.Millisecond)
+	}
 	if len(s.Evals()) != 0 {
 		t.Fatalf("generated during the latency: %v", s.Evals())
+	}
+}
+
+// TestStreamAbortedByClient checks that a client leaving mid-stream ends
+// the stream on every emulator and is counted.
+func TestStreamAbortedByClient(t *testing.T) {
+	slow := Timing{ChunkDelay: time.Hour}
+	question := "SECRET: A-LONG-ANSWER-OF-MANY-TOKENS what is the secret?"
+	tests := []struct {
+		name string
+		h    interface {
+			http.Handler
+			Aborted() int
+		}
+		path, body string
+	}{
+		{"ollama", NewOllama(OllamaOptions{Timing: slow}), "/api/chat", `{"model":"llama3.2","messages":[{"role":"user","content":"` + question + `"}]}`},
+		{"llama.cpp", NewLlamaCpp(LlamaCppOptions{Timing: slow}), "/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"` + question + `"}]}`},
+		{"openai", NewOpenAI(OpenAIOptions{Timing: slow}), "/v1/chat/completions", `{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"` + question + `"}]}`},
+		{"anthropic", NewAnthropic(AnthropicOptions{Timing: slow}), "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"` + question + `"}]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(tt.h)
+			defer srv.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+tt.path, strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			line, err := bufio.NewReader(resp.Body).ReadString('\n')
+			if err != nil || line == "" {
+				t.Fatalf("first line %q: %v", line, err)
+			}
+			cancel()
+			for tt.h.Aborted() != 1 {
+				time.Sleep(time.Millisecond)
+			}
+		})
 	}
 }

@@ -106,7 +106,7 @@ func (s *Ollama) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if wait(r.Context(), s.opts.Latency) != nil {
+	if s.wait(r.Context(), s.opts.Latency) != nil {
 		return
 	}
 	s.mux.ServeHTTP(w, r)
@@ -577,11 +577,12 @@ func (s *Ollama) respond(w http.ResponseWriter, r *http.Request, a respondArgs) 
 	enc := json.NewEncoder(w) // one object per line
 	first := true
 	send := func(o ollamaOut) bool {
-		if !first && wait(r.Context(), s.opts.ChunkDelay) != nil {
+		if !first && s.wait(r.Context(), s.opts.ChunkDelay) != nil {
 			return false
 		}
 		first = false
 		if enc.Encode(o) != nil {
+			s.abort()
 			return false
 		}
 		flush(w)
@@ -770,7 +771,7 @@ func (s *Ollama) openaiChat(w http.ResponseWriter, r *http.Request) {
 	case short:
 		finish = "length"
 	}
-	writeOAIChat(w, r, req.Stream, req.includeUsage(), oaiResult{
+	writeOAIChat(w, r, &s.Recorder, req.Stream, req.includeUsage(), oaiResult{
 		id: fmt.Sprintf("chatcmpl-%d", s.ids.Add(1)), model: req.Model, reply: reply, finish: finish,
 		promptTokens: cut.eval, completionTokens: replyTokens(reply), callIDs: &s.ids,
 	}, s.opts.ChunkDelay)

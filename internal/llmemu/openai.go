@@ -65,7 +65,7 @@ func (s *OpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		openaiError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", nil, nil)
 		return
 	}
-	if wait(r.Context(), s.opts.Latency) != nil {
+	if s.wait(r.Context(), s.opts.Latency) != nil {
 		return
 	}
 	s.mux.ServeHTTP(w, r)
@@ -284,7 +284,7 @@ func (s *OpenAI) chat(w http.ResponseWriter, r *http.Request) {
 		id: fmt.Sprintf("chatcmpl-%d", s.ids.Add(1)), model: req.Model, reply: reply, finish: finish,
 		promptTokens: n, completionTokens: replyTokens(reply), callIDs: &s.ids,
 	}
-	writeOAIChat(w, r, req.Stream, req.includeUsage(), res, s.opts.ChunkDelay)
+	writeOAIChat(w, r, &s.Recorder, req.Stream, req.includeUsage(), res, s.opts.ChunkDelay)
 }
 
 // oaiResult is a finished chat completion to write.
@@ -339,7 +339,7 @@ type oaiStreamChunk struct {
 	Usage *oaiUsage `json:"usage"`
 }
 
-func writeOAIChat(w http.ResponseWriter, r *http.Request, stream, includeUsage bool, res oaiResult, delay time.Duration) {
+func writeOAIChat(w http.ResponseWriter, r *http.Request, rec *Recorder, stream, includeUsage bool, res oaiResult, delay time.Duration) {
 	usage := &oaiUsage{PromptTokens: res.promptTokens, CompletionTokens: res.completionTokens, TotalTokens: res.promptTokens + res.completionTokens}
 	usage.PromptTokensDetails.CachedTokens = res.cached
 	created := time.Now().Unix()
@@ -366,7 +366,7 @@ func writeOAIChat(w http.ResponseWriter, r *http.Request, stream, includeUsage b
 		})
 		return
 	}
-	sse := newSSE(w, r, delay)
+	sse := newSSE(w, r, rec, delay)
 	chunk := func(delta *oaiOutMessage, fin *string) any {
 		c := oaiCompletion{ID: res.id, Object: "chat.completion.chunk", Created: created, Model: res.model,
 			Choices: []oaiChoice{{Delta: delta, FinishReason: fin}}}
@@ -418,23 +418,25 @@ func writeOAIChat(w http.ResponseWriter, r *http.Request, stream, includeUsage b
 type sse struct {
 	w     http.ResponseWriter
 	r     *http.Request
+	rec   *Recorder
 	delay time.Duration
 	n     int
 }
 
-func newSSE(w http.ResponseWriter, r *http.Request, delay time.Duration) *sse {
+func newSSE(w http.ResponseWriter, r *http.Request, rec *Recorder, delay time.Duration) *sse {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	return &sse{w: w, r: r, delay: delay}
+	return &sse{w: w, r: r, rec: rec, delay: delay}
 }
 
 func (s *sse) raw(text string) bool {
-	if s.n > 0 && wait(s.r.Context(), s.delay) != nil {
+	if s.n > 0 && s.rec.wait(s.r.Context(), s.delay) != nil {
 		return false
 	}
 	s.n++
 	if _, err := s.w.Write([]byte(text)); err != nil {
+		s.rec.abort()
 		return false
 	}
 	flush(s.w)

@@ -52,9 +52,33 @@ type Eval struct {
 // Recorder keeps the requests an emulator received and what it did with
 // them; it is safe for concurrent use. Every emulator embeds one.
 type Recorder struct {
-	mu    sync.Mutex
-	reqs  []Request
-	evals []Eval
+	mu      sync.Mutex
+	reqs    []Request
+	evals   []Eval
+	aborted int
+}
+
+// Aborted returns how many requests ended early because their client went
+// away (during the Latency wait or a stream).
+func (r *Recorder) Aborted() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.aborted
+}
+
+func (r *Recorder) abort() {
+	r.mu.Lock()
+	r.aborted++
+	r.mu.Unlock()
+}
+
+// wait sleeps d unless ctx ends first, which counts as an abort.
+func (r *Recorder) wait(ctx context.Context, d time.Duration) error {
+	err := sleepCtx(ctx, d)
+	if err != nil {
+		r.abort()
+	}
+	return err
 }
 
 // Requests returns a copy of the requests received, oldest first.
@@ -112,7 +136,7 @@ func (r *Recorder) LastEval() (Eval, bool) {
 func (r *Recorder) Reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.reqs, r.evals = nil, nil
+	r.reqs, r.evals, r.aborted = nil, nil, 0
 }
 
 // record reads the request body, keeps a copy, and puts the body back.
@@ -146,7 +170,9 @@ type Timing struct {
 	ChunkDelay time.Duration
 }
 
-func wait(ctx context.Context, d time.Duration) error {
+// sleepCtx sleeps d, or returns ctx's error as soon as ctx ends (at once
+// when it already has).
+func sleepCtx(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
