@@ -246,11 +246,7 @@ func (s *Ollama) truncateChat(msgs []Message, tools []Tool, numCtx, numKeep int,
 	// Rendering is additive at message boundaries (each message starts
 	// with the ImStart token), so the count of any list is the sum of its
 	// parts' counts.
-	head := 0
-	if len(tools) > 0 {
-		head = CountTokens(RenderChat(nil, tools)) - CountTokens(RenderChat(nil, nil))
-	}
-	head += CountTokens(RenderChat(nil, nil)) + bos
+	head := CountTokens(RenderChat(nil, tools)) + bos // tools block and generation prompt
 	counts := make([]int, len(msgs))
 	total := head
 	for i, m := range msgs {
