@@ -471,9 +471,18 @@ func TestPipeMatchesRun(t *testing.T) {
 	default:
 		t.Fatal(err)
 	}
+	// Under the race detector each pipeline runs on every third list, in
+	// rotation: every list and every pipeline is still checked.
+	stride := 1
+	if raceEnabled {
+		stride = 3
+	}
 	checked := 0
-	for _, id := range lists {
-		for _, st := range steps {
+	for i, id := range lists {
+		for j, st := range steps {
+			if (i+j)%stride != 0 {
+				continue
+			}
 			samePipe(t, s, id, st)
 			checked++
 		}
@@ -686,8 +695,8 @@ func TestPipeRandom(t *testing.T) {
 	putList(t, s, "bigint", edgeLists["bigint"])
 	r := rand.New(rand.NewPCG(42, 7))
 	n := 1500
-	if testing.Short() {
-		n = 200
+	if testing.Short() || raceEnabled {
+		n = 300
 	}
 	for range n {
 		steps := randomPipeline(r)
