@@ -3,6 +3,7 @@ package vault
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 
@@ -14,17 +15,70 @@ import (
 // Pool keeps the SQLite files of vaults open between calls. A server
 // answering many requests (ctxkit serve) gives its registry one, so each
 // vault's index and episode store are opened once instead of per request;
-// the CLI, which makes one call, does without. Handles from a pool ignore
-// Close; Pool.Close closes them.
+// the CLI, which makes one call, does without. It also keeps each semantic
+// vault's Searcher (lexicon and vectors in memory) for Vault.Query,
+// reloaded when the index changes. Handles from a pool ignore Close;
+// Pool.Close closes them.
 type Pool struct {
+	mu        sync.Mutex
+	indexes   map[string]*sqliteindex.Index
+	episodes  map[string]*sqliteepisodic.Store
+	searchers map[string]*pooledSearcher // by vault folder
+}
+
+// pooledSearcher is a vault's Searcher (lexicon and vectors in memory) and
+// the index generation and embedder it was loaded at.
+type pooledSearcher struct {
 	mu       sync.Mutex
-	indexes  map[string]*sqliteindex.Index
-	episodes map[string]*sqliteepisodic.Store
+	s        *Searcher
+	gen      int64
+	spec     string
+	building bool
 }
 
 // NewPool returns an empty pool.
 func NewPool() *Pool {
-	return &Pool{indexes: map[string]*sqliteindex.Index{}, episodes: map[string]*sqliteepisodic.Store{}}
+	return &Pool{indexes: map[string]*sqliteindex.Index{}, episodes: map[string]*sqliteepisodic.Store{},
+		searchers: map[string]*pooledSearcher{}}
+}
+
+// searcher returns v's Searcher, loading it again when the index has
+// changed since (its generation moved) or the vault's embedder did. While
+// one caller reloads, the others keep answering from the previous one: a
+// generation behind, as a query that started a moment earlier would be.
+func (p *Pool) searcher(ctx context.Context, v *Vault) (*Searcher, error) {
+	p.mu.Lock()
+	ps := p.searchers[v.Dir]
+	if ps == nil {
+		ps = &pooledSearcher{}
+		p.searchers[v.Dir] = ps
+	}
+	p.mu.Unlock()
+	idx, err := v.openIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	gen, err := idx.Generation(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("vault %q: %w", v.Name, err)
+	}
+	ps.mu.Lock()
+	if ps.s != nil && (ps.building || (ps.gen == gen && ps.spec == v.EmbeddingModel)) {
+		s := ps.s
+		ps.mu.Unlock()
+		return s, nil
+	}
+	ps.building = true
+	ps.mu.Unlock()
+	s, err := v.searcher(ctx, nil, true)
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.building = false
+	if err != nil {
+		return nil, err
+	}
+	ps.s, ps.gen, ps.spec = s, gen, v.EmbeddingModel
+	return s, nil
 }
 
 // pooled is a handle whose Close leaves the pool's file open.
@@ -77,6 +131,7 @@ func (p *Pool) drop(dir string) error {
 			delete(p.episodes, path)
 		}
 	}
+	delete(p.searchers, dir)
 	return errors.Join(errs...)
 }
 
@@ -92,5 +147,6 @@ func (p *Pool) Close() error {
 		errs = append(errs, s.Close())
 	}
 	p.indexes, p.episodes = map[string]*sqliteindex.Index{}, map[string]*sqliteepisodic.Store{}
+	p.searchers = map[string]*pooledSearcher{}
 	return errors.Join(errs...)
 }

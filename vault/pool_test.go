@@ -32,13 +32,29 @@ func TestPool(t *testing.T) {
 			t.Fatalf("query: %+v %v", res, err)
 		}
 	}
-	if len(pool.indexes) != 1 {
-		t.Errorf("pooled indexes: %d", len(pool.indexes))
+	if len(pool.indexes) != 1 || len(pool.searchers) != 1 {
+		t.Errorf("pooled indexes %d, searchers %d", len(pool.indexes), len(pool.searchers))
+	}
+	// A write moves the index generation: the pooled Searcher reloads
+	// and finds the new document at once.
+	first := pool.searchers[v.Dir].s
+	if err := v.Write(ctx, WriteOptions{Agent: Owner, Path: "b.md", Content: []byte("# B\n\nalpha gamma\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := v.Query(ctx, "gamma", 3, nil); err != nil || len(res.Results) != 1 || res.Results[0].Path != "b.md" {
+		t.Fatalf("query after a write: %+v %v", res, err)
+	}
+	if pool.searchers[v.Dir].s == first {
+		t.Error("the Searcher was not reloaded after the write")
+	}
+	second := pool.searchers[v.Dir].s
+	if _, err := v.Query(ctx, "alpha", 3, nil); err != nil || pool.searchers[v.Dir].s != second {
+		t.Errorf("an unchanged index reloaded the Searcher: %v", err)
 	}
 	if _, err := v.Index(ctx, IndexOptions{Reindex: true}); err != nil {
 		t.Fatalf("reindex with the index held open: %v", err)
 	}
-	if res, err := v.Query(ctx, "alpha", 3, nil); err != nil || len(res.Results) != 1 {
+	if res, err := v.Query(ctx, "alpha", 3, nil); err != nil || len(res.Results) != 2 {
 		t.Fatalf("query after reindex: %+v %v", res, err)
 	}
 	ev, err := r.Init(ctx, InitOptions{Name: "mem", Type: Episodic})

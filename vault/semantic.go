@@ -437,9 +437,20 @@ type QueryResult struct {
 // Query searches the vault: BM25 and, with an embedder, vector similarity,
 // fused by reciprocal rank. No match is an empty list, not an error. It
 // opens a Searcher for this one query, without loading the lexicon (FTS5
-// ranks one query faster than the lexicon loads, and ranks the same); a
-// server that answers many keeps one Searcher open instead.
+// ranks one query faster than the lexicon loads, and ranks the same);
+// through a registry with a Pool (a server), it asks the vault's pooled
+// Searcher, reloaded whenever the index has changed.
 func (v *Vault) Query(ctx context.Context, text string, n int, override embed.Embedder) (*QueryResult, error) {
+	if v.pool != nil && override == nil {
+		if err := v.Require(Semantic); err != nil {
+			return nil, err
+		}
+		s, err := v.pool.searcher(ctx, v)
+		if err != nil {
+			return nil, err
+		}
+		return s.Query(ctx, text, n)
+	}
 	s, err := v.searcher(ctx, override, false)
 	if err != nil {
 		return nil, err

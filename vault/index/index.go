@@ -78,6 +78,10 @@ type Index interface {
 	// EachVector calls fn with the id and vector of every chunk that has
 	// one, for the in-memory vector search.
 	EachVector(ctx context.Context, fn func(id int64, v []float32) error) error
+	// Generation changes whenever the index does (a Put or Delete, by
+	// any process), so that what was loaded from it (a Searcher's lexicon
+	// and vectors) can tell it is stale.
+	Generation(ctx context.Context) (int64, error)
 	// EachText calls fn with the id, text and heading path of every
 	// chunk, by ascending id, for the in-memory lexical search (Lexicon).
 	EachText(ctx context.Context, fn func(id int64, text, heading string) error) error

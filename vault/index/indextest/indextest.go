@@ -23,6 +23,7 @@ func Run(t *testing.T, open func(t *testing.T) index.Index) {
 	t.Run("Vectors", func(t *testing.T) { vectors(t, open(t)) })
 	t.Run("Texts", func(t *testing.T) { texts(t, open(t)) })
 	t.Run("Concurrent", func(t *testing.T) { concurrent(t, open(t)) })
+	t.Run("Generation", func(t *testing.T) { generation(t, open(t)) })
 }
 
 func chunks(texts ...string) []index.Chunk {
@@ -254,5 +255,48 @@ func concurrent(t *testing.T, x index.Index) {
 	docs, _ := x.Docs(ctx)
 	if len(docs) != 12 {
 		t.Errorf("%d documents, want 12", len(docs))
+	}
+}
+
+// generation checks that every change moves the generation and reads do
+// not.
+func generation(t *testing.T, x index.Index) {
+	defer x.Close()
+	ctx := t.Context()
+	gen := func() int64 {
+		t.Helper()
+		g, err := x.Generation(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	g0 := gen()
+	if err := x.Put(ctx, index.Doc{Path: "a.md", Hash: "1"}, []index.Chunk{{Text: "alpha"}}); err != nil {
+		t.Fatal(err)
+	}
+	g1 := gen()
+	if g1 == g0 {
+		t.Error("a Put left the generation")
+	}
+	if _, err := x.Lexical(ctx, "alpha", 5); err != nil {
+		t.Fatal(err)
+	}
+	if gen() != g1 {
+		t.Error("a read moved the generation")
+	}
+	// The same document again, same chunk count: still a change.
+	if err := x.Put(ctx, index.Doc{Path: "a.md", Hash: "2"}, []index.Chunk{{Text: "beta"}}); err != nil {
+		t.Fatal(err)
+	}
+	g2 := gen()
+	if g2 == g1 {
+		t.Error("replacing a document left the generation")
+	}
+	if err := x.Delete(ctx, "a.md"); err != nil {
+		t.Fatal(err)
+	}
+	if gen() == g2 {
+		t.Error("a Delete left the generation")
 	}
 }

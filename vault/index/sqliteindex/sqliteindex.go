@@ -27,7 +27,7 @@ import (
 
 // schemaVersion is the user_version of the schema below; a newer file is
 // refused rather than misread.
-const schemaVersion = 1
+const schemaVersion = 2
 
 const schema = `
 CREATE TABLE IF NOT EXISTS docs (
@@ -53,6 +53,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
 CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
 	INSERT INTO chunks_fts(rowid, text, heading) VALUES (new.id, new.text, new.heading);
 END;
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+INSERT OR IGNORE INTO meta VALUES ('generation', 0);
 CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
 	INSERT INTO chunks_fts(chunks_fts, rowid, text, heading) VALUES ('delete', old.id, old.text, old.heading);
 END;
@@ -142,6 +144,9 @@ func (x *Index) Put(ctx context.Context, doc index.Doc, chunks []index.Chunk) er
 		doc.Path, doc.Hash, string(meta), len(chunks), doc.Indexed.UTC().Format(time.RFC3339Nano)); err != nil {
 		return fmt.Errorf("record %s: %w", doc.Path, err)
 	}
+	if err := bump(ctx, tx); err != nil {
+		return err
+	}
 	return tx.Commit()
 }
 
@@ -158,7 +163,26 @@ func (x *Index) Delete(ctx context.Context, path string) error {
 	if _, err := tx.ExecContext(ctx, "DELETE FROM docs WHERE path = ?", path); err != nil {
 		return fmt.Errorf("delete %s: %w", path, err)
 	}
+	if err := bump(ctx, tx); err != nil {
+		return err
+	}
 	return tx.Commit()
+}
+
+// bump moves the generation, inside a change's transaction.
+func bump(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, "UPDATE meta SET value = value + 1 WHERE key = 'generation'"); err != nil {
+		return fmt.Errorf("bump the generation: %w", err)
+	}
+	return nil
+}
+
+// Generation returns the index's generation, which every Put and Delete
+// moves.
+func (x *Index) Generation(ctx context.Context) (int64, error) {
+	var g int64
+	err := x.db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'generation'").Scan(&g)
+	return g, err
 }
 
 // Doc returns one document.
