@@ -25,6 +25,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -102,6 +103,10 @@ INSERT INTO statements_fts(statements_fts, rank) VALUES ('automerge', 16);
 // Store is an episodic store in one SQLite file.
 type Store struct {
 	db *sql.DB
+	// writeMu queues this process's writers: SQLite's busy handler, which
+	// arbitrates between processes, waits by sleeping (up to 100 ms a
+	// time), so writers of one process wait here instead, in order.
+	writeMu sync.Mutex
 }
 
 var _ episodic.Store = (*Store)(nil)
@@ -195,6 +200,8 @@ func rowOf(ctx context.Context, q execer, id string) (int64, error) {
 
 // Apply commits c in one immediate transaction.
 func (s *Store) Apply(ctx context.Context, c *episodic.Change, now time.Time) (time.Time, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("begin: %w", err)
@@ -986,6 +993,8 @@ func (s *Store) Export(ctx context.Context, fn func(*episodic.Record) error) err
 
 // Import inserts records as given, in one transaction.
 func (s *Store) Import(ctx context.Context, recs []*episodic.Record) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
