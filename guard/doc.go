@@ -1,0 +1,87 @@
+// Package guard is an HTTP proxy in front of Ollama, llama.cpp,
+// OpenAI-compatible and Anthropic servers that makes context overflow
+// honest: a prompt that does not fit the window the backend has loaded is
+// compacted to fit (package compact), what was removed is said in the
+// prompt and in the response, and kept retrievable.
+//
+// # What it serves
+//
+//   - Ollama: POST /api/chat (NDJSON stream by default, or one JSON body)
+//     and /api/generate (a raw prompt keeps its head and tail); every other
+//     path (/api/tags, /api/ps, /api/pull, HEAD /, ...) is passed through.
+//   - OpenAI: POST /v1/chat/completions (SSE when stream is set) and
+//     /v1/completions, sent to llama.cpp, an OpenAI-compatible server or
+//     Ollama by model name (flags give the backends; /api/tags and
+//     /v1/models say which serves which model); other /v1/* paths
+//     (/v1/models, /v1/embeddings, /v1/responses) are passed through.
+//   - Anthropic: /v1/messages and /v1/messages/count_tokens are passed
+//     through to the Anthropic backend (not compacted yet).
+//   - GET /ctxkit/evicted/{id} returns an evicted span (JSON messages) from
+//     the offload store; GET /ctxkit/health the policy, counters and
+//     calibrations.
+//
+// Pass-through uses net/http/httputil.ReverseProxy with FlushInterval -1,
+// so every chunk is flushed as it arrives; intercepted streams are relayed
+// line by line and flushed per line. Upstream requests carry the client's
+// request context: a client that disconnects cancels them.
+//
+// # Window, budget, counting
+//
+// The window is what the backend has loaded: Ollama's options.num_ctx, else
+// the model's context_length in /api/ps, else Options.DefaultWindow;
+// llama.cpp's per-slot n_ctx from /props; Options.Windows or DefaultWindow
+// for the others. Budget = window − reserved output (num_predict,
+// max_tokens, max_completion_tokens, else Options.Reserve) − Options.Margin.
+// Messages, tool schemas, tool calls, images (768 tokens each) and a
+// template overhead are counted with compact.Estimate times a per-backend,
+// per-model factor that only ever rises: it is calibrated from Ollama's
+// prompt_eval_count, usage.prompt_tokens and the numbers in upstream
+// context errors, ignoring prompts under 1,000 characters. Counts are
+// cached per text (compact.Cache, replaced when the factor rises), and
+// eviction plans are remembered across turns (compact.Plans) so the prompt
+// head stays byte-identical and the backend's prefix cache keeps hitting.
+// Reports say exact_counts false: no exact tokenizer is wired yet.
+//
+// # Policies
+//
+// compact (default) compacts; strict answers 413 with a machine-readable
+// body ({"error":{"type":"context_overflow","n_prompt_tokens",...}}) after
+// counting only, before any compaction work; observe passes the request
+// through untouched, reports what would have been evicted, and detects
+// Ollama's silent truncation after the fact (the prompt sent counted at
+// least the window while prompt_eval_count is below it); off passes
+// everything through.
+//
+// # Requests and reports
+//
+// A chat request is parsed into its top-level fields and its messages as
+// raw JSON: messages compaction leaves alone go upstream byte for byte,
+// changed ones keep every field but their text, and unknown fields of the
+// request are kept as they were (only the order of top-level keys may
+// change). A request that needs no change is sent as received.
+//
+// The response gets a "ctxkit" field (Report: compacted, tokens before and
+// after, window, budget, evicted tokens, strategy, each changed message's
+// fate, evicted spans with their store ids, exact counts or not, recovery)
+// and the headers X-Ctxkit-Compacted, X-Ctxkit-Evicted-Tokens and
+// X-Ctxkit-Budget. In a stream the report rides in the final object:
+// Ollama's done chunk, OpenAI's chunk with a finish_reason.
+//
+// An upstream context error (llama.cpp's 400 exceed_context_size_error,
+// OpenAI's context_length_exceeded, Anthropic's "prompt is too long")
+// recalibrates the estimate from the error's numbers, takes the window it
+// names, recompacts and retries once; a second failure is returned as it
+// is, with the report.
+//
+// # Why hand-written
+//
+// The proxy is small glue over net/http: a generic reverse proxy cannot
+// rewrite a request from its parsed messages while keeping the rest raw,
+// nor inject a report into the last chunk of an NDJSON or SSE stream, and
+// the reference proxy's weaknesses (budget against a default window on
+// /v1, uncounted tools and images, a global calibration, unbounded retry,
+// strict compacting before refusing, no in-band stream report, no way to
+// fetch what was evicted) are each a few lines to do right here. Pass-through
+// is the standard library's ReverseProxy; compaction is package compact;
+// storage is the offload engine.
+package guard

@@ -1,0 +1,134 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/ctxkit/ctxkit/guard/compact"
+)
+
+// templateOverhead is counted once per prompt (BOS, the generation prompt).
+const templateOverhead = 8
+
+// fit is one chat request on its way through the guard.
+type fit struct {
+	b       *backend
+	d       dialect
+	req     *chatRequest
+	body    []byte
+	model   string
+	window  int
+	reserve int
+	rep     *Report
+	cal     *calibration
+	cnt     counter
+	// sent and chars are what the body sent upstream counts.
+	sent, chars int
+}
+
+func (g *Guard) budget(window, reserve int) int {
+	if reserve > window/2 {
+		reserve = window / 2
+	}
+	b := window - reserve - g.opts.Margin
+	if b < window/4 {
+		b = window / 4
+	}
+	return b
+}
+
+// apply runs the policy on the request and sets f.body to what goes
+// upstream. It answers the client itself (413) and returns false when the
+// request must not go upstream.
+func (g *Guard) apply(ctx context.Context, w http.ResponseWriter, f *fit, original []byte) bool {
+	f.cnt = f.cal.snapshot()
+	f.rep.Budget = g.budget(f.window, f.reserve)
+	f.rep.Window = f.window
+	f.rep.Strategy = "none"
+	f.body = original
+	tokens, chars := countConversation(f.req.conv, f.cnt.c, templateOverhead)
+	f.sent, f.chars = tokens, chars
+	f.rep.TokensBefore, f.rep.TokensAfter = tokens, tokens
+	switch g.opts.Policy {
+	case PolicyStrict:
+		if tokens > f.rep.Budget {
+			g.stats.refused.Add(1)
+			writeError(w, http.StatusRequestEntityTooLarge, "context_overflow",
+				fmt.Sprintf("prompt is about %d tokens, budget is %d (window %d); refusing rather than truncating silently", tokens, f.rep.Budget, f.window),
+				f.rep, "n_prompt_tokens", tokens, "budget", f.rep.Budget, "window", f.window)
+			return false
+		}
+		return true
+	case PolicyObserve:
+		if tokens > f.rep.Budget {
+			res, _ := compact.Compact(f.req.conv, compact.Budget{Limit: f.rep.Budget, Overhead: templateOverhead}, g.compactOptions(f, nil))
+			if res != nil {
+				f.rep.WouldEvictTokens = res.TokensBefore - res.TokensAfter
+				f.rep.Strategy = "observe:" + res.Strategy
+			}
+		}
+		return true
+	}
+	return g.compactInto(ctx, w, f)
+}
+
+func (g *Guard) compactOptions(f *fit, store func([]compact.Message) (string, error)) compact.Options {
+	return compact.Options{KeepRecent: g.opts.KeepRecent, Counter: f.cnt.c, Cache: f.cnt.cache, Store: store, RecallHint: g.recallHint, Plans: g.plans}
+}
+
+// compactInto compacts f.req into f.rep.Budget (a no-op when it fits).
+func (g *Guard) compactInto(ctx context.Context, w http.ResponseWriter, f *fit) bool {
+	res, err := compact.Compact(f.req.conv, compact.Budget{Limit: f.rep.Budget, Overhead: templateOverhead}, g.compactOptions(f, g.storeFunc(ctx)))
+	var tl *compact.TooLargeError
+	if errors.As(err, &tl) {
+		if res != nil {
+			f.rep.fill(f.req.conv, res)
+		}
+		g.stats.refused.Add(1)
+		writeError(w, http.StatusRequestEntityTooLarge, "context_overflow_uncompactable",
+			fmt.Sprintf("prompt still about %d tokens after compaction, budget is %d: the part that cannot be removed (system messages, tools, images) counts %d", tl.Need, tl.Limit, tl.Protected),
+			f.rep, "n_prompt_tokens", tl.Need, "budget", tl.Limit, "protected_tokens", tl.Protected)
+		return false
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "compaction_failed", err.Error(), f.rep)
+		return false
+	}
+	f.rep.fill(f.req.conv, res)
+	if !res.Compacted {
+		return true
+	}
+	body, err := f.req.build(res, f.d)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "compaction_failed", err.Error(), f.rep)
+		return false
+	}
+	f.body = body
+	f.sent = res.TokensAfter
+	f.chars = 0
+	for _, m := range res.Messages {
+		f.chars += len(m.Text)
+	}
+	g.stats.compacted.Add(1)
+	g.log.Info("compacted", "backend", f.b.kind, "model", f.model, "before", res.TokensBefore, "after", res.TokensAfter,
+		"budget", f.rep.Budget, "window", f.window, "evicted", res.EvictedTokens, "strategy", res.Strategy)
+	return true
+}
+
+// observed is the backend's own count of the prompt: it calibrates the
+// estimate and, for Ollama, detects a silent truncation.
+func (g *Guard) observed(f *fit, promptTokens int, truncates bool) {
+	if promptTokens <= 0 {
+		return
+	}
+	f.rep.PromptEvalCount = promptTokens
+	if truncates && f.sent >= f.window && promptTokens < f.window {
+		f.rep.UpstreamTruncated = true
+		g.stats.truncated.Add(1)
+		g.log.Warn("upstream truncated the prompt silently", "backend", f.b.kind, "model", f.model, "sent", f.sent, "window", f.window, "prompt_eval_count", promptTokens)
+		return
+	}
+	f.cal.observe(f.cnt, f.chars, f.sent, promptTokens)
+}

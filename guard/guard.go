@@ -1,0 +1,381 @@
+package guard
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ctxkit/ctxkit/guard/compact"
+	"github.com/ctxkit/ctxkit/offload"
+)
+
+// Policy is what the guard does with a prompt that does not fit.
+type Policy string
+
+// The policies.
+const (
+	// PolicyCompact compacts the prompt to fit (the default).
+	PolicyCompact Policy = "compact"
+	// PolicyStrict refuses it with 413 before any compaction work.
+	PolicyStrict Policy = "strict"
+	// PolicyObserve passes it through and reports what would have been
+	// evicted, and detects the upstream's silent truncation.
+	PolicyObserve Policy = "observe"
+	// PolicyOff passes everything through untouched.
+	PolicyOff Policy = "off"
+)
+
+// ParsePolicy returns the policy named s ("" is PolicyCompact).
+func ParsePolicy(s string) (Policy, error) {
+	switch p := Policy(s); p {
+	case "":
+		return PolicyCompact, nil
+	case PolicyCompact, PolicyStrict, PolicyObserve, PolicyOff:
+		return p, nil
+	}
+	return "", fmt.Errorf("unknown policy %q (want compact, strict, observe or off)", s)
+}
+
+// Defaults of Options.
+const (
+	DefaultWindow  = 4096
+	DefaultReserve = 512
+	DefaultMargin  = 128
+	// maxBody is the largest request body the guard reads to compact.
+	maxBody = 256 << 20
+)
+
+// Options configure a Guard. At least one backend URL is required.
+type Options struct {
+	// Ollama, LlamaCpp, OpenAI and Anthropic are the backends' base URLs
+	// (scheme, host, port; an optional path prefix such as /v1 for
+	// OpenAI is stripped of its trailing /v1).
+	Ollama, LlamaCpp, OpenAI, Anthropic string
+	// Policy is PolicyCompact when empty.
+	Policy Policy
+	// KeepRecent is how many trailing messages are never deleted (0: 4).
+	KeepRecent int
+	// Engine stores evicted spans; nil: they are not kept and the notice
+	// says so.
+	Engine *offload.Engine
+	// Logger logs compactions, recoveries and truncations (nil: discard).
+	Logger *slog.Logger
+	// DefaultWindow is the window when the backend does not say (Ollama
+	// with no model loaded, OpenAI-compatible and Anthropic servers); 0:
+	// DefaultWindow.
+	DefaultWindow int
+	// Windows gives the window of named models, over DefaultWindow.
+	Windows map[string]int
+	// Reserve is the output reserved when the request does not set
+	// num_predict or max_tokens (0: DefaultReserve).
+	Reserve int
+	// Margin is kept free on top of the reserve (0: DefaultMargin).
+	Margin int
+	// Client sends upstream requests (nil: a client without timeout, so
+	// that long generations are not cut; the client's own disconnect
+	// cancels them).
+	Client *http.Client
+}
+
+// Guard is the proxy. It is an http.Handler, safe for concurrent use.
+type Guard struct {
+	opts     Options
+	log      *slog.Logger
+	client   *http.Client
+	backends map[kind]*backend
+	calib    sync.Map // backend kind + "\x00" + model → *calibration
+	plans    *compact.Plans
+
+	routeMu sync.Mutex
+	routes  map[string]kind // model → backend, from discovery
+	routed  time.Time
+
+	stats struct {
+		requests, compacted, refused, retried, truncated, observed atomic.Int64
+	}
+}
+
+type kind string
+
+const (
+	kOllama    kind = "ollama"
+	kLlamaCpp  kind = "llamacpp"
+	kOpenAI    kind = "openai"
+	kAnthropic kind = "anthropic"
+)
+
+type backend struct {
+	kind  kind
+	base  *url.URL
+	proxy *httputil.ReverseProxy
+
+	mu   sync.Mutex
+	nCtx int // llama.cpp's per-slot n_ctx, once read
+}
+
+// New returns a Guard for the backends of opts.
+func New(opts Options) (*Guard, error) {
+	p, err := ParsePolicy(string(opts.Policy))
+	if err != nil {
+		return nil, err
+	}
+	opts.Policy = p
+	if opts.DefaultWindow <= 0 {
+		opts.DefaultWindow = DefaultWindow
+	}
+	if opts.Reserve <= 0 {
+		opts.Reserve = DefaultReserve
+	}
+	if opts.Margin <= 0 {
+		opts.Margin = DefaultMargin
+	}
+	g := &Guard{opts: opts, log: opts.Logger, client: opts.Client, backends: map[kind]*backend{}, plans: compact.NewPlans(0), routes: map[string]kind{}}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	if g.client == nil {
+		g.client = &http.Client{}
+	}
+	for k, raw := range map[kind]string{kOllama: opts.Ollama, kLlamaCpp: opts.LlamaCpp, kOpenAI: opts.OpenAI, kAnthropic: opts.Anthropic} {
+		if raw == "" {
+			continue
+		}
+		u, err := url.Parse(strings.TrimSuffix(strings.TrimSuffix(raw, "/"), "/v1"))
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return nil, fmt.Errorf("%s backend %q: not an http(s) URL", k, raw)
+		}
+		b := &backend{kind: k, base: u}
+		b.proxy = &httputil.ReverseProxy{
+			Rewrite: func(pr *httputil.ProxyRequest) {
+				pr.SetURL(u)
+				pr.Out.Host = u.Host
+			},
+			FlushInterval: -1,
+			Transport:     g.client.Transport,
+			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+				if r.Context().Err() == nil {
+					g.log.Warn("upstream failed", "backend", k, "path", r.URL.Path, "err", err)
+				}
+				writeError(w, http.StatusBadGateway, "upstream_unreachable", fmt.Sprintf("%s: %v", k, err), nil)
+			},
+		}
+		g.backends[k] = b
+	}
+	if len(g.backends) == 0 {
+		return nil, errors.New("guard: no backend (set at least one of Ollama, LlamaCpp, OpenAI, Anthropic)")
+	}
+	return g, nil
+}
+
+// ServeHTTP routes a request: chat and completion endpoints are fitted into
+// the window, everything else is passed through.
+func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.stats.requests.Add(1)
+	p := r.URL.Path
+	switch {
+	case r.Method == http.MethodGet && strings.HasPrefix(p, "/ctxkit/evicted/"):
+		g.serveEvicted(w, r, strings.TrimPrefix(p, "/ctxkit/evicted/"))
+	case r.Method == http.MethodGet && p == "/ctxkit/health":
+		g.serveHealth(w)
+	case r.Method == http.MethodPost && p == "/api/chat":
+		g.withBackend(w, r, kOllama, g.ollamaChat)
+	case r.Method == http.MethodPost && p == "/api/generate":
+		g.withBackend(w, r, kOllama, g.ollamaGenerate)
+	case r.Method == http.MethodPost && p == "/v1/chat/completions":
+		g.openaiRoute(w, r, g.openaiChat)
+	case r.Method == http.MethodPost && p == "/v1/completions":
+		g.openaiRoute(w, r, g.openaiCompletion)
+	case strings.HasPrefix(p, "/v1/messages"):
+		if b := g.backends[kAnthropic]; b != nil {
+			b.proxy.ServeHTTP(w, r)
+			return
+		}
+		g.openaiRoute(w, r, nil)
+	case strings.HasPrefix(p, "/v1/"):
+		g.openaiRoute(w, r, nil)
+	default:
+		if b := g.backends[kOllama]; b != nil {
+			b.proxy.ServeHTTP(w, r)
+			return
+		}
+		g.defaultV1().proxy.ServeHTTP(w, r)
+	}
+}
+
+func (g *Guard) withBackend(w http.ResponseWriter, r *http.Request, k kind, h func(http.ResponseWriter, *http.Request, *backend, []byte)) {
+	b := g.backends[k]
+	if b == nil {
+		writeError(w, http.StatusBadGateway, "no_backend", fmt.Sprintf("no %s backend is configured", k), nil)
+		return
+	}
+	if g.opts.Policy == PolicyOff {
+		b.proxy.ServeHTTP(w, r)
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad_request", err.Error(), nil)
+		return
+	}
+	h(w, r, b, body)
+}
+
+func readBody(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("read request body: %w", err)
+	}
+	if len(body) > maxBody {
+		return nil, fmt.Errorf("request body over %d bytes", maxBody)
+	}
+	return body, nil
+}
+
+// send posts body to the backend's path with the client's headers and
+// context (a client that leaves cancels it).
+func (g *Guard) send(ctx context.Context, r *http.Request, b *backend, body []byte) (*http.Response, error) {
+	u := *b.base
+	u.Path = strings.TrimSuffix(u.Path, "/") + r.URL.Path
+	u.RawQuery = r.URL.RawQuery
+	req, err := http.NewRequestWithContext(ctx, r.Method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("build upstream request: %w", err)
+	}
+	for k, v := range r.Header {
+		switch http.CanonicalHeaderKey(k) {
+		case "Content-Length", "Connection", "Keep-Alive", "Transfer-Encoding", "Upgrade", "Te", "Trailer", "Proxy-Connection", "Accept-Encoding":
+			continue
+		}
+		req.Header[k] = v
+	}
+	resp, err := g.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", b.kind, r.URL.Path, err)
+	}
+	return resp, nil
+}
+
+// getJSON reads a backend's JSON endpoint into v.
+func (g *Guard) getJSON(ctx context.Context, b *backend, path string, v any) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	u := *b.base
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := g.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", b.kind, path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: status %d", b.kind, path, resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		return fmt.Errorf("%s %s: %w", b.kind, path, err)
+	}
+	return nil
+}
+
+// storeFunc returns the compact.Options.Store that keeps evicted spans in
+// the offload engine under a content-hash id (so a replanned span that is
+// the same keeps its notice).
+func (g *Guard) storeFunc(ctx context.Context) func([]compact.Message) (string, error) {
+	if g.opts.Engine == nil {
+		return nil
+	}
+	return func(msgs []compact.Message) (string, error) {
+		data, err := json.Marshal(msgs)
+		if err != nil {
+			return "", fmt.Errorf("encode evicted span: %w", err)
+		}
+		sum := sha256.Sum256(data)
+		n, err := g.opts.Engine.Put(ctx, data, offload.PutOptions{Type: "evicted", Producer: "ctxkit-guard", ID: "evicted_" + hex.EncodeToString(sum[:8]), TTL: -1})
+		if err != nil {
+			return "", err
+		}
+		return n.StoredResult, nil
+	}
+}
+
+func (g *Guard) recallHint(id string) string {
+	return "GET /ctxkit/evicted/" + id + " on this server returns it"
+}
+
+func (g *Guard) serveEvicted(w http.ResponseWriter, r *http.Request, id string) {
+	if g.opts.Engine == nil {
+		writeError(w, http.StatusNotFound, "not_found", "evicted content is not kept (no store)", nil)
+		return
+	}
+	data, err := g.opts.Engine.Store().Raw(r.Context(), id)
+	if err != nil {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("evicted span %q: %v", id, err), nil)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(data)
+}
+
+func (g *Guard) serveHealth(w http.ResponseWriter) {
+	type calib struct {
+		Scale   float64 `json:"scale"`
+		Samples int     `json:"samples"`
+	}
+	cal := map[string]calib{}
+	g.calib.Range(func(k, v any) bool {
+		c := v.(*calibration)
+		c.mu.Lock()
+		cal[strings.ReplaceAll(k.(string), "\x00", "/")] = calib{c.scale, c.samples}
+		c.mu.Unlock()
+		return true
+	})
+	backends := map[string]string{}
+	for k, b := range g.backends {
+		backends[string(k)] = b.base.String()
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"status": "ok", "policy": g.opts.Policy, "backends": backends,
+		"stats": map[string]int64{
+			"requests": g.stats.requests.Load(), "compacted": g.stats.compacted.Load(), "refused": g.stats.refused.Load(),
+			"retried": g.stats.retried.Load(), "truncation_detected": g.stats.truncated.Load(),
+		},
+		"calibration": cal,
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", fmt.Sprint(len(data)))
+	w.WriteHeader(status)
+	_, _ = w.Write(data)
+}
+
+// writeError answers a machine-readable error, with the report if any.
+func writeError(w http.ResponseWriter, status int, typ, msg string, rep *Report, extra ...any) {
+	e := map[string]any{"type": typ, "message": msg}
+	for i := 0; i+1 < len(extra); i += 2 {
+		e[extra[i].(string)] = extra[i+1]
+	}
+	body := map[string]any{"error": e}
+	if rep != nil {
+		rep.setHeaders(w.Header())
+		body["ctxkit"] = rep
+	}
+	writeJSON(w, status, body)
+}

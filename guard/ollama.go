@@ -1,0 +1,200 @@
+package guard
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/ctxkit/ctxkit/guard/compact"
+)
+
+// ollamaOptions are the fields of Ollama's options the guard reads.
+type ollamaOptions struct {
+	NumCtx     int `json:"num_ctx"`
+	NumPredict int `json:"num_predict"`
+}
+
+func ollamaOpts(top map[string]json.RawMessage) ollamaOptions {
+	var o ollamaOptions
+	if raw, ok := top["options"]; ok {
+		_ = json.Unmarshal(raw, &o)
+	}
+	return o
+}
+
+// ollamaWindow is the window a request will run in: options.num_ctx, else
+// the context_length of the loaded model (/api/ps), else the default.
+func (g *Guard) ollamaWindow(ctx context.Context, b *backend, model string, o ollamaOptions) (int, string) {
+	if o.NumCtx > 0 {
+		return o.NumCtx, "request options.num_ctx"
+	}
+	var ps struct {
+		Models []struct {
+			Name          string `json:"name"`
+			Model         string `json:"model"`
+			ContextLength int    `json:"context_length"`
+		} `json:"models"`
+	}
+	if err := g.getJSON(ctx, b, "/api/ps", &ps); err == nil {
+		want := model
+		if !strings.Contains(want, ":") {
+			want += ":latest"
+		}
+		for _, m := range ps.Models {
+			if (m.Name == want || m.Model == want || m.Name == model) && m.ContextLength > 0 {
+				return m.ContextLength, "loaded (/api/ps)"
+			}
+		}
+	}
+	return g.configWindow(model), "default"
+}
+
+func (g *Guard) configWindow(model string) int {
+	if w := g.opts.Windows[model]; w > 0 {
+		return w
+	}
+	return g.opts.DefaultWindow
+}
+
+func (g *Guard) reserveOr(n int) int {
+	if n > 0 {
+		return n
+	}
+	return g.opts.Reserve
+}
+
+// ollamaChat serves /api/chat.
+func (g *Guard) ollamaChat(w http.ResponseWriter, r *http.Request, b *backend, body []byte) {
+	req, err := parseChat(body, ollamaDialect{})
+	if err != nil {
+		b.proxy.ServeHTTP(w, withBody(r, body))
+		return
+	}
+	model := str(req.top["model"])
+	o := ollamaOpts(req.top)
+	f := &fit{b: b, d: ollamaDialect{}, req: req, model: model, reserve: g.reserveOr(o.NumPredict),
+		rep: &Report{Policy: g.opts.Policy, Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, model)}
+	f.window, f.rep.WindowSource = g.ollamaWindow(r.Context(), b, model, o)
+	if !g.apply(r.Context(), w, f, body) {
+		return
+	}
+	g.forwardOllama(w, r, f)
+}
+
+// forwardOllama sends f.body and relays the answer, its done chunk
+// carrying the report.
+func (g *Guard) forwardOllama(w http.ResponseWriter, r *http.Request, f *fit) {
+	resp, err := g.send(r.Context(), r, f.b, f.body)
+	if err != nil {
+		if r.Context().Err() == nil {
+			writeError(w, http.StatusBadGateway, "upstream_unreachable", err.Error(), f.rep)
+		}
+		return
+	}
+	isDone := func(obj []byte) bool { return bytes.Contains(obj, []byte(`"done":true`)) }
+	observe := func(obj []byte) {
+		if isDone(obj) {
+			g.observed(f, jsonInt(obj, "prompt_eval_count"), true)
+		}
+	}
+	if err := relay(w, resp, f.rep, isDone, observe, f.rep.inject); err != nil && r.Context().Err() == nil {
+		g.log.Warn("relay failed", "path", r.URL.Path, "err", err)
+	}
+}
+
+// ollamaGenerate serves /api/generate: a raw prompt keeps its head and
+// tail.
+func (g *Guard) ollamaGenerate(w http.ResponseWriter, r *http.Request, b *backend, body []byte) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		b.proxy.ServeHTTP(w, withBody(r, body))
+		return
+	}
+	model := str(top["model"])
+	o := ollamaOpts(top)
+	var images []json.RawMessage
+	_ = json.Unmarshal(top["images"], &images)
+	f := &fit{b: b, model: model, reserve: g.reserveOr(o.NumPredict), rep: &Report{Policy: g.opts.Policy, Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, model)}
+	f.window, f.rep.WindowSource = g.ollamaWindow(r.Context(), b, model, o)
+	f.body = body
+	overhead := templateOverhead + len(images)*compact.DefaultImageTokens
+	if !g.fitPrompt(r.Context(), w, f, top, "prompt", str(top["prompt"]), overhead+f.cal.snapshot().c.Count(str(top["system"]))) {
+		return
+	}
+	g.forwardOllama(w, r, f)
+}
+
+// fitPrompt applies the policy to a raw prompt in top[key].
+func (g *Guard) fitPrompt(ctx context.Context, w http.ResponseWriter, f *fit, top map[string]json.RawMessage, key, prompt string, overhead int) bool {
+	f.cnt = f.cal.snapshot()
+	f.rep.Window = f.window
+	f.rep.Budget = g.budget(f.window, f.reserve)
+	f.rep.Strategy = "none"
+	tokens := f.cnt.c.Count(prompt) + overhead
+	f.sent, f.chars = tokens, len(prompt)
+	f.rep.TokensBefore, f.rep.TokensAfter = tokens, tokens
+	if tokens <= f.rep.Budget || g.opts.Policy == PolicyObserve {
+		if tokens > f.rep.Budget {
+			f.rep.WouldEvictTokens = tokens - f.rep.Budget
+		}
+		return true
+	}
+	if g.opts.Policy == PolicyStrict {
+		g.stats.refused.Add(1)
+		writeError(w, http.StatusRequestEntityTooLarge, "context_overflow",
+			fmt.Sprintf("prompt is about %d tokens, budget is %d (window %d); refusing rather than truncating silently", tokens, f.rep.Budget, f.window),
+			f.rep, "n_prompt_tokens", tokens, "budget", f.rep.Budget, "window", f.window)
+		return false
+	}
+	opts := compact.Options{Counter: f.cnt.c, Cache: f.cnt.cache, RecallHint: g.recallHint}
+	if store := g.storeFunc(ctx); store != nil {
+		opts.Store = store
+	}
+	res, err := compact.CompactPrompt(prompt, compact.Budget{Limit: f.rep.Budget, Overhead: overhead}, opts)
+	if err != nil {
+		status, typ := http.StatusInternalServerError, "compaction_failed"
+		if errors.Is(err, compact.ErrTooLarge) {
+			status, typ = http.StatusRequestEntityTooLarge, "context_overflow_uncompactable"
+		}
+		g.stats.refused.Add(1)
+		writeError(w, status, typ, err.Error(), f.rep)
+		return false
+	}
+	f.rep.Compacted, f.rep.TokensAfter, f.rep.EvictedTokens, f.rep.Strategy = res.Compacted, res.TokensAfter, res.EvictedTokens, res.Strategy
+	if res.StoreID != "" || res.StoreErr != "" {
+		f.rep.Evicted = []SpanReport{{Tokens: res.EvictedTokens, StoreID: res.StoreID, StoreErr: res.StoreErr}}
+	}
+	if !res.Compacted {
+		return true
+	}
+	data, err := json.Marshal(res.Prompt)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "compaction_failed", err.Error(), f.rep)
+		return false
+	}
+	top[key] = data
+	body, err := json.Marshal(top)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "compaction_failed", err.Error(), f.rep)
+		return false
+	}
+	f.body, f.sent, f.chars = body, res.TokensAfter, len(res.Prompt)
+	g.stats.compacted.Add(1)
+	return true
+}
+
+// withBody gives r its body back after the guard read it.
+func withBody(r *http.Request, body []byte) *http.Request {
+	r2 := r.Clone(r.Context())
+	r2.Body = http.NoBody
+	if len(body) > 0 {
+		r2.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	r2.ContentLength = int64(len(body))
+	return r2
+}

@@ -1,0 +1,309 @@
+package guard
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"time"
+)
+
+// defaultV1 is the backend of /v1 requests that name no known model:
+// llama.cpp, else the OpenAI-compatible server, else Ollama, else
+// Anthropic.
+func (g *Guard) defaultV1() *backend {
+	for _, k := range []kind{kLlamaCpp, kOpenAI, kOllama, kAnthropic} {
+		if b := g.backends[k]; b != nil {
+			return b
+		}
+	}
+	return nil
+}
+
+// route picks the backend serving model: the one whose model list
+// (/api/tags, /v1/models) names it, else defaultV1. Lists are read again
+// when a model is unknown, at most every few seconds.
+func (g *Guard) route(ctx context.Context, model string) *backend {
+	if model == "" || len(g.backends) == 1 {
+		return g.defaultV1()
+	}
+	g.routeMu.Lock()
+	k, ok := g.routes[model]
+	stale := time.Since(g.routed) > 5*time.Second
+	g.routeMu.Unlock()
+	if !ok && stale {
+		routes := map[string]kind{}
+		for _, k := range []kind{kAnthropic, kOllama, kOpenAI, kLlamaCpp} {
+			b := g.backends[k]
+			if b == nil {
+				continue
+			}
+			if k == kOllama {
+				var tags struct {
+					Models []struct{ Name, Model string } `json:"models"`
+				}
+				if g.getJSON(ctx, b, "/api/tags", &tags) == nil {
+					for _, m := range tags.Models {
+						routes[m.Name], routes[m.Model] = k, k
+						if n, ok := bytes.CutSuffix([]byte(m.Name), []byte(":latest")); ok {
+							routes[string(n)] = k
+						}
+					}
+				}
+				continue
+			}
+			var list struct {
+				Data []struct {
+					ID string `json:"id"`
+				} `json:"data"`
+			}
+			if g.getJSON(ctx, b, "/v1/models", &list) == nil {
+				for _, m := range list.Data {
+					routes[m.ID] = k
+				}
+			}
+		}
+		g.routeMu.Lock()
+		g.routes, g.routed = routes, time.Now()
+		g.routeMu.Unlock()
+		k, ok = routes[model]
+	}
+	if ok {
+		return g.backends[k]
+	}
+	return g.defaultV1()
+}
+
+// openaiRoute reads the model of a /v1 request, picks its backend and
+// either hands it to h or passes it through.
+func (g *Guard) openaiRoute(w http.ResponseWriter, r *http.Request, h func(http.ResponseWriter, *http.Request, *backend, []byte)) {
+	var body []byte
+	model := ""
+	if r.Method == http.MethodPost {
+		var err error
+		if body, err = readBody(r); err != nil {
+			writeError(w, http.StatusBadRequest, "bad_request", err.Error(), nil)
+			return
+		}
+		var m struct {
+			Model string `json:"model"`
+		}
+		_ = json.Unmarshal(body, &m)
+		model = m.Model
+		r = withBody(r, body)
+	}
+	b := g.route(r.Context(), model)
+	if h == nil || g.opts.Policy == PolicyOff || b.kind == kAnthropic {
+		b.proxy.ServeHTTP(w, r)
+		return
+	}
+	h(w, r, b, body)
+}
+
+// openaiParams are the fields of a chat or completion request the guard
+// reads.
+type openaiParams struct {
+	Model               string `json:"model"`
+	MaxTokens           int    `json:"max_tokens"`
+	MaxCompletionTokens int    `json:"max_completion_tokens"`
+	NPredict            int    `json:"n_predict"`
+}
+
+func (p openaiParams) reserve() int {
+	switch {
+	case p.MaxCompletionTokens > 0:
+		return p.MaxCompletionTokens
+	case p.MaxTokens > 0:
+		return p.MaxTokens
+	}
+	return p.NPredict
+}
+
+// openaiWindow is the window of a /v1 request: llama.cpp's per-slot n_ctx
+// (/props), Ollama's loaded window (its /v1 cannot set num_ctx), else the
+// configured one.
+func (g *Guard) openaiWindow(ctx context.Context, b *backend, model string) (int, string) {
+	switch b.kind {
+	case kLlamaCpp:
+		b.mu.Lock()
+		n := b.nCtx
+		b.mu.Unlock()
+		if n > 0 {
+			return n, "llama.cpp /props n_ctx"
+		}
+		var props struct {
+			Settings struct {
+				NCtx int `json:"n_ctx"`
+			} `json:"default_generation_settings"`
+		}
+		if g.getJSON(ctx, b, "/props", &props) == nil && props.Settings.NCtx > 0 {
+			b.mu.Lock()
+			b.nCtx = props.Settings.NCtx
+			b.mu.Unlock()
+			return props.Settings.NCtx, "llama.cpp /props n_ctx"
+		}
+	case kOllama:
+		return g.ollamaWindow(ctx, b, model, ollamaOptions{})
+	}
+	return g.configWindow(model), "config"
+}
+
+// openaiChat serves /v1/chat/completions, retrying once after an upstream
+// context error with the budget recalibrated from the error's numbers.
+func (g *Guard) openaiChat(w http.ResponseWriter, r *http.Request, b *backend, body []byte) {
+	req, err := parseChat(body, openaiDialect{})
+	if err != nil {
+		b.proxy.ServeHTTP(w, withBody(r, body))
+		return
+	}
+	var p openaiParams
+	_ = json.Unmarshal(body, &p)
+	f := &fit{b: b, d: openaiDialect{}, req: req, model: p.Model, reserve: g.reserveOr(p.reserve()),
+		rep: &Report{Policy: g.opts.Policy, Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, p.Model)}
+	f.window, f.rep.WindowSource = g.openaiWindow(r.Context(), b, p.Model)
+	if !g.apply(r.Context(), w, f, body) {
+		return
+	}
+	for attempt := 0; ; attempt++ {
+		resp, err := g.send(r.Context(), r, b, f.body)
+		if err != nil {
+			if r.Context().Err() == nil {
+				writeError(w, http.StatusBadGateway, "upstream_unreachable", err.Error(), f.rep)
+			}
+			return
+		}
+		if attempt == 0 && g.opts.Policy == PolicyCompact && resp.StatusCode >= 400 && resp.StatusCode < 500 {
+			errBody, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			if nPrompt, nCtx, ok := contextError(errBody); ok {
+				g.stats.retried.Add(1)
+				f.rep.UpstreamError = string(bytes.TrimSpace(errBody))
+				g.log.Warn("upstream context error, recompacting", "backend", b.kind, "model", p.Model, "n_prompt", nPrompt, "n_ctx", nCtx, "sent", f.sent)
+				if nPrompt > 0 {
+					f.cal.observe(f.cnt, minSampleChars, f.sent, nPrompt)
+				}
+				if nCtx > 0 {
+					f.window = nCtx
+					if b.kind == kLlamaCpp {
+						b.mu.Lock()
+						b.nCtx = nCtx
+						b.mu.Unlock()
+					}
+				}
+				f.rep.Recovered = true
+				f.cnt = f.cal.snapshot()
+				f.rep.Budget = g.budget(f.window, f.reserve)
+				f.rep.Window = f.window
+				if !g.compactInto(r.Context(), w, f) {
+					return
+				}
+				continue
+			}
+			resp.Body = io.NopCloser(bytes.NewReader(errBody))
+		}
+		if attempt > 0 && resp.StatusCode >= 400 {
+			f.rep.Recovered = false
+		}
+		g.relayOpenAI(w, r, f, resp)
+		return
+	}
+}
+
+func (g *Guard) relayOpenAI(w http.ResponseWriter, r *http.Request, f *fit, resp *http.Response) {
+	isFinal := func(obj []byte) bool {
+		var c struct {
+			Choices []struct {
+				FinishReason *string `json:"finish_reason"`
+			} `json:"choices"`
+		}
+		_ = json.Unmarshal(obj, &c)
+		return len(c.Choices) > 0 && c.Choices[0].FinishReason != nil && *c.Choices[0].FinishReason != ""
+	}
+	observe := func(obj []byte) {
+		if bytes.Contains(obj, []byte(`"prompt_tokens"`)) {
+			g.observed(f, jsonInt(obj, "usage", "prompt_tokens"), f.b.kind == kOllama)
+		}
+	}
+	if err := relay(w, resp, f.rep, isFinal, observe, f.rep.inject); err != nil && r.Context().Err() == nil {
+		g.log.Warn("relay failed", "path", r.URL.Path, "err", err)
+	}
+}
+
+var (
+	reOpenAIMax = regexp.MustCompile(`maximum context length is (\d+) tokens`)
+	reOpenAIGot = regexp.MustCompile(`resulted in (\d+) tokens|requested (\d+) tokens|(\d+) tokens in the messages`)
+	reTooLong   = regexp.MustCompile(`prompt is too long: (\d+) tokens > (\d+) maximum`)
+)
+
+// contextError recognises an upstream's context-overflow error and the
+// numbers it gives: llama.cpp's exceed_context_size_error (n_prompt_tokens,
+// n_ctx), OpenAI's context_length_exceeded (in its message), Anthropic's
+// "prompt is too long: N tokens > M maximum".
+func contextError(body []byte) (nPrompt, nCtx int, ok bool) {
+	var e struct {
+		Error struct {
+			Type          string `json:"type"`
+			Code          any    `json:"code"`
+			Message       string `json:"message"`
+			NPromptTokens int    `json:"n_prompt_tokens"`
+			NCtx          int    `json:"n_ctx"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return 0, 0, false
+	}
+	msg := e.Error.Message
+	switch {
+	case e.Error.Type == "exceed_context_size_error":
+		return e.Error.NPromptTokens, e.Error.NCtx, true
+	case e.Error.Code == "context_length_exceeded" || reOpenAIMax.MatchString(msg):
+		if m := reOpenAIMax.FindStringSubmatch(msg); m != nil {
+			nCtx, _ = strconv.Atoi(m[1])
+		}
+		if m := reOpenAIGot.FindStringSubmatch(msg); m != nil {
+			for _, s := range m[1:] {
+				if s != "" {
+					nPrompt, _ = strconv.Atoi(s)
+					break
+				}
+			}
+		}
+		return nPrompt, nCtx, true
+	case reTooLong.MatchString(msg):
+		m := reTooLong.FindStringSubmatch(msg)
+		nPrompt, _ = strconv.Atoi(m[1])
+		nCtx, _ = strconv.Atoi(m[2])
+		return nPrompt, nCtx, true
+	}
+	return 0, 0, false
+}
+
+// openaiCompletion serves /v1/completions: a raw string prompt keeps its
+// head and tail.
+func (g *Guard) openaiCompletion(w http.ResponseWriter, r *http.Request, b *backend, body []byte) {
+	var top map[string]json.RawMessage
+	var prompt string
+	if json.Unmarshal(body, &top) != nil || json.Unmarshal(top["prompt"], &prompt) != nil {
+		b.proxy.ServeHTTP(w, withBody(r, body))
+		return
+	}
+	var p openaiParams
+	_ = json.Unmarshal(body, &p)
+	f := &fit{b: b, model: p.Model, reserve: g.reserveOr(p.reserve()), rep: &Report{Policy: g.opts.Policy, Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, p.Model)}
+	f.window, f.rep.WindowSource = g.openaiWindow(r.Context(), b, p.Model)
+	f.body = body
+	if !g.fitPrompt(r.Context(), w, f, top, "prompt", prompt, templateOverhead) {
+		return
+	}
+	resp, err := g.send(r.Context(), r, b, f.body)
+	if err != nil {
+		if r.Context().Err() == nil {
+			writeError(w, http.StatusBadGateway, "upstream_unreachable", err.Error(), f.rep)
+		}
+		return
+	}
+	g.relayOpenAI(w, r, f, resp)
+}

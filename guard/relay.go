@@ -1,0 +1,106 @@
+package guard
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// final inspects and completes the last object of a response (the whole
+// body, Ollama's done chunk, OpenAI's finishing chunk): it returns the
+// object with the report injected.
+type final func(obj []byte) []byte
+
+// relay copies an upstream response to the client: the report's headers,
+// then the body. NDJSON and SSE are relayed line by line and flushed as
+// they arrive; isFinal picks the object that gets the report (observe is
+// called on every object, for usage counts). Other bodies are read whole
+// and the report injected.
+func relay(w http.ResponseWriter, resp *http.Response, rep *Report, isFinal func([]byte) bool, observe func([]byte), fin final) error {
+	defer resp.Body.Close()
+	h := w.Header()
+	for k, v := range resp.Header {
+		switch k {
+		case "Content-Length", "Connection", "Transfer-Encoding", "Keep-Alive":
+			continue
+		}
+		h[k] = v
+	}
+	rep.setHeaders(h)
+	ct := resp.Header.Get("Content-Type")
+	if !strings.HasPrefix(ct, "application/x-ndjson") && !strings.HasPrefix(ct, "text/event-stream") {
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			w.WriteHeader(http.StatusBadGateway)
+			return err
+		}
+		if observe != nil {
+			observe(body)
+		}
+		body = fin(body)
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(resp.StatusCode)
+		_, err = w.Write(body)
+		return err
+	}
+	sse := strings.HasPrefix(ct, "text/event-stream")
+	w.WriteHeader(resp.StatusCode)
+	flusher, _ := w.(http.Flusher)
+	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			obj := line
+			prefix := []byte(nil)
+			if sse {
+				obj = nil
+				if rest, ok := bytes.CutPrefix(line, []byte("data:")); ok && bytes.HasPrefix(bytes.TrimSpace(rest), []byte("{")) {
+					prefix, obj = line[:len(line)-len(rest)], rest
+				}
+			}
+			if len(bytes.TrimSpace(obj)) > 0 {
+				if observe != nil {
+					observe(obj)
+				}
+				if isFinal(obj) {
+					line = append(prefix, fin(obj)...)
+				}
+			}
+			if _, werr := w.Write(line); werr != nil {
+				return werr
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// jsonInt reads an integer field of a JSON object, following a path of
+// keys.
+func jsonInt(obj []byte, path ...string) int {
+	var cur any
+	if err := json.Unmarshal(obj, &cur); err != nil {
+		return 0
+	}
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return 0
+		}
+		cur = m[p]
+	}
+	f, _ := cur.(float64)
+	return int(f)
+}
