@@ -66,7 +66,8 @@ type Options struct {
 	Ollama, LlamaCpp, OpenAI, Anthropic string
 	// Policy is PolicyCompact when empty.
 	Policy Policy
-	// KeepRecent is how many trailing messages are never deleted (0: 4).
+	// KeepRecent is how many trailing messages are never deleted (0: 4;
+	// negative: none).
 	KeepRecent int
 	// Engine stores evicted spans; nil: they are not kept and the notice
 	// says so.

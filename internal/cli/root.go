@@ -75,6 +75,7 @@ func newRoot(streams IO) *cobra.Command {
 	root.AddGroup(&cobra.Group{ID: "vaults", Title: "Vaults (memory for agents):"})
 	root.AddCommand(newVaultCmd(streams), newAgentCmd(streams))
 	root.AddCommand(newMCPCmd(g, streams), newServeCmd(g, streams))
+	root.AddCommand(newGuardCmd(g, streams))
 	return root
 }
 

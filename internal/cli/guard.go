@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ctxkit/ctxkit/guard"
+	"github.com/ctxkit/ctxkit/offload"
+)
+
+// DefaultOllamaUpstream is where Ollama is expected when the guard takes
+// its port and no backend flag is given.
+const DefaultOllamaUpstream = "http://127.0.0.1:11435"
+
+// GuardOptions are the inputs of `ctxkit guard`.
+type GuardOptions struct {
+	Listen                              string
+	Ollama, LlamaCpp, OpenAI, Anthropic string
+	Policy                              string
+	KeepRecent                          int
+	Window, Reserve, Margin             int
+	Grace                               time.Duration
+}
+
+func newGuardCmd(g *globals, streams IO) *cobra.Command {
+	opts := &GuardOptions{}
+	cmd := &cobra.Command{
+		Use:   "guard",
+		Short: "Proxy in front of Ollama, llama.cpp, OpenAI and Anthropic servers that fits prompts into the window honestly",
+		Long: "Run an HTTP proxy that takes Ollama's port (clients change nothing) and fits every chat into the window the backend " +
+			"has loaded: old tool output and turns are evicted (tool calls with their results), a notice says what went and " +
+			"where it is kept (GET /ctxkit/evicted/ID), and the response carries a ctxkit report and X-Ctxkit-* headers. " +
+			"With no backend flag, Ollama is expected at " + DefaultOllamaUpstream + ". " +
+			"Policies: compact (default), strict (413 instead of truncation), observe (pass through, report, detect silent " +
+			"truncation), off.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runGuard(ctx, g, opts, streams, nil)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Listen, "listen", "127.0.0.1:11434", "address to listen on")
+	f.StringVar(&opts.Ollama, "ollama", "", "Ollama's URL (default "+DefaultOllamaUpstream+" when no backend is given)")
+	f.StringVar(&opts.LlamaCpp, "llamacpp", "", "llama.cpp server's URL")
+	f.StringVar(&opts.OpenAI, "openai", "", "OpenAI-compatible server's URL")
+	f.StringVar(&opts.Anthropic, "anthropic", "", "Anthropic API's URL")
+	f.StringVar(&opts.Policy, "policy", "compact", "compact, strict, observe or off")
+	f.IntVar(&opts.KeepRecent, "keep-recent", 4, "trailing messages never deleted")
+	f.IntVar(&opts.Window, "window", guard.DefaultWindow, "window when the backend does not say (OpenAI, Anthropic, Ollama with nothing loaded)")
+	f.IntVar(&opts.Reserve, "reserve", guard.DefaultReserve, "output tokens reserved when the request sets none")
+	f.IntVar(&opts.Margin, "margin", guard.DefaultMargin, "tokens kept free on top of the reserve")
+	f.DurationVar(&opts.Grace, "grace", 10*time.Second, "how long requests in flight may take to finish at shutdown")
+	return cmd
+}
+
+// runGuard serves the guard until ctx ends; ready, if set, gets the
+// address listened on.
+func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, ready func(addr string)) error {
+	policy, err := guard.ParsePolicy(opts.Policy)
+	if err != nil {
+		return err
+	}
+	if opts.KeepRecent < 0 {
+		return errors.New("--keep-recent must be 0 or more")
+	}
+	ollama := opts.Ollama
+	if ollama == "" && opts.LlamaCpp == "" && opts.OpenAI == "" && opts.Anthropic == "" {
+		ollama = DefaultOllamaUpstream
+	}
+	logger := slog.New(slog.NewTextHandler(streams.Err, nil))
+	s, err := g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	keep := opts.KeepRecent
+	if keep == 0 {
+		keep = -1 // compact: negative means none
+	}
+	h, err := guard.New(guard.Options{
+		Ollama: ollama, LlamaCpp: opts.LlamaCpp, OpenAI: opts.OpenAI, Anthropic: opts.Anthropic,
+		Policy: policy, KeepRecent: keep, Engine: offload.New(s, offload.WithLogger(logger)), Logger: logger,
+		DefaultWindow: opts.Window, Reserve: opts.Reserve, Margin: opts.Margin,
+	})
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	ln, err := net.Listen("tcp", opts.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", opts.Listen, err)
+	}
+	fmt.Fprintf(streams.Err, "ctxkit guard: http://%s (policy %s)\n", ln.Addr(), policy)
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.Grace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
