@@ -1,0 +1,34 @@
+// Package bert runs BERT-family sentence encoders (all-MiniLM-L6-v2,
+// bge-small, e5-small, gte-small and others of the same architecture) in
+// pure Go, with no cgo: the engine behind the "builtin" embedder.
+//
+// A model directory holds the files of a sentence-transformers model as
+// published on the Hugging Face Hub: config.json, tokenizer.json (or
+// vocab.txt), model.safetensors (F32, F16 or BF16) and 1_Pooling/config.json
+// (mean or CLS pooling; mean when absent). [Load] reads them once into
+// memory; [Model.Embed] tokenizes, runs the encoder on batches padded to
+// their longest text with an attention mask, pools and L2-normalises.
+//
+// Texts longer than the model's maximum length (max_position_embeddings,
+// or the tokenizer's truncation length when smaller) are truncated to
+// their first word pieces: callers chunk long documents before embedding.
+//
+// The tokenizer is BERT's: control characters dropped, CJK ideographs
+// split into single characters, lower-casing and accent stripping (NFD,
+// combining marks removed) for uncased models, splitting on white space
+// and punctuation, then greedy longest-match WordPiece with "##"
+// continuations, [UNK] for words that do not match or exceed
+// max_input_chars_per_word (100).
+//
+// The matrix products use a portable register-blocked kernel shared out
+// over runtime.GOMAXPROCS goroutines; there is no SIMD kernel yet.
+//
+// # Correctness
+//
+// The forward pass and the tokenizer are checked against an independent
+// implementation in numpy (float64), bench/bert_reference.py, whose
+// outputs are committed in testdata: a random 2-layer model and a
+// MiniLM-shaped one (6 layers, hidden 384, 12 heads) agree to 1e-5. The
+// reference is numpy, not PyTorch, because torch is not installed on the
+// machines this was written on.
+package bert
