@@ -408,9 +408,9 @@ func runVaultEpisode(ctx context.Context, opts *VaultEpisodeOptions, streams IO)
 		return err
 	}
 	if opts.JSON {
-		out := make([]recordJSON, len(chain))
+		out := make([]episodic.RecordJSON, len(chain))
 		for i, r := range chain {
-			out[i] = toRecordJSON(r)
+			out[i] = r.JSON()
 		}
 		return writeJSON(streams.Out, out)
 	}
@@ -512,80 +512,6 @@ func printRecord(w io.Writer, r *episodic.Record) {
 		}
 		fmt.Fprintln(w)
 	}
-}
-
-// recordJSON is one statement of `episode --history --json`.
-type recordJSON struct {
-	ID           string            `json:"id"`
-	Content      string            `json:"content"`
-	Entities     []string          `json:"entities"`
-	Source       string            `json:"source"`
-	Confidence   float64           `json:"confidence"`
-	Salience     float64           `json:"salience"`
-	OccurredAt   *string           `json:"occurred_at"`
-	Metadata     map[string]any    `json:"metadata"`
-	Supersedes   string            `json:"supersedes,omitempty"`
-	Revises      string            `json:"revises,omitempty"`
-	Versions     []versionJSON     `json:"versions"`
-	Attestations []attestationJSON `json:"attestations"`
-	Disputes     []disputeJSON     `json:"disputes"`
-}
-
-type versionJSON struct {
-	Version    int64          `json:"version"`
-	ValidFrom  string         `json:"valid_from"`
-	ValidTo    *string        `json:"valid_to"`
-	RecordedAt string         `json:"recorded_at"`
-	ClosedAt   *string        `json:"closed_at"`
-	State      episodic.State `json:"state"`
-	Note       string         `json:"note,omitempty"`
-}
-
-type attestationJSON struct {
-	At         string `json:"at"`
-	Source     string `json:"source"`
-	RecordedAt string `json:"recorded_at"`
-}
-
-type disputeJSON struct {
-	A          string `json:"a"`
-	B          string `json:"b"`
-	Note       string `json:"note,omitempty"`
-	RecordedAt string `json:"recorded_at"`
-}
-
-func optJSONTime(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := episodic.FormatTime(*t)
-	return &s
-}
-
-func toRecordJSON(r *episodic.Record) recordJSON {
-	s := &r.Statement
-	out := recordJSON{ID: s.ID, Content: s.Content, Entities: s.Entities, Source: s.Source, Confidence: s.Confidence,
-		Salience: s.Salience, OccurredAt: optJSONTime(s.OccurredAt), Metadata: s.Metadata, Supersedes: s.Supersedes,
-		Revises: s.Revises, Versions: []versionJSON{}, Attestations: []attestationJSON{}, Disputes: []disputeJSON{}}
-	if out.Entities == nil {
-		out.Entities = []string{}
-	}
-	if out.Metadata == nil {
-		out.Metadata = map[string]any{}
-	}
-	for _, v := range r.Versions {
-		out.Versions = append(out.Versions, versionJSON{Version: v.Seq, ValidFrom: episodic.FormatTime(v.ValidFrom),
-			ValidTo: optJSONTime(v.ValidTo), RecordedAt: episodic.FormatTime(v.RecordedAt), ClosedAt: optJSONTime(v.ClosedAt),
-			State: v.State, Note: v.Note})
-	}
-	for _, a := range r.Attestations {
-		out.Attestations = append(out.Attestations, attestationJSON{At: episodic.FormatTime(a.At), Source: a.Source,
-			RecordedAt: episodic.FormatTime(a.RecordedAt)})
-	}
-	for _, d := range r.Disputes {
-		out.Disputes = append(out.Disputes, disputeJSON{A: d.A, B: d.B, Note: d.Note, RecordedAt: episodic.FormatTime(d.RecordedAt)})
-	}
-	return out
 }
 
 // episodeChange runs one change on an opened vault and prints its

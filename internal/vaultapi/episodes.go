@@ -69,50 +69,7 @@ type EpisodeMatches struct {
 // EpisodeHistory is the chain of statements an episode belongs to,
 // oldest first.
 type EpisodeHistory struct {
-	Chain []RecordJSON `json:"chain"`
-}
-
-// RecordJSON is one statement of a history, with every version.
-type RecordJSON struct {
-	ID           string            `json:"id"`
-	Content      string            `json:"content"`
-	Entities     []string          `json:"entities"`
-	Source       string            `json:"source"`
-	Confidence   float64           `json:"confidence"`
-	Salience     float64           `json:"salience"`
-	OccurredAt   *string           `json:"occurred_at"`
-	Metadata     map[string]any    `json:"metadata"`
-	Supersedes   string            `json:"supersedes,omitempty"`
-	Revises      string            `json:"revises,omitempty"`
-	Versions     []VersionJSON     `json:"versions"`
-	Attestations []AttestationJSON `json:"attestations"`
-	Disputes     []DisputeJSON     `json:"disputes"`
-}
-
-// VersionJSON is one version of a statement.
-type VersionJSON struct {
-	Version    int64          `json:"version"`
-	ValidFrom  string         `json:"valid_from"`
-	ValidTo    *string        `json:"valid_to"`
-	RecordedAt string         `json:"recorded_at"`
-	ClosedAt   *string        `json:"closed_at"`
-	State      episodic.State `json:"state"`
-	Note       string         `json:"note,omitempty"`
-}
-
-// AttestationJSON is one confirmation of a statement.
-type AttestationJSON struct {
-	At         string `json:"at"`
-	Source     string `json:"source"`
-	RecordedAt string `json:"recorded_at"`
-}
-
-// DisputeJSON is a dispute between two statements.
-type DisputeJSON struct {
-	A          string `json:"a"`
-	B          string `json:"b"`
-	Note       string `json:"note,omitempty"`
-	RecordedAt string `json:"recorded_at"`
+	Chain []episodic.RecordJSON `json:"chain"`
 }
 
 // InvalidateRequest is the body of POST .../episodes/{id}/invalidate.
@@ -235,40 +192,6 @@ func withEpisodes[T any](a *api, req *http.Request, op vault.Op, action string, 
 	return out, 0, err
 }
 
-func toRecordJSON(r *episodic.Record) RecordJSON {
-	s := &r.Statement
-	out := RecordJSON{ID: s.ID, Content: s.Content, Entities: s.Entities, Source: s.Source, Confidence: s.Confidence,
-		Salience: s.Salience, OccurredAt: optTime(s.OccurredAt), Metadata: s.Metadata, Supersedes: s.Supersedes,
-		Revises: s.Revises, Versions: []VersionJSON{}, Attestations: []AttestationJSON{}, Disputes: []DisputeJSON{}}
-	if out.Entities == nil {
-		out.Entities = []string{}
-	}
-	if out.Metadata == nil {
-		out.Metadata = map[string]any{}
-	}
-	for _, v := range r.Versions {
-		out.Versions = append(out.Versions, VersionJSON{Version: v.Seq, ValidFrom: episodic.FormatTime(v.ValidFrom),
-			ValidTo: optTime(v.ValidTo), RecordedAt: episodic.FormatTime(v.RecordedAt), ClosedAt: optTime(v.ClosedAt),
-			State: v.State, Note: v.Note})
-	}
-	for _, at := range r.Attestations {
-		out.Attestations = append(out.Attestations, AttestationJSON{At: episodic.FormatTime(at.At), Source: at.Source,
-			RecordedAt: episodic.FormatTime(at.RecordedAt)})
-	}
-	for _, d := range r.Disputes {
-		out.Disputes = append(out.Disputes, DisputeJSON{A: d.A, B: d.B, Note: d.Note, RecordedAt: episodic.FormatTime(d.RecordedAt)})
-	}
-	return out
-}
-
-func optTime(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := episodic.FormatTime(*t)
-	return &s
-}
-
 func (a *api) episodeRoutes() []route {
 	const base = "/v1/vaults/{vault}/episodes"
 	ro := []int{http.StatusBadRequest, http.StatusNotFound}
@@ -378,9 +301,9 @@ func (a *api) episodeRoutes() []route {
 			func(w http.ResponseWriter, req *http.Request, _ *none, _ *none) (EpisodeHistory, int, error) {
 				return withEpisodes(a, req, vault.Read, "history", func(ctx context.Context, m *vault.Episodes) (EpisodeHistory, error) {
 					chain, err := m.History(ctx, req.PathValue("id"))
-					out := EpisodeHistory{Chain: []RecordJSON{}}
+					out := EpisodeHistory{Chain: []episodic.RecordJSON{}}
 					for _, r := range chain {
-						out.Chain = append(out.Chain, toRecordJSON(r))
+						out.Chain = append(out.Chain, r.JSON())
 					}
 					return out, err
 				})

@@ -77,9 +77,9 @@ type EpisodeOut struct {
 
 // HistoryOut is an episode's chain.
 type HistoryOut struct {
-	Vault     string   `json:"vault"`
-	EpisodeID string   `json:"episode_id"`
-	Chain     []Record `json:"chain" jsonschema:"the statements linked by supersessions and revisions, oldest first, each with every version the vault held"`
+	Vault     string                `json:"vault"`
+	EpisodeID string                `json:"episode_id"`
+	Chain     []episodic.RecordJSON `json:"chain" jsonschema:"the statements linked by supersessions and revisions, oldest first, each with every version the vault held"`
 }
 
 // InvalidateIn closes an episode.
@@ -365,9 +365,9 @@ func (s *server) episodeHistory(ctx context.Context, _ *mcp.CallToolRequest, in 
 	if err != nil {
 		return nil, HistoryOut{}, toolError(tool, in.Vault, err)
 	}
-	out := HistoryOut{Vault: in.Vault, EpisodeID: in.EpisodeID, Chain: []Record{}}
+	out := HistoryOut{Vault: in.Vault, EpisodeID: in.EpisodeID, Chain: []episodic.RecordJSON{}}
 	for _, r := range chain {
-		out.Chain = append(out.Chain, toRecord(r))
+		out.Chain = append(out.Chain, r.JSON())
 	}
 	return nil, out, nil
 }

@@ -3,7 +3,6 @@ package vaultmcp
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/ctxkit/ctxkit/vault"
 	"github.com/ctxkit/ctxkit/vault/episodic"
@@ -114,50 +113,6 @@ type Hint struct {
 	Why        string  `json:"why"`
 }
 
-// Record is one statement of a history chain with all its versions.
-type Record struct {
-	ID           string         `json:"id"`
-	Content      string         `json:"content"`
-	Entities     []string       `json:"entities"`
-	Source       string         `json:"source"`
-	Confidence   float64        `json:"confidence"`
-	Salience     float64        `json:"salience"`
-	OccurredAt   *string        `json:"occurred_at"`
-	Metadata     map[string]any `json:"metadata"`
-	Supersedes   string         `json:"supersedes,omitempty"`
-	Revises      string         `json:"revises,omitempty"`
-	Versions     []Version      `json:"versions"`
-	Attestations []Attestation  `json:"attestations"`
-	Disputes     []Dispute      `json:"disputes"`
-}
-
-// Version is one row of a statement's history: what the vault held from
-// recorded_at until closed_at.
-type Version struct {
-	Version    int64   `json:"version"`
-	ValidFrom  string  `json:"valid_from"`
-	ValidTo    *string `json:"valid_to"`
-	RecordedAt string  `json:"recorded_at"`
-	ClosedAt   *string `json:"closed_at"`
-	State      string  `json:"state"`
-	Note       string  `json:"note,omitempty"`
-}
-
-// Attestation is one confirmation of a statement.
-type Attestation struct {
-	At         string `json:"at"`
-	Source     string `json:"source"`
-	RecordedAt string `json:"recorded_at"`
-}
-
-// Dispute records that two statements cannot both hold.
-type Dispute struct {
-	A          string `json:"a"`
-	B          string `json:"b"`
-	Note       string `json:"note,omitempty"`
-	RecordedAt string `json:"recorded_at"`
-}
-
 // convert copies v's JSON form into out: the episodic types marshal to
 // their wire shape, which the types above mirror.
 func convert(v, out any) error {
@@ -192,35 +147,4 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-func optTime(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := episodic.FormatTime(*t)
-	return &s
-}
-
-func toRecord(r *episodic.Record) Record {
-	s := &r.Statement
-	out := Record{ID: s.ID, Content: s.Content, Entities: nonNil(s.Entities), Source: s.Source, Confidence: s.Confidence,
-		Salience: s.Salience, OccurredAt: optTime(s.OccurredAt), Metadata: s.Metadata, Supersedes: s.Supersedes,
-		Revises: s.Revises, Versions: []Version{}, Attestations: []Attestation{}, Disputes: []Dispute{}}
-	if out.Metadata == nil {
-		out.Metadata = map[string]any{}
-	}
-	for _, v := range r.Versions {
-		out.Versions = append(out.Versions, Version{Version: v.Seq, ValidFrom: episodic.FormatTime(v.ValidFrom),
-			ValidTo: optTime(v.ValidTo), RecordedAt: episodic.FormatTime(v.RecordedAt), ClosedAt: optTime(v.ClosedAt),
-			State: string(v.State), Note: v.Note})
-	}
-	for _, a := range r.Attestations {
-		out.Attestations = append(out.Attestations, Attestation{At: episodic.FormatTime(a.At), Source: a.Source,
-			RecordedAt: episodic.FormatTime(a.RecordedAt)})
-	}
-	for _, d := range r.Disputes {
-		out.Disputes = append(out.Disputes, Dispute{A: d.A, B: d.B, Note: d.Note, RecordedAt: episodic.FormatTime(d.RecordedAt)})
-	}
-	return out
 }

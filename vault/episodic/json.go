@@ -383,3 +383,85 @@ func (m *Memory) Import(ctx context.Context, r io.Reader) (int, error) {
 	m.changed(ctx, "import", fmt.Sprintf("%d statements", len(recs)))
 	return len(recs), nil
 }
+
+// RecordJSON is the wire shape of a Record, as a history shows it: the
+// statement with every version, attestation and dispute. It is a plain
+// struct (not a MarshalJSON) so that the servers can derive its JSON
+// Schema.
+type RecordJSON struct {
+	ID           string            `json:"id"`
+	Content      string            `json:"content"`
+	Entities     []string          `json:"entities"`
+	Source       string            `json:"source"`
+	Confidence   float64           `json:"confidence"`
+	Salience     float64           `json:"salience"`
+	OccurredAt   *string           `json:"occurred_at"`
+	Metadata     map[string]any    `json:"metadata"`
+	Supersedes   string            `json:"supersedes,omitempty"`
+	Revises      string            `json:"revises,omitempty"`
+	Versions     []VersionJSON     `json:"versions"`
+	Attestations []AttestationJSON `json:"attestations"`
+	Disputes     []DisputeJSON     `json:"disputes"`
+}
+
+// VersionJSON is one version of a statement: what the vault held from
+// recorded_at until closed_at.
+type VersionJSON struct {
+	Version    int64   `json:"version"`
+	ValidFrom  string  `json:"valid_from"`
+	ValidTo    *string `json:"valid_to"`
+	RecordedAt string  `json:"recorded_at"`
+	ClosedAt   *string `json:"closed_at"`
+	State      State   `json:"state"`
+	Note       string  `json:"note,omitempty"`
+}
+
+// AttestationJSON is one confirmation of a statement.
+type AttestationJSON struct {
+	At         string `json:"at"`
+	Source     string `json:"source"`
+	RecordedAt string `json:"recorded_at"`
+}
+
+// DisputeJSON records that statements a and b cannot both hold.
+type DisputeJSON struct {
+	A          string `json:"a"`
+	B          string `json:"b"`
+	Note       string `json:"note,omitempty"`
+	RecordedAt string `json:"recorded_at"`
+}
+
+// FormatTimePtr is FormatTime of t, nil for nil.
+func FormatTimePtr(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := FormatTime(*t)
+	return &s
+}
+
+// JSON returns the record's wire shape (empty lists, not null).
+func (r *Record) JSON() RecordJSON {
+	s := &r.Statement
+	out := RecordJSON{ID: s.ID, Content: s.Content, Entities: s.Entities, Source: s.Source, Confidence: s.Confidence,
+		Salience: s.Salience, OccurredAt: FormatTimePtr(s.OccurredAt), Metadata: s.Metadata, Supersedes: s.Supersedes,
+		Revises: s.Revises, Versions: []VersionJSON{}, Attestations: []AttestationJSON{}, Disputes: []DisputeJSON{}}
+	if out.Entities == nil {
+		out.Entities = []string{}
+	}
+	if out.Metadata == nil {
+		out.Metadata = map[string]any{}
+	}
+	for _, v := range r.Versions {
+		out.Versions = append(out.Versions, VersionJSON{Version: v.Seq, ValidFrom: FormatTime(v.ValidFrom),
+			ValidTo: FormatTimePtr(v.ValidTo), RecordedAt: FormatTime(v.RecordedAt), ClosedAt: FormatTimePtr(v.ClosedAt),
+			State: v.State, Note: v.Note})
+	}
+	for _, a := range r.Attestations {
+		out.Attestations = append(out.Attestations, AttestationJSON{At: FormatTime(a.At), Source: a.Source, RecordedAt: FormatTime(a.RecordedAt)})
+	}
+	for _, d := range r.Disputes {
+		out.Disputes = append(out.Disputes, DisputeJSON{A: d.A, B: d.B, Note: d.Note, RecordedAt: FormatTime(d.RecordedAt)})
+	}
+	return out
+}
