@@ -1,0 +1,149 @@
+package guard_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ctxkit/ctxkit/guard"
+	"github.com/ctxkit/ctxkit/internal/llmemu"
+)
+
+// TestRouting sends /v1 requests to the backend that serves the model
+// (discovered from /api/tags and /v1/models) and passes the other /v1
+// endpoints through.
+func TestRouting(t *testing.T) {
+	oll := llmemu.NewOllama(llmemu.OllamaOptions{})
+	lcp := llmemu.NewLlamaCpp(llmemu.LlamaCppOptions{Model: "qwen.gguf"})
+	oai := llmemu.NewOpenAI(llmemu.OpenAIOptions{Models: []string{"gpt-4o-mini"}})
+	gw := newGuard(t, guard.Options{Ollama: serve(t, oll), LlamaCpp: serve(t, lcp), OpenAI: serve(t, oai)})
+	tests := []struct {
+		model string
+		rec   *llmemu.Recorder
+		back  string
+	}{
+		{"llama3.2", &oll.Recorder, "ollama"},
+		{"qwen.gguf", &lcp.Recorder, "llamacpp"},
+		{"gpt-4o-mini", &oai.Recorder, "openai"},
+		{"unknown", &lcp.Recorder, "llamacpp"},
+	}
+	for _, tt := range tests {
+		before := tt.rec.RequestCount("/v1/chat/completions")
+		resp, body := postJSON(t, gw+"/v1/chat/completions", msg{"model": tt.model, "messages": []msg{{"role": "user", "content": "hi"}}})
+		var out struct {
+			Ctxkit guard.Report `json:"ctxkit"`
+		}
+		_ = json.Unmarshal(body, &out)
+		if tt.model != "unknown" && resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: %d %s", tt.model, resp.StatusCode, body)
+		}
+		if tt.rec.RequestCount("/v1/chat/completions") != before+1 || out.Ctxkit.Backend != tt.back {
+			t.Errorf("%s went elsewhere: %s", tt.model, body)
+		}
+	}
+	resp, body := postJSON(t, gw+"/v1/embeddings", msg{"model": "gpt-4o-mini", "input": "hello"})
+	if resp.StatusCode != http.StatusOK || oai.RequestCount("/v1/embeddings") != 1 {
+		t.Errorf("embeddings: %d %s", resp.StatusCode, body)
+	}
+	r, err := http.Get(gw + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusOK {
+		t.Errorf("/v1/models: %d", r.StatusCode)
+	}
+}
+
+// TestOpenAIContextLengthExceeded: the configured window is larger than
+// the server's; its 400 context_length_exceeded gives the real maximum and
+// the retry fits. A second failure would be returned as is.
+func TestOpenAIContextLengthExceeded(t *testing.T) {
+	emu := llmemu.NewOpenAI(llmemu.OpenAIOptions{MaxContext: 4096})
+	gw := newGuard(t, guard.Options{OpenAI: serve(t, emu), DefaultWindow: 32768})
+	msgs := agentHistory(12, 300, true)
+	resp, body := postJSON(t, gw+"/v1/chat/completions", msg{"model": "gpt-4o-mini", "messages": msgs})
+	var out struct {
+		Choices []struct {
+			Message struct{ Content string } `json:"message"`
+		} `json:"choices"`
+		Ctxkit guard.Report `json:"ctxkit"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || !out.Ctxkit.Recovered || out.Ctxkit.Window != 4096 || !strings.Contains(out.Choices[0].Message.Content, secret) {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+}
+
+// TestRawPrompts: /api/generate (Ollama) and /v1/completions (an
+// OpenAI-compatible server) keep head and tail.
+func TestRawPrompts(t *testing.T) {
+	oll := llmemu.NewOllama(llmemu.OllamaOptions{NumCtx: 2048})
+	oai := llmemu.NewOpenAI(llmemu.OpenAIOptions{MaxContext: 2048})
+	gw := newGuard(t, guard.Options{Ollama: serve(t, oll), OpenAI: serve(t, oai), Windows: map[string]int{"gpt-4o-mini": 2048}})
+	prompt := "SECRET: " + secret + "\n" + strings.Repeat("filler text ", 3000) + "\nWhat is the secret?"
+
+	_, body := postJSON(t, serve(t, oll)+"/api/generate", msg{"model": "llama3.2", "stream": false, "prompt": prompt})
+	if !strings.Contains(string(body), llmemu.Dont) {
+		t.Fatalf("directly: %s", body)
+	}
+	for _, tc := range []struct{ path, field string }{{"/api/generate", "response"}, {"/v1/completions", "choices"}} {
+		req := msg{"model": "llama3.2", "stream": false, "prompt": prompt}
+		if tc.path == "/v1/completions" {
+			req = msg{"model": "gpt-4o-mini", "prompt": prompt}
+		}
+		resp, body := postJSON(t, gw+tc.path, req)
+		var out map[string]json.RawMessage
+		if err := json.Unmarshal(body, &out); err != nil {
+			t.Fatalf("%s: %v: %.500s", tc.path, err, body)
+		}
+		var rep guard.Report
+		_ = json.Unmarshal(out["ctxkit"], &rep)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(out[tc.field]), secret) || !rep.Compacted || rep.Strategy != "middle-out" {
+			t.Errorf("%s: %d %.300s %+v", tc.path, resp.StatusCode, out[tc.field], rep)
+		}
+	}
+}
+
+// TestCalibration: Ollama's prompt_eval_count raises the estimate of a
+// model, never lowers it, and ignores short prompts.
+func TestCalibration(t *testing.T) {
+	oll := llmemu.NewOllama(llmemu.OllamaOptions{NumCtx: 8192})
+	gw := newGuard(t, guard.Options{Ollama: serve(t, oll)})
+	scale := func() float64 {
+		r, err := http.Get(gw + "/ctxkit/health")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Body.Close()
+		var h struct {
+			Calibration map[string]struct{ Scale float64 } `json:"calibration"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&h); err != nil {
+			t.Fatal(err)
+		}
+		return h.Calibration["ollama/llama3.2"].Scale
+	}
+	chat := func(text string) {
+		resp, body := postJSON(t, gw+"/api/chat", msg{"model": "llama3.2", "stream": false, "messages": []msg{{"role": "user", "content": text}}})
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+	}
+	chat(strings.Repeat("!?", 50)) // 100 chars of one-token characters
+	if s := scale(); s != 1 {
+		t.Errorf("a short prompt moved the scale to %v", s)
+	}
+	chat(strings.Repeat("!?.,", 500))
+	high := scale()
+	if high <= 1 {
+		t.Errorf("scale %v after an undercounted prompt", high)
+	}
+	chat(strings.Repeat("plain words ", 200))
+	if s := scale(); s != high {
+		t.Errorf("scale moved from %v to %v on an overcounted prompt", high, s)
+	}
+}
