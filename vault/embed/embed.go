@@ -14,6 +14,7 @@ package embed
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -187,4 +188,30 @@ func finish(spec string, want int, vectors [][]float32) ([][]float32, error) {
 		Normalize(v)
 	}
 	return vectors, nil
+}
+
+// VectorBytes encodes a vector as little-endian float32s, the form the
+// stores keep (nil stays nil).
+func VectorBytes(v []float32) []byte {
+	if v == nil {
+		return nil
+	}
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+// VectorFromBytes decodes VectorBytes; a trailing partial float is
+// ignored (nil stays nil).
+func VectorFromBytes(b []byte) []float32 {
+	if b == nil {
+		return nil
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
 }

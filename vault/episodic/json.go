@@ -5,13 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"time"
+
+	"github.com/ctxkit/ctxkit/vault/embed"
 )
 
 // jsonTime is a time written in TimeFormat; nil is null.
@@ -345,11 +345,7 @@ func encodeEmbedding(v []float32) string {
 	if v == nil {
 		return ""
 	}
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return base64.StdEncoding.EncodeToString(b)
+	return base64.StdEncoding.EncodeToString(embed.VectorBytes(v))
 }
 
 func decodeEmbedding(s string) ([]float32, error) {
@@ -360,11 +356,7 @@ func decodeEmbedding(s string) ([]float32, error) {
 	if err != nil || len(b)%4 != 0 {
 		return nil, errors.New("embedding is not base64 of float32s")
 	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v, nil
+	return embed.VectorFromBytes(b), nil
 }
 
 // Import reads an export into the store, in one transaction: all or

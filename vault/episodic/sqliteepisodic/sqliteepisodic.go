@@ -17,7 +17,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,6 +29,8 @@ import (
 	"unicode"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+
+	"github.com/ctxkit/ctxkit/vault/embed"
 
 	"github.com/ctxkit/ctxkit/vault/episodic"
 )
@@ -382,7 +383,7 @@ func (w *writer) statement(st *episodic.Statement, recorded int64) error {
 		w.first = n
 	}
 	if err := w.add(&w.statements, n, st.ID, st.Content, string(ents), st.Source, st.Confidence, st.Salience,
-		microsPtr(st.OccurredAt), meta, supersedes, revises, recorded, encodeVector(st.Embedding)); err != nil {
+		microsPtr(st.OccurredAt), meta, supersedes, revises, recorded, embed.VectorBytes(st.Embedding)); err != nil {
 		return err
 	}
 	for _, e := range st.Entities {
@@ -643,7 +644,7 @@ func (s *Store) Scan(ctx context.Context, f episodic.Filter, order episodic.Orde
 			extra = append(extra, &emb)
 		}
 		r, err := scanView(rows, extra...)
-		r.e.Embedding = decodeVector(emb)
+		r.e.Embedding = embed.VectorFromBytes(emb)
 		if err != nil {
 			return err
 		}
@@ -829,7 +830,7 @@ func (s *Store) record(ctx context.Context, n int64) (*episodic.Record, error) {
 		}
 		if len(rec.Versions) == 0 {
 			rec.Statement = r.e.Statement
-			rec.Statement.Embedding = decodeVector(emb)
+			rec.Statement.Embedding = embed.VectorFromBytes(emb)
 		}
 		rec.Versions = append(rec.Versions, r.e.Version)
 	}
@@ -915,7 +916,7 @@ func (s *Store) EachVector(ctx context.Context, fn func(id string, v []float32) 
 		if err := sc(&id, &b); err != nil {
 			return err
 		}
-		return fn(id, decodeVector(b))
+		return fn(id, embed.VectorFromBytes(b))
 	})
 }
 
@@ -1069,26 +1070,4 @@ func (s *Store) Import(ctx context.Context, recs []*episodic.Record) error {
 		return err
 	}
 	return tx.Commit()
-}
-
-func encodeVector(v []float32) []byte {
-	if v == nil {
-		return nil
-	}
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
-}
-
-func decodeVector(b []byte) []float32 {
-	if b == nil {
-		return nil
-	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
 }

@@ -11,16 +11,16 @@ package sqliteindex
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/url"
 	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+
+	"github.com/ctxkit/ctxkit/vault/embed"
 
 	"github.com/ctxkit/ctxkit/vault/index"
 )
@@ -135,7 +135,7 @@ func (x *Index) Put(ctx context.Context, doc index.Doc, chunks []index.Chunk) er
 	}
 	defer ins.Close()
 	for i, c := range chunks {
-		if _, err := ins.ExecContext(ctx, doc.Path, i, c.Heading, c.Page, c.Text, encodeVector(c.Vector)); err != nil {
+		if _, err := ins.ExecContext(ctx, doc.Path, i, c.Heading, c.Page, c.Text, embed.VectorBytes(c.Vector)); err != nil {
 			return fmt.Errorf("index %s chunk %d: %w", doc.Path, i, err)
 		}
 	}
@@ -240,7 +240,7 @@ func (x *Index) Chunk(ctx context.Context, id int64) (index.Chunk, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("chunk %d: %w", id, index.ErrNotFound)
 	}
-	c.Vector = decodeVector(vec)
+	c.Vector = embed.VectorFromBytes(vec)
 	return c, err
 }
 
@@ -316,31 +316,9 @@ func (x *Index) EachVector(ctx context.Context, fn func(id int64, v []float32) e
 		if err := rows.Scan(&id, &b); err != nil {
 			return err
 		}
-		if err := fn(id, decodeVector(b)); err != nil {
+		if err := fn(id, embed.VectorFromBytes(b)); err != nil {
 			return err
 		}
 	}
 	return rows.Err()
-}
-
-func encodeVector(v []float32) []byte {
-	if v == nil {
-		return nil
-	}
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
-}
-
-func decodeVector(b []byte) []float32 {
-	if b == nil {
-		return nil
-	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
 }
