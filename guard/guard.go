@@ -125,6 +125,8 @@ type backend struct {
 
 	mu   sync.Mutex
 	nCtx int // llama.cpp's per-slot n_ctx, once read
+	ps   []psEntry
+	psAt time.Time
 }
 
 // New returns a Guard for the backends of opts.

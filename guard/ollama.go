@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/ctxkit/ctxkit/guard/compact"
 )
@@ -33,25 +34,48 @@ func (g *Guard) ollamaWindow(ctx context.Context, b *backend, model string, o ol
 	if o.NumCtx > 0 {
 		return o.NumCtx, "request options.num_ctx"
 	}
-	var ps struct {
-		Models []struct {
-			Name          string `json:"name"`
-			Model         string `json:"model"`
-			ContextLength int    `json:"context_length"`
-		} `json:"models"`
+	want := model
+	if !strings.Contains(want, ":") {
+		want += ":latest"
 	}
-	if err := g.getJSON(ctx, b, "/api/ps", &ps); err == nil {
-		want := model
-		if !strings.Contains(want, ":") {
-			want += ":latest"
-		}
-		for _, m := range ps.Models {
-			if (m.Name == want || m.Model == want || m.Name == model) && m.ContextLength > 0 {
-				return m.ContextLength, "loaded (/api/ps)"
-			}
+	for _, m := range g.loaded(ctx, b) {
+		if (m.Name == want || m.Model == want || m.Name == model) && m.ContextLength > 0 {
+			return m.ContextLength, "loaded (/api/ps)"
 		}
 	}
 	return g.configWindow(model), "default"
+}
+
+// psEntry is one loaded model in Ollama's /api/ps.
+type psEntry struct {
+	Name          string `json:"name"`
+	Model         string `json:"model"`
+	ContextLength int    `json:"context_length"`
+}
+
+// psTTL is how long an /api/ps answer is reused: a model loaded with
+// another num_ctx shows within it.
+const psTTL = time.Second
+
+// loaded returns Ollama's loaded models, read at most every psTTL.
+func (g *Guard) loaded(ctx context.Context, b *backend) []psEntry {
+	b.mu.Lock()
+	if time.Since(b.psAt) < psTTL {
+		ps := b.ps
+		b.mu.Unlock()
+		return ps
+	}
+	b.mu.Unlock()
+	var ps struct {
+		Models []psEntry `json:"models"`
+	}
+	if err := g.getJSON(ctx, b, "/api/ps", &ps); err != nil {
+		return nil
+	}
+	b.mu.Lock()
+	b.ps, b.psAt = ps.Models, time.Now()
+	b.mu.Unlock()
+	return ps.Models
 }
 
 func (g *Guard) configWindow(model string) int {
