@@ -20,13 +20,20 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
+
+	"github.com/ctxkit/ctxkit/vault/embed/bert"
 )
+
+// DefaultBuiltinModel is the model of a bare "builtin" spec.
+const DefaultBuiltinModel = "all-MiniLM-L6-v2"
 
 // Providers of embedders, the part of a spec before the colon.
 const (
 	None    = "none"    // lexical search only
-	Builtin = "builtin" // the in-process model (a later release)
+	Builtin = "builtin" // an in-process BERT model (package bert)
 	Ollama  = "ollama"  // Ollama's /api/embed
 	OpenAI  = "openai"  // any OpenAI-compatible /v1/embeddings
 )
@@ -95,10 +102,16 @@ type Options struct {
 	// BatchSize is the most texts per request; 0 means the provider's
 	// default (64 for Ollama, 256 for OpenAI, whose limit is 2,048).
 	BatchSize int
+	// ModelsDir holds the builtin models, one directory each; "" means
+	// $CTXKIT_HOME/models (~/.ctxkit/models when CTXKIT_HOME is unset).
+	ModelsDir string
 }
 
-// New returns the embedder for spec. "none" gives ErrNone and "builtin"
-// ErrUnavailable, each with a message saying what to do instead.
+// New returns the embedder for spec. "none" gives ErrNone. "builtin:MODEL"
+// (MODEL defaults to DefaultBuiltinModel) runs the model in
+// ModelsDir/MODEL in process; when its files are missing New returns
+// ErrUnavailable with a message naming the files to copy and where. The
+// weights are read on the first Embed.
 func New(spec string, opts Options) (Embedder, error) {
 	s, err := ParseSpec(spec)
 	if err != nil {
@@ -114,7 +127,7 @@ func New(spec string, opts Options) (Embedder, error) {
 	case None:
 		return nil, ErrNone
 	case Builtin:
-		return nil, fmt.Errorf("%w: the builtin model comes with a later release; use ollama:MODEL or openai:MODEL, or none", ErrUnavailable)
+		return newBuiltin(s, opts)
 	case Ollama:
 		return newOllama(s, opts), nil
 	default:
@@ -214,4 +227,65 @@ func VectorFromBytes(b []byte) []float32 {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return v
+}
+
+// builtin is an in-process BERT model, loaded on first use.
+type builtin struct {
+	spec string
+	load func() (*bert.Model, error)
+}
+
+// newBuiltin checks that the model's files are in place.
+func newBuiltin(s Spec, opts Options) (Embedder, error) {
+	if s.Model == "" {
+		s.Model = DefaultBuiltinModel
+	}
+	if s.Model == "." || s.Model == ".." || strings.ContainsAny(s.Model, `/\`) {
+		return nil, fmt.Errorf("embedding model %q: a builtin model name cannot hold a path", s)
+	}
+	models := opts.ModelsDir
+	if models == "" {
+		h := opts.Getenv("CTXKIT_HOME")
+		if h == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return nil, fmt.Errorf("%w: builtin model %q: find the home directory (set CTXKIT_HOME): %v", ErrUnavailable, s.Model, err)
+			}
+			h = filepath.Join(home, ".ctxkit")
+		}
+		models = filepath.Join(h, "models")
+	}
+	dir := filepath.Join(models, s.Model)
+	var missing []string
+	exists := func(name string) bool {
+		_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(name)))
+		return err == nil
+	}
+	for _, f := range []string{bert.ConfigFile, bert.WeightsFile, bert.PoolingFile} {
+		if !exists(f) {
+			missing = append(missing, f)
+		}
+	}
+	if !exists(bert.TokenizerFile) && !exists(bert.VocabFile) {
+		missing = append(missing, bert.TokenizerFile+" (or "+bert.VocabFile+")")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%w: builtin model %q is not installed: copy %s of the Hugging Face model (sentence-transformers layout) into %s",
+			ErrUnavailable, s.Model, strings.Join(missing, ", "), dir)
+	}
+	return &builtin{spec: s.String(), load: sync.OnceValues(func() (*bert.Model, error) { return bert.Load(dir) })}, nil
+}
+
+func (b *builtin) Spec() string { return b.spec }
+
+func (b *builtin) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	m, err := b.load()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.spec, err)
+	}
+	v, err := m.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.spec, err)
+	}
+	return v, nil
 }

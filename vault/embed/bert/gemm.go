@@ -99,6 +99,8 @@ func kernel2x4(c, a, b []float32, i, j, n, k int, bias []float32) {
 	b1 := b[(j+1)*k : (j+1)*k+k]
 	b2 := b[(j+2)*k : (j+2)*k+k]
 	b3 := b[(j+3)*k : (j+3)*k+k]
+	// Equal lengths let the compiler drop the bounds checks of the loop.
+	a1, b0, b1, b2, b3 = a1[:len(a0)], b0[:len(a0)], b1[:len(a0)], b2[:len(a0)], b3[:len(a0)]
 	var c00, c01, c02, c03, c10, c11, c12, c13 float32
 	for p, x0 := range a0 {
 		x1 := a1[p]
