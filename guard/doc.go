@@ -14,8 +14,12 @@
 //     Ollama by model name (flags give the backends; /api/tags and
 //     /v1/models say which serves which model); other /v1/* paths
 //     (/v1/models, /v1/embeddings, /v1/responses) are passed through.
-//   - Anthropic: /v1/messages and /v1/messages/count_tokens are passed
-//     through to the Anthropic backend (not compacted yet).
+//   - Anthropic: POST /v1/messages (SSE when stream is set) is compacted:
+//     tool_result blocks become neutral tool messages matched to their
+//     tool_use by id, so a call and its result go together, and a message
+//     whose blocks all survive is sent byte for byte; the window is
+//     Options.Windows[model], else 200,000. /v1/messages/count_tokens is
+//     passed through.
 //   - GET /ctxkit/evicted/{id} returns an evicted span (JSON messages) from
 //     the offload store; GET /ctxkit/health the policy, counters and
 //     calibrations.
@@ -65,7 +69,8 @@
 // fate, evicted spans with their store ids, exact counts or not, recovery)
 // and the headers X-Ctxkit-Compacted, X-Ctxkit-Evicted-Tokens and
 // X-Ctxkit-Budget. In a stream the report rides in the final object:
-// Ollama's done chunk, OpenAI's chunk with a finish_reason.
+// Ollama's done chunk, OpenAI's chunk with a finish_reason, Anthropic's
+// message_delta.
 //
 // An upstream context error (llama.cpp's 400 exceed_context_size_error,
 // OpenAI's context_length_exceeded, Anthropic's "prompt is too long")

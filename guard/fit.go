@@ -24,6 +24,9 @@ type fit struct {
 	rep     *Report
 	cal     *calibration
 	cnt     counter
+	// rebuild, when set, builds the body instead of req.build (Anthropic,
+	// whose messages do not map one to one).
+	rebuild func(*compact.Result) ([]byte, error)
 	// sent and chars are what the body sent upstream counts.
 	sent, chars int
 }
@@ -100,7 +103,12 @@ func (g *Guard) compactInto(ctx context.Context, w http.ResponseWriter, f *fit) 
 	if !res.Compacted {
 		return true
 	}
-	body, err := f.req.build(res, f.d)
+	var body []byte
+	if f.rebuild != nil {
+		body, err = f.rebuild(res)
+	} else {
+		body, err = f.req.build(res, f.d)
+	}
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "compaction_failed", err.Error(), f.rep)
 		return false

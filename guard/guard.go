@@ -201,12 +201,10 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.openaiRoute(w, r, g.openaiChat)
 	case r.Method == http.MethodPost && p == "/v1/completions":
 		g.openaiRoute(w, r, g.openaiCompletion)
-	case strings.HasPrefix(p, "/v1/messages"):
-		if b := g.backends[kAnthropic]; b != nil {
-			b.proxy.ServeHTTP(w, r)
-			return
-		}
-		g.openaiRoute(w, r, nil)
+	case r.Method == http.MethodPost && p == "/v1/messages" && g.backends[kAnthropic] != nil:
+		g.withBackend(w, r, kAnthropic, g.anthropicMessages)
+	case strings.HasPrefix(p, "/v1/messages") && g.backends[kAnthropic] != nil:
+		g.backends[kAnthropic].proxy.ServeHTTP(w, r)
 	case strings.HasPrefix(p, "/v1/"):
 		g.openaiRoute(w, r, nil)
 	default:

@@ -167,6 +167,15 @@ func (g *Guard) openaiChat(w http.ResponseWriter, r *http.Request, b *backend, b
 	if !g.apply(r.Context(), w, f, body) {
 		return
 	}
+	g.forwardRetry(w, r, f, g.relayOpenAI)
+}
+
+// forwardRetry sends f.body and relays the answer; an upstream context
+// error is recognised once: the estimate is recalibrated from its numbers,
+// the window set to the one it names, the request recompacted and sent
+// again. A second failure is relayed as it is, with the report.
+func (g *Guard) forwardRetry(w http.ResponseWriter, r *http.Request, f *fit, relayFn func(http.ResponseWriter, *http.Request, *fit, *http.Response)) {
+	b := f.b
 	for attempt := 0; ; attempt++ {
 		resp, err := g.send(r.Context(), r, b, f.body)
 		if err != nil {
@@ -181,7 +190,7 @@ func (g *Guard) openaiChat(w http.ResponseWriter, r *http.Request, b *backend, b
 			if nPrompt, nCtx, ok := contextError(errBody); ok {
 				g.stats.retried.Add(1)
 				f.rep.UpstreamError = string(bytes.TrimSpace(errBody))
-				g.log.Warn("upstream context error, recompacting", "backend", b.kind, "model", p.Model, "n_prompt", nPrompt, "n_ctx", nCtx, "sent", f.sent)
+				g.log.Warn("upstream context error, recompacting", "backend", b.kind, "model", f.model, "n_prompt", nPrompt, "n_ctx", nCtx, "sent", f.sent)
 				if nPrompt > 0 {
 					f.cal.observe(f.cnt, minSampleChars, f.sent, nPrompt)
 				}
@@ -207,7 +216,7 @@ func (g *Guard) openaiChat(w http.ResponseWriter, r *http.Request, b *backend, b
 		if attempt > 0 && resp.StatusCode >= 400 {
 			f.rep.Recovered = false
 		}
-		g.relayOpenAI(w, r, f, resp)
+		relayFn(w, r, f, resp)
 		return
 	}
 }
