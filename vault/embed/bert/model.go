@@ -13,12 +13,13 @@ import (
 
 // layer holds one encoder layer's weights; Linear weights are [out, in].
 type layer struct {
-	qkvW, qkvB     []float32 // query, key and value stacked: [3H, H], [3H]
-	attnW, attnB   []float32 // attention output dense [H, H]
-	ln1G, ln1B     []float32
-	interW, interB []float32 // [I, H]
-	outW, outB     []float32 // [H, I]
-	ln2G, ln2B     []float32
+	qkvW, attnW, interW, outW *linear
+	qkvB                      []float32 // query, key and value stacked: [3H]
+	attnB                     []float32 // attention output dense [H]
+	ln1G, ln1B                []float32
+	interB                    []float32 // [I]
+	outB                      []float32 // [H]
+	ln2G, ln2B                []float32
 }
 
 // Model is a BERT sentence encoder with its tokenizer and pooling. It is
@@ -88,6 +89,12 @@ func Load(dir string) (*Model, error) {
 // as "embeddings.word_embeddings.weight", with or without a "bert."
 // prefix), checking every shape against cfg.
 func New(cfg Config, pooling Pooling, tok *Tokenizer, tensors map[string]Tensor) (*Model, error) {
+	return newModel(cfg, pooling, tok, tensors, hasSIMD)
+}
+
+// newModel is New with the choice of GEMM kernel: the vector one when
+// simd is set, else the portable one.
+func newModel(cfg Config, pooling Pooling, tok *Tokenizer, tensors map[string]Tensor, simd bool) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -129,13 +136,20 @@ func New(cfg Config, pooling Pooling, tok *Tokenizer, tensors map[string]Tensor)
 		var ly layer
 		q, k, v := get(p+"attention.self.query.weight", H, H), get(p+"attention.self.key.weight", H, H), get(p+"attention.self.value.weight", H, H)
 		qb, kb, vb := get(p+"attention.self.query.bias", H), get(p+"attention.self.key.bias", H), get(p+"attention.self.value.bias", H)
-		ly.qkvW = append(append(append(make([]float32, 0, 3*H*H), q...), k...), v...)
+		qkv := append(append(append(make([]float32, 0, 3*H*H), q...), k...), v...)
 		ly.qkvB = append(append(append(make([]float32, 0, 3*H), qb...), kb...), vb...)
-		ly.attnW, ly.attnB = get(p+"attention.output.dense.weight", H, H), get(p+"attention.output.dense.bias", H)
+		attnW, interW, outW := get(p+"attention.output.dense.weight", H, H), get(p+"intermediate.dense.weight", I, H), get(p+"output.dense.weight", H, I)
+		ly.attnB = get(p+"attention.output.dense.bias", H)
 		ly.ln1G, ly.ln1B = get(p+"attention.output.LayerNorm.weight", H), get(p+"attention.output.LayerNorm.bias", H)
-		ly.interW, ly.interB = get(p+"intermediate.dense.weight", I, H), get(p+"intermediate.dense.bias", I)
-		ly.outW, ly.outB = get(p+"output.dense.weight", H, I), get(p+"output.dense.bias", H)
+		ly.interB = get(p+"intermediate.dense.bias", I)
+		ly.outB = get(p+"output.dense.bias", H)
 		ly.ln2G, ly.ln2B = get(p+"output.LayerNorm.weight", H), get(p+"output.LayerNorm.bias", H)
+		if len(missing) == 0 {
+			ly.qkvW = newLinear(qkv, 3*H, H, simd)
+			ly.attnW = newLinear(attnW, H, H, simd)
+			ly.interW = newLinear(interW, I, H, simd)
+			ly.outW = newLinear(outW, H, I, simd)
+		}
 		m.layers = append(m.layers, ly)
 	}
 	if len(missing) > 0 {
@@ -285,18 +299,18 @@ func newWork(T, H, I int) *work {
 
 // encoderLayer runs one BERT layer on x [B*S, H] in place.
 func (m *Model) encoderLayer(ly *layer, x []float32, w *work, B, S int, lens []int, eps float32) {
-	H, I := m.cfg.HiddenSize, m.cfg.IntermediateSize
+	H := m.cfg.HiddenSize
 	T := B * S
-	matMulT(w.qkv, x, ly.qkvW, T, 3*H, H, ly.qkvB)
+	ly.qkvW.apply(w.qkv, x, T, ly.qkvB)
 	m.attention(w.qkv, w.ctx, B, S, lens)
-	matMulT(w.tmp, w.ctx, ly.attnW, T, H, H, ly.attnB)
+	ly.attnW.apply(w.tmp, w.ctx, T, ly.attnB)
 	for i, v := range w.tmp {
 		x[i] += v
 	}
 	layerNorm(x, H, ly.ln1G, ly.ln1B, eps)
-	matMulT(w.inter, x, ly.interW, T, I, H, ly.interB)
+	ly.interW.apply(w.inter, x, T, ly.interB)
 	gelu(w.inter)
-	matMulT(w.tmp, w.inter, ly.outW, T, H, I, ly.outB)
+	ly.outW.apply(w.tmp, w.inter, T, ly.outB)
 	for i, v := range w.tmp {
 		x[i] += v
 	}

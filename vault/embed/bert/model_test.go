@@ -163,13 +163,13 @@ func syntheticTensors(cfg Config) map[string]Tensor {
 // miniLM returns the MiniLM-shaped model of testdata/minilm_golden.json
 // (6 layers, hidden 384, 12 heads, intermediate 1536) with the tiny
 // vocabulary.
-func miniLM(t testing.TB) (*Model, golden) {
+func miniLM(t testing.TB, simd bool) (*Model, golden) {
 	t.Helper()
 	g := readGolden(t, filepath.Join("testdata", "minilm_golden.json"))
 	if err := g.Config.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	m, err := New(g.Config, PoolMean, tinyTokenizer(t), syntheticTensors(g.Config))
+	m, err := newModel(g.Config, PoolMean, tinyTokenizer(t), syntheticTensors(g.Config), simd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,17 @@ func miniLM(t testing.TB) (*Model, golden) {
 }
 
 func TestMiniLMShapedGolden(t *testing.T) {
-	m, g := miniLM(t)
+	for _, simd := range []bool{false, true} {
+		if simd && !hasSIMD {
+			t.Log("no vector kernel on this CPU")
+			continue
+		}
+		t.Run(fmt.Sprintf("simd=%v", simd), func(t *testing.T) { testMiniLMShaped(t, simd) })
+	}
+}
+
+func testMiniLMShaped(t *testing.T, simd bool) {
+	m, g := miniLM(t, simd)
 	if g.Config.HiddenSize != 384 || g.Config.NumHiddenLayers != 6 || g.Config.NumAttentionHeads != 12 || g.Config.IntermediateSize != 1536 {
 		t.Fatalf("golden config is not MiniLM-shaped: %+v", g.Config)
 	}
@@ -263,10 +273,10 @@ func TestLoadErrors(t *testing.T) {
 // TestMiniLMShapedGolden) on sequences of 32 and 128 tokens, one at a
 // time and 32 at a time.
 func BenchmarkMiniLM(b *testing.B) {
-	m, _ := miniLM(b)
+	m, _ := miniLM(b, hasSIMD)
 	for _, seq := range []int{32, 128} {
 		for _, batch := range []int{1, 32} {
-			b.Run(fmt.Sprintf("seq%d_batch%d", seq, batch), func(b *testing.B) {
+			b.Run(fmt.Sprintf("seq%d_batch%d_simd=%v", seq, batch, hasSIMD), func(b *testing.B) {
 				ids := make([][]int, batch)
 				for i := range ids {
 					ids[i] = make([]int, seq)

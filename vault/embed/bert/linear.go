@@ -1,0 +1,114 @@
+package bert
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// panelW is the width of a packed panel of B: two 8-float vectors.
+const panelW = 16
+
+// linear is the weight W [n, k] of a Linear layer, in the layout its
+// GEMM wants: as is for the portable kernel, or packed in panels of 16
+// output features for the vector kernel (panel q holds, for each p < k,
+// W[16q..16q+15][p] contiguously; the last panel is padded with zeros).
+type linear struct {
+	n, k   int
+	raw    []float32 // [n, k], for the portable kernel
+	panels []float32 // [ceil(n/16), k, 16], for the vector kernel
+}
+
+// newLinear lays out w [n, k] for the vector kernel when simd is set,
+// else keeps it as is.
+func newLinear(w []float32, n, k int, simd bool) *linear {
+	l := &linear{n: n, k: k}
+	if !simd {
+		l.raw = w
+		return l
+	}
+	np := (n + panelW - 1) / panelW
+	l.panels = make([]float32, np*k*panelW)
+	for j := range n {
+		q, c := j/panelW, j%panelW
+		panel := l.panels[q*k*panelW : (q+1)*k*panelW]
+		for p, v := range w[j*k : (j+1)*k] {
+			panel[p*panelW+c] = v
+		}
+	}
+	return l
+}
+
+// apply computes c[m, n] = a[m, k] · Wᵀ + bias, over all cores.
+func (l *linear) apply(c, a []float32, m int, bias []float32) {
+	if l.panels == nil {
+		matMulT(c, a, l.raw, m, l.n, l.k, bias)
+		return
+	}
+	if m == 0 {
+		return
+	}
+	n, k := l.n, l.k
+	_ = a[m*k-1]
+	_ = c[m*n-1]
+	np := (n + panelW - 1) / panelW
+	const rowsPerTile, panelsPerTile = 16, 4
+	tm, tn := (m+rowsPerTile-1)/rowsPerTile, (np+panelsPerTile-1)/panelsPerTile
+	tiles := tm * tn
+	workers := min(runtime.GOMAXPROCS(0), tiles)
+	var next atomic.Int64
+	run := func() {
+		var tmp [4 * panelW]float32
+		for {
+			t := int(next.Add(1) - 1)
+			if t >= tiles {
+				return
+			}
+			i0, q0 := (t/tn)*rowsPerTile, (t%tn)*panelsPerTile
+			i1, q1 := min(i0+rowsPerTile, m), min(q0+panelsPerTile, np)
+			for q := q0; q < q1; q++ {
+				panel := l.panels[q*k*panelW : (q+1)*k*panelW]
+				j0 := q * panelW
+				w := min(panelW, n-j0)
+				i := i0
+				for ; i+4 <= i1; i += 4 {
+					if w == panelW {
+						kern4x16(&a[i*k], k, &panel[0], k, &c[i*n+j0], n)
+					} else {
+						kern4x16(&a[i*k], k, &panel[0], k, &tmp[0], panelW)
+						for r := range 4 {
+							copy(c[(i+r)*n+j0:(i+r)*n+j0+w], tmp[r*panelW:r*panelW+w])
+						}
+					}
+				}
+				for ; i < i1; i++ { // the last rows, one at a time
+					acc := tmp[:panelW]
+					clear(acc)
+					for p, x := range a[i*k : (i+1)*k] {
+						for cc, y := range panel[p*panelW : (p+1)*panelW] {
+							acc[cc] += x * y
+						}
+					}
+					copy(c[i*n+j0:i*n+j0+w], acc[:w])
+				}
+				if bias != nil {
+					for r := i0; r < i1; r++ {
+						row := c[r*n+j0 : r*n+j0+w]
+						for cc := range row {
+							row[cc] += bias[j0+cc]
+						}
+					}
+				}
+			}
+		}
+	}
+	if workers <= 1 || 2*m*n*k < 1<<17 {
+		run()
+		return
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(run)
+	}
+	wg.Wait()
+}
