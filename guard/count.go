@@ -40,13 +40,44 @@ type counter struct {
 	cache *compact.Cache
 }
 
-func (c *calibration) snapshot() counter {
+func (c *calibration) snapshot(base compact.Counter) counter {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := c.scale
-	return counter{scale: s, cache: c.cache, c: compact.CounterFunc(func(text string) int {
-		return int(math.Ceil(float64(compact.Estimate(text)) * s))
-	})}
+	return counter{scale: c.scale, cache: c.cache, c: scaled(base, c.scale)}
+}
+
+// scaled is base times s.
+func scaled(base compact.Counter, s float64) compact.Counter {
+	if s == 1 {
+		return base
+	}
+	return compact.CounterFunc(func(text string) int {
+		return int(math.Ceil(float64(base.Count(text)) * s))
+	})
+}
+
+// Estimate is the guard's default token estimate, which errs high the way
+// BPE tokenizers do: a run of letters and digits counts one token per 4
+// bytes (rounded up), every other non-space character one token (code,
+// JSON and punctuation-heavy logs tokenize that way, and the 3.6 bytes per
+// token of compact.Estimate undercounts them up to fourfold, which is
+// what lets a backend truncate silently).
+func Estimate(text string) int {
+	n, run := 0, 0
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c >= 0x80:
+			run++
+			continue
+		}
+		n += (run + 3) / 4
+		run = 0
+		if c != ' ' && c != '\n' && c != '\t' && c != '\r' {
+			n++
+		}
+	}
+	return n + (run+3)/4
 }
 
 // observe feeds one sample: the backend counted actual tokens for a prompt

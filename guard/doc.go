@@ -37,10 +37,17 @@
 // for the others. Budget = window − reserved output (num_predict,
 // max_tokens, max_completion_tokens, else Options.Reserve) − Options.Margin.
 // Messages, tool schemas, tool calls, images (768 tokens each) and a
-// template overhead are counted with compact.Estimate times a per-backend,
-// per-model factor that only ever rises: it is calibrated from Ollama's
-// prompt_eval_count, usage.prompt_tokens and the numbers in upstream
-// context errors, ignoring prompts under 1,000 characters. Counts are
+// template overhead are counted with Estimate (letters and digits four
+// bytes a token, every other non-space character one token: it errs high
+// like BPE tokenizers, where compact.Estimate's 3.6 bytes a token
+// undercounts code, JSON and logs up to fourfold and so lets Ollama
+// truncate silently) or Options.Counter, times a per-backend, per-model
+// factor that only ever rises: it is calibrated from Ollama's
+// prompt_eval_count, usage.prompt_tokens, Anthropic's input_tokens and the
+// numbers in upstream context errors, ignoring prompts under 1,000
+// characters. An error without numbers (Ollama's "the prompt is longer
+// than the context length") makes the one retry count four times as much,
+// without touching the calibration. Counts are
 // cached per text (compact.Cache, replaced when the factor rises), and
 // eviction plans are remembered across turns (compact.Plans) so the prompt
 // head stays byte-identical and the backend's prefix cache keeps hitting.

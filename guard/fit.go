@@ -46,7 +46,7 @@ func (g *Guard) budget(window, reserve int) int {
 // upstream. It answers the client itself (413) and returns false when the
 // request must not go upstream.
 func (g *Guard) apply(ctx context.Context, w http.ResponseWriter, f *fit, original []byte) bool {
-	f.cnt = f.cal.snapshot()
+	f.cnt = f.cal.snapshot(g.base)
 	f.rep.Budget = g.budget(f.window, f.reserve)
 	f.rep.Window = f.window
 	f.rep.Strategy = "none"

@@ -85,6 +85,10 @@ type Options struct {
 	Reserve int
 	// Margin is kept free on top of the reserve (0: DefaultMargin).
 	Margin int
+	// Counter is the token estimate before calibration (nil: Estimate).
+	// An exact tokenizer can be plugged in here; calibration still only
+	// raises it.
+	Counter compact.Counter
 	// Client sends upstream requests (nil: a client without timeout, so
 	// that long generations are not cut; the client's own disconnect
 	// cancels them).
@@ -99,6 +103,7 @@ type Guard struct {
 	backends map[kind]*backend
 	calib    sync.Map // backend kind + "\x00" + model → *calibration
 	plans    *compact.Plans
+	base     compact.Counter
 
 	routeMu sync.Mutex
 	routes  map[string]kind // model → backend, from discovery
@@ -148,6 +153,10 @@ func New(opts Options) (*Guard, error) {
 	g := &Guard{opts: opts, log: opts.Logger, client: opts.Client, backends: map[kind]*backend{}, plans: compact.NewPlans(0), routes: map[string]kind{}}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
+	}
+	g.base = opts.Counter
+	if g.base == nil {
+		g.base = compact.CounterFunc(Estimate)
 	}
 	if g.client == nil {
 		g.client = &http.Client{}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ctxkit/ctxkit/guard"
+	"github.com/ctxkit/ctxkit/guard/compact"
 	"github.com/ctxkit/ctxkit/internal/llmemu"
 	"github.com/ctxkit/ctxkit/offload"
 	"github.com/ctxkit/ctxkit/store/memstore"
@@ -222,12 +223,13 @@ func TestLlamaCppOverflow(t *testing.T) {
 	}
 }
 
-// TestRecoverFromUpstream400: text the estimate undercounts (punctuation,
-// one token per character) makes llama.cpp refuse the first try; the guard
+// TestRecoverFromUpstream400: with an estimate that undercounts
+// punctuation (compact.Estimate, 3.6 bytes a token, where the tokenizer
+// gives one per character), llama.cpp refuses the first try; the guard
 // recalibrates from the error's numbers and the retry succeeds.
 func TestRecoverFromUpstream400(t *testing.T) {
 	emu := llmemu.NewLlamaCpp(llmemu.LlamaCppOptions{NCtx: 4096})
-	gw := newGuard(t, guard.Options{LlamaCpp: serve(t, emu)})
+	gw := newGuard(t, guard.Options{LlamaCpp: serve(t, emu), Counter: compact.EstimateCounter{}})
 	msgs := []msg{{"role": "user", "content": "SECRET: " + secret}}
 	for i := range 6 {
 		msgs = append(msgs, msg{"role": "assistant", "content": fmt.Sprint("turn ", i)}, msg{"role": "user", "content": strings.Repeat(".,;:!?", 150)})

@@ -107,11 +107,11 @@ func (g *Guard) ollamaChat(w http.ResponseWriter, r *http.Request, b *backend, b
 	if !g.apply(r.Context(), w, f, body) {
 		return
 	}
-	g.forwardOllama(w, r, f)
+	g.forwardRetry(w, r, f, g.relayOllama)
 }
 
-// forwardOllama sends f.body and relays the answer, its done chunk
-// carrying the report.
+// forwardOllama sends f.body (a raw prompt, no retry) and relays the
+// answer.
 func (g *Guard) forwardOllama(w http.ResponseWriter, r *http.Request, f *fit) {
 	resp, err := g.send(r.Context(), r, f.b, f.body)
 	if err != nil {
@@ -120,6 +120,13 @@ func (g *Guard) forwardOllama(w http.ResponseWriter, r *http.Request, f *fit) {
 		}
 		return
 	}
+	g.relayOllama(w, r, f, resp)
+}
+
+// relayOllama relays an Ollama answer, its done chunk (or whole body)
+// carrying the report; prompt_eval_count calibrates and reveals silent
+// truncation.
+func (g *Guard) relayOllama(w http.ResponseWriter, r *http.Request, f *fit, resp *http.Response) {
 	isDone := func(obj []byte) bool { return bytes.Contains(obj, []byte(`"done":true`)) }
 	observe := func(obj []byte) {
 		if isDone(obj) {
@@ -147,7 +154,7 @@ func (g *Guard) ollamaGenerate(w http.ResponseWriter, r *http.Request, b *backen
 	f.window, f.rep.WindowSource = g.ollamaWindow(r.Context(), b, model, o)
 	f.body = body
 	overhead := templateOverhead + len(images)*compact.DefaultImageTokens
-	if !g.fitPrompt(r.Context(), w, f, top, "prompt", str(top["prompt"]), overhead+f.cal.snapshot().c.Count(str(top["system"]))) {
+	if !g.fitPrompt(r.Context(), w, f, top, "prompt", str(top["prompt"]), overhead+f.cal.snapshot(g.base).c.Count(str(top["system"]))) {
 		return
 	}
 	g.forwardOllama(w, r, f)
@@ -155,7 +162,7 @@ func (g *Guard) ollamaGenerate(w http.ResponseWriter, r *http.Request, b *backen
 
 // fitPrompt applies the policy to a raw prompt in top[key].
 func (g *Guard) fitPrompt(ctx context.Context, w http.ResponseWriter, f *fit, top map[string]json.RawMessage, key, prompt string, overhead int) bool {
-	f.cnt = f.cal.snapshot()
+	f.cnt = f.cal.snapshot(g.base)
 	f.rep.Window = f.window
 	f.rep.Budget = g.budget(f.window, f.reserve)
 	f.rep.Strategy = "none"

@@ -8,7 +8,10 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/ctxkit/ctxkit/guard/compact"
 )
 
 // defaultV1 is the backend of /v1 requests that name no known model:
@@ -191,7 +194,7 @@ func (g *Guard) forwardRetry(w http.ResponseWriter, r *http.Request, f *fit, rel
 				g.stats.retried.Add(1)
 				f.rep.UpstreamError = string(bytes.TrimSpace(errBody))
 				g.log.Warn("upstream context error, recompacting", "backend", b.kind, "model", f.model, "n_prompt", nPrompt, "n_ctx", nCtx, "sent", f.sent)
-				if nPrompt > 0 {
+				if nPrompt > f.sent {
 					f.cal.observe(f.cnt, minSampleChars, f.sent, nPrompt)
 				}
 				if nCtx > 0 {
@@ -203,7 +206,16 @@ func (g *Guard) forwardRetry(w http.ResponseWriter, r *http.Request, f *fit, rel
 					}
 				}
 				f.rep.Recovered = true
-				f.cnt = f.cal.snapshot()
+				f.cnt = f.cal.snapshot(g.base)
+				if nPrompt <= f.sent {
+					// No count in the error (Ollama's own message): the
+					// estimate was short by an unknown amount, up to
+					// fourfold (one token per byte). This retry alone
+					// counts four times as much, or up to the window;
+					// the calibration is left alone.
+					s := f.cnt.scale * max(4, float64(f.window)/float64(max(f.sent, 1)))
+					f.cnt = counter{scale: s, cache: compact.NewCache(0), c: scaled(g.base, s)}
+				}
 				f.rep.Budget = g.budget(f.window, f.reserve)
 				f.rep.Window = f.window
 				if !g.compactInto(r.Context(), w, f) {
@@ -252,6 +264,17 @@ var (
 // n_ctx), OpenAI's context_length_exceeded (in its message), Anthropic's
 // "prompt is too long: N tokens > M maximum".
 func contextError(body []byte) (nPrompt, nCtx int, ok bool) {
+	var se struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(body, &se) == nil && se.Error != "" {
+		// Ollama: its own message, or llama-server's body as a string
+		// (the native path).
+		if strings.Contains(se.Error, "exceed_context_size_error") {
+			return contextError([]byte(se.Error))
+		}
+		return 0, 0, strings.Contains(se.Error, "prompt is longer than the context length")
+	}
 	var e struct {
 		Error struct {
 			Type          string `json:"type"`

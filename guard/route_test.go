@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ctxkit/ctxkit/guard"
+	"github.com/ctxkit/ctxkit/guard/compact"
 	"github.com/ctxkit/ctxkit/internal/llmemu"
 )
 
@@ -109,10 +110,11 @@ func TestRawPrompts(t *testing.T) {
 }
 
 // TestCalibration: Ollama's prompt_eval_count raises the estimate of a
-// model, never lowers it, and ignores short prompts.
+// model (here compact.Estimate, which undercounts punctuation), never
+// lowers it, and ignores short prompts.
 func TestCalibration(t *testing.T) {
 	oll := llmemu.NewOllama(llmemu.OllamaOptions{NumCtx: 8192})
-	gw := newGuard(t, guard.Options{Ollama: serve(t, oll)})
+	gw := newGuard(t, guard.Options{Ollama: serve(t, oll), Counter: compact.EstimateCounter{}})
 	scale := func() float64 {
 		r, err := http.Get(gw + "/ctxkit/health")
 		if err != nil {

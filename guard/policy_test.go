@@ -1,0 +1,102 @@
+package guard_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ctxkit/ctxkit/guard"
+	"github.com/ctxkit/ctxkit/guard/compact"
+	"github.com/ctxkit/ctxkit/internal/llmemu"
+)
+
+// TestOllamaRecovers: with an estimate that undercounts punctuation
+// (compact.Estimate), a last message too big for the window even after
+// Ollama dropped every earlier message is refused: on the native path
+// with llama-server's 400 inside Ollama's error string, without context
+// shift with Ollama's own message. The guard recalibrates, shrinks the
+// message in place and retries once.
+func TestOllamaRecovers(t *testing.T) {
+	for _, o := range []llmemu.OllamaOptions{{NumCtx: 4096, Native: true}, {NumCtx: 4096, NoContextShift: true}} {
+		emu := llmemu.NewOllama(o)
+		gw := newGuard(t, guard.Options{Ollama: serve(t, emu), Counter: compact.EstimateCounter{}})
+		msgs := []msg{
+			{"role": "user", "content": "SECRET: " + secret},
+			{"role": "assistant", "content": "ok"},
+			{"role": "user", "content": strings.Repeat(".,;:!?", 1000) + "\nWhat is the secret?"},
+		}
+		resp, body := postJSON(t, gw+"/api/chat", msg{"model": "llama3.2", "stream": false, "messages": msgs})
+		var out ollamaChatResp
+		if err := json.Unmarshal(body, &out); err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK || out.Ctxkit == nil || !out.Ctxkit.Recovered || out.Message.Content != secret {
+			t.Errorf("%+v: %d %.600s", o, resp.StatusCode, body)
+		}
+		if n := emu.RequestCount("/api/chat"); n != 2 {
+			t.Errorf("%d upstream tries, want 2", n)
+		}
+	}
+}
+
+// TestPreservesUnknownFields: fields the guard does not know, of the
+// request and of each kept message, reach the upstream as they were sent.
+func TestPreservesUnknownFields(t *testing.T) {
+	emu := llmemu.NewOllama(llmemu.OllamaOptions{NumCtx: 4096})
+	gw := newGuard(t, guard.Options{Ollama: serve(t, emu)})
+	msgs := agentHistory(12, 300, false)
+	msgs[len(msgs)-2]["thinking"] = "let me think"
+	msgs[len(msgs)-1]["x_custom"] = map[string]any{"a": []int{1, 2}}
+	req := msg{"model": "llama3.2", "stream": false, "format": "json", "keep_alive": "5m", "think": false, "x_extra": map[string]any{"z": 1, "a": "b"}, "messages": msgs}
+	data, _ := json.Marshal(req)
+	resp, err := http.Post(gw+"/api/chat", "application/json", bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	last, _ := emu.LastRequest()
+	for _, want := range []string{`"format":"json"`, `"keep_alive":"5m"`, `"think":false`, `"x_extra":{"a":"b","z":1}`} {
+		if !bytes.Contains(last.Body, []byte(want)) {
+			t.Errorf("lost %s", want)
+		}
+	}
+	for _, m := range msgs[len(msgs)-4:] {
+		raw, _ := json.Marshal(m)
+		if !bytes.Contains(last.Body, raw) {
+			t.Errorf("kept message changed: %s", raw)
+		}
+	}
+}
+
+// TestPolicyOff and an uncompactable prompt.
+func TestPolicyOffAndUncompactable(t *testing.T) {
+	emu := llmemu.NewOllama(llmemu.OllamaOptions{NumCtx: 4096})
+	up := serve(t, emu)
+	data, _ := json.Marshal(msg{"model": "llama3.2", "stream": false, "messages": agentHistory(12, 300, false)})
+	off := newGuard(t, guard.Options{Ollama: up, Policy: guard.PolicyOff})
+	resp, err := http.Post(off+"/api/chat", "application/json", bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if last, _ := emu.LastRequest(); !bytes.Equal(last.Body, data) || resp.Header.Get("X-Ctxkit-Compacted") != "" {
+		t.Errorf("off changed the request or reported")
+	}
+
+	gw := newGuard(t, guard.Options{Ollama: up})
+	resp, body := postJSON(t, gw+"/api/chat", msg{"model": "llama3.2", "messages": []msg{{"role": "system", "content": strings.Repeat("rules ", 5000)}, {"role": "user", "content": "hi"}}})
+	var e struct {
+		Error struct {
+			Type string `json:"type"`
+		} `json:"error"`
+		Ctxkit *guard.Report `json:"ctxkit"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || e.Error.Type != "context_overflow_uncompactable" || e.Ctxkit == nil {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+}
