@@ -28,15 +28,77 @@ func newLinear(w []float32, n, k int, simd bool) *linear {
 		return l
 	}
 	np := (n + panelW - 1) / panelW
-	l.panels = make([]float32, np*k*panelW)
+	l.panels = packRows(make([]float32, np*k*panelW), w, n, k)
+	return l
+}
+
+// packRows packs the n rows of w [n, k] (the output features) into
+// panels of 16, zero-padding the last: dst[(q*k+p)*16+c] = w[(16q+c)*k+p].
+func packRows(dst, w []float32, n, k int) []float32 {
+	np := (n + panelW - 1) / panelW
+	dst = dst[:np*k*panelW]
+	if n%panelW != 0 {
+		clear(dst[(np-1)*k*panelW:])
+	}
 	for j := range n {
 		q, c := j/panelW, j%panelW
-		panel := l.panels[q*k*panelW : (q+1)*k*panelW]
+		panel := dst[q*k*panelW : (q+1)*k*panelW]
 		for p, v := range w[j*k : (j+1)*k] {
 			panel[p*panelW+c] = v
 		}
 	}
-	return l
+	return dst
+}
+
+// packCols packs w [k, n] (k rows of n features, row stride ld) into
+// panels of 16 features: dst[(q*k+p)*16+c] = w[p*ld+16q+c].
+func packCols(dst, w []float32, k, n, ld int) []float32 {
+	np := (n + panelW - 1) / panelW
+	dst = dst[:np*k*panelW]
+	for q := range np {
+		w16 := min(panelW, n-q*panelW)
+		for p := range k {
+			d := dst[(q*k+p)*panelW : (q*k+p+1)*panelW]
+			copy(d, w[p*ld+q*panelW:p*ld+q*panelW+w16])
+			clear(d[w16:])
+		}
+	}
+	return dst
+}
+
+// mulPacked computes rows [i0, i1) and panels [q0, q1) of
+// c[i*ldc+j] = Σp a[i*lda+p]·B[j][p], with B (n features of k) packed in
+// panels; four rows at a time with kern4x16, the rest in Go.
+func mulPacked(c []float32, ldc int, a []float32, lda, i0, i1 int, panels []float32, n, k, q0, q1 int) {
+	var tmp [4 * panelW]float32
+	for q := q0; q < q1; q++ {
+		panel := panels[q*k*panelW : (q+1)*k*panelW]
+		j0 := q * panelW
+		w := min(panelW, n-j0)
+		i := i0
+		for ; i+4 <= i1; i += 4 {
+			_ = a[(i+3)*lda+k-1]
+			if w == panelW {
+				_ = c[(i+3)*ldc+j0+panelW-1]
+				kern4x16(&a[i*lda], lda, &panel[0], k, &c[i*ldc+j0], ldc)
+			} else {
+				kern4x16(&a[i*lda], lda, &panel[0], k, &tmp[0], panelW)
+				for r := range 4 {
+					copy(c[(i+r)*ldc+j0:(i+r)*ldc+j0+w], tmp[r*panelW:r*panelW+w])
+				}
+			}
+		}
+		for ; i < i1; i++ { // the last rows, one at a time
+			acc := tmp[:panelW]
+			clear(acc)
+			for p, x := range a[i*lda : i*lda+k] {
+				for cc, y := range panel[p*panelW : (p+1)*panelW] {
+					acc[cc] += x * y
+				}
+			}
+			copy(c[i*ldc+j0:i*ldc+j0+w], acc[:w])
+		}
+	}
 }
 
 // apply computes c[m, n] = a[m, k] · Wᵀ + bias, over all cores.
@@ -58,7 +120,6 @@ func (l *linear) apply(c, a []float32, m int, bias []float32) {
 	workers := min(runtime.GOMAXPROCS(0), tiles)
 	var next atomic.Int64
 	run := func() {
-		var tmp [4 * panelW]float32
 		for {
 			t := int(next.Add(1) - 1)
 			if t >= tiles {
@@ -66,37 +127,13 @@ func (l *linear) apply(c, a []float32, m int, bias []float32) {
 			}
 			i0, q0 := (t/tn)*rowsPerTile, (t%tn)*panelsPerTile
 			i1, q1 := min(i0+rowsPerTile, m), min(q0+panelsPerTile, np)
-			for q := q0; q < q1; q++ {
-				panel := l.panels[q*k*panelW : (q+1)*k*panelW]
-				j0 := q * panelW
-				w := min(panelW, n-j0)
-				i := i0
-				for ; i+4 <= i1; i += 4 {
-					if w == panelW {
-						kern4x16(&a[i*k], k, &panel[0], k, &c[i*n+j0], n)
-					} else {
-						kern4x16(&a[i*k], k, &panel[0], k, &tmp[0], panelW)
-						for r := range 4 {
-							copy(c[(i+r)*n+j0:(i+r)*n+j0+w], tmp[r*panelW:r*panelW+w])
-						}
-					}
-				}
-				for ; i < i1; i++ { // the last rows, one at a time
-					acc := tmp[:panelW]
-					clear(acc)
-					for p, x := range a[i*k : (i+1)*k] {
-						for cc, y := range panel[p*panelW : (p+1)*panelW] {
-							acc[cc] += x * y
-						}
-					}
-					copy(c[i*n+j0:i*n+j0+w], acc[:w])
-				}
-				if bias != nil {
-					for r := i0; r < i1; r++ {
-						row := c[r*n+j0 : r*n+j0+w]
-						for cc := range row {
-							row[cc] += bias[j0+cc]
-						}
+			mulPacked(c, n, a, k, i0, i1, l.panels, n, k, q0, q1)
+			if bias != nil {
+				j0, j1 := q0*panelW, min(q1*panelW, n)
+				for r := i0; r < i1; r++ {
+					row := c[r*n+j0 : r*n+j1]
+					for cc := range row {
+						row[cc] += bias[j0+cc]
 					}
 				}
 			}

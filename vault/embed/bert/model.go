@@ -33,6 +33,7 @@ type Model struct {
 	wordEmb, posEmb, typeEmb []float32
 	embLNG, embLNB           []float32
 	layers                   []layer
+	simd                     bool // use the vector kernel
 
 	// BatchSize is the most texts run through the network at once by
 	// Embed; 32 unless changed before use.
@@ -125,7 +126,7 @@ func newModel(cfg Config, pooling Pooling, tok *Tokenizer, tensors map[string]Te
 		}
 		return t.Data
 	}
-	m := &Model{cfg: cfg, pooling: pooling, tok: tok, BatchSize: 32}
+	m := &Model{cfg: cfg, pooling: pooling, tok: tok, BatchSize: 32, simd: simd}
 	m.wordEmb = get("embeddings.word_embeddings.weight", cfg.VocabSize, H)
 	m.posEmb = get("embeddings.position_embeddings.weight", cfg.MaxPositionEmbeddings, H)
 	m.typeEmb = get("embeddings.token_type_embeddings.weight", cfg.TypeVocabSize, H)
@@ -333,6 +334,13 @@ func (m *Model) attention(qkv, ctx []float32, B, S int, lens []int) {
 		next <- j
 	}
 	close(next)
+	if m.simd {
+		for range workers {
+			wg.Go(func() { m.attentionSIMD(qkv, ctx, S, lens, next) })
+		}
+		wg.Wait()
+		return
+	}
 	for range workers {
 		wg.Go(func() {
 			q := make([]float32, S*d)
@@ -382,6 +390,54 @@ func (m *Model) attention(qkv, ctx []float32, B, S int, lens []int) {
 		})
 	}
 	wg.Wait()
+}
+
+// attentionSIMD is the body of attention's workers with the vector
+// kernel: scores = Q·Kᵀ and context = P·V, K and V packed in panels.
+func (m *Model) attentionSIMD(qkv, ctx []float32, S int, lens []int, next <-chan int) {
+	H, nh := m.cfg.HiddenSize, m.cfg.NumAttentionHeads
+	d := H / nh
+	scale := float32(1 / math.Sqrt(float64(d)))
+	npS, npD := (S+panelW-1)/panelW, (d+panelW-1)/panelW
+	k := make([]float32, S*d)
+	kp := make([]float32, npS*d*panelW)
+	vp := make([]float32, npD*S*panelW)
+	scores := make([]float32, S*S)
+	out := make([]float32, S*d)
+	for job := range next {
+		b, h := job/nh, job%nh
+		L := lens[b]
+		base := b * S * 3 * H
+		for s := range L {
+			copy(k[s*d:(s+1)*d], qkv[base+s*3*H+H+h*d:])
+		}
+		packRows(kp, k, L, d)
+		packCols(vp, qkv[base+2*H+h*d:], L, d, 3*H)
+		np := (L + panelW - 1) / panelW
+		mulPacked(scores, L, qkv[base+h*d:], 3*H, 0, S, kp, L, d, 0, np)
+		for s := range S {
+			row := scores[s*L : (s+1)*L]
+			mx := float32(math.Inf(-1))
+			for t := range row {
+				row[t] *= scale
+				mx = max(mx, row[t])
+			}
+			var sum float32
+			for t, v := range row {
+				e := float32(math.Exp(float64(v - mx)))
+				row[t] = e
+				sum += e
+			}
+			inv := 1 / sum
+			for t := range row {
+				row[t] *= inv
+			}
+		}
+		mulPacked(out, d, scores, L, 0, S, vp, d, L, 0, npD)
+		for s := range S {
+			copy(ctx[(b*S+s)*H+h*d:(b*S+s)*H+(h+1)*d], out[s*d:(s+1)*d])
+		}
+	}
 }
 
 // layerNorm normalises each row of x (width n) to zero mean and unit

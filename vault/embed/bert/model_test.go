@@ -103,6 +103,17 @@ func weightGen(name string, n int) []float32 {
 	for _, c := range []byte(name) {
 		seed = ((seed ^ uint64(c)) * 16777619) & 0xFFFFFFFF
 	}
+	kind, scale := 0, float32(0.0625)
+	switch {
+	case strings.Contains(name, "LayerNorm.weight"):
+		kind, scale = 1, 0.125
+	case strings.Contains(name, "LayerNorm.bias"):
+		scale = 0.0625
+	case strings.Contains(name, "embeddings"):
+		scale = 0.5
+	case strings.HasSuffix(name, ".bias"):
+		scale = 0.03125
+	}
 	out := make([]float32, n)
 	for i := range out {
 		h := (uint64(i)*2654435761 + seed) & 0xFFFFFFFF
@@ -110,17 +121,10 @@ func weightGen(name string, n int) []float32 {
 		h = (h * 2246822519) & 0xFFFFFFFF
 		h ^= h >> 13
 		v := (float32(h>>8) - float32(1<<23)) / float32(1<<23)
-		switch {
-		case strings.Contains(name, "LayerNorm.weight"):
-			v = 1 + v*0.125
-		case strings.Contains(name, "LayerNorm.bias"):
-			v *= 0.0625
-		case strings.Contains(name, "embeddings"):
-			v *= 0.5
-		case strings.HasSuffix(name, ".bias"):
-			v *= 0.03125
-		default:
-			v *= 0.0625
+		if kind == 1 {
+			v = 1 + v*scale
+		} else {
+			v *= scale
 		}
 		out[i] = v
 	}
