@@ -78,3 +78,42 @@ func TestAnthropic(t *testing.T) {
 		t.Errorf("count_tokens: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestAnthropicMixedBlocks: user messages that hold tool results and text
+// together, an image, a huge recent tool result shrunk in place: whatever
+// the guard rebuilds, the API's pairing rules hold (the emulator answers
+// 400 otherwise) and untouched messages are sent byte for byte.
+func TestAnthropicMixedBlocks(t *testing.T) {
+	emu := llmemu.NewAnthropic(llmemu.AnthropicOptions{MaxContext: 4096})
+	gw := newGuard(t, guard.Options{Anthropic: serve(t, emu), Windows: map[string]int{"claude-sonnet-4-5": 4096}, KeepRecent: 2})
+	img := msg{"type": "image", "source": msg{"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+	msgs := []msg{{"role": "user", "content": []msg{{"type": "text", "text": "Task. SECRET: " + secret}, img}}}
+	for i := range 10 {
+		id := fmt.Sprintf("toolu_%02d", i)
+		msgs = append(msgs,
+			msg{"role": "assistant", "content": []msg{{"type": "tool_use", "id": id, "name": "read_file", "input": msg{"i": i}}}},
+			msg{"role": "user", "content": []msg{{"type": "tool_result", "tool_use_id": id, "content": []msg{{"type": "text", "text": strings.Repeat("data ", 200)}}}, {"type": "text", "text": "continue"}}})
+	}
+	msgs = append(msgs,
+		msg{"role": "assistant", "content": []msg{{"type": "tool_use", "id": "toolu_big", "name": "read_file", "input": msg{}}}},
+		msg{"role": "user", "content": []msg{{"type": "tool_result", "tool_use_id": "toolu_big", "content": strings.Repeat("huge output line\n", 1500) + "end"}, {"type": "text", "text": "What is the secret?"}}})
+	resp, body := postJSON(t, gw+"/v1/messages", msg{"model": "claude-sonnet-4-5", "max_tokens": 256, "messages": msgs})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	var out struct {
+		Content []struct{ Text string } `json:"content"`
+		Ctxkit  guard.Report            `json:"ctxkit"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Content) == 0 || out.Content[0].Text != secret || !out.Ctxkit.Compacted {
+		t.Errorf("%s", body)
+	}
+	last, _ := emu.LastRequest()
+	first, _ := json.Marshal(msgs[0])
+	if !bytes.Contains(last.Body, first) {
+		t.Errorf("the task message changed")
+	}
+}
