@@ -1,6 +1,7 @@
 package guard_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -75,9 +76,42 @@ func BenchmarkPassthrough(b *testing.B) {
 	}{{"chat", "/api/chat", chat}, {"chat-stream", "/api/chat", stream}, {"show", "/api/show", []byte(`{"model":"llama3.2"}`)}} {
 		for _, target := range []struct{ name, url string }{{"direct", emu.URL}, {"guard", gw}} {
 			b.Run(tc.name+"/"+target.name, func(b *testing.B) {
+				b.ReportAllocs()
 				latencies(b, benchPost(b, client, target.url+tc.path, tc.body))
 			})
 		}
+	}
+}
+
+// BenchmarkTimeToFirstByte measures, for a streamed chat, the time to the
+// first NDJSON line through the guard and directly.
+func BenchmarkTimeToFirstByte(b *testing.B) {
+	emu := httptest.NewServer(llmemu.NewOllama(llmemu.OllamaOptions{Preload: true}))
+	defer emu.Close()
+	gw := benchGuard(b, guard.Options{Ollama: emu.URL})
+	body, _ := json.Marshal(msg{"model": "llama3.2", "messages": agentHistory(3, 20, false)})
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	for _, target := range []struct{ name, url string }{{"direct", emu.URL}, {"guard", gw}} {
+		b.Run(target.name, func(b *testing.B) {
+			b.ReportAllocs()
+			d := make([]time.Duration, 0, b.N)
+			for range b.N {
+				t := time.Now()
+				resp, err := client.Post(target.url+"/api/chat", "application/json", bytes.NewReader(body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := bufio.NewReader(resp.Body).ReadBytes('\n'); err != nil {
+					b.Fatal(err)
+				}
+				d = append(d, time.Since(t))
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			slices.Sort(d)
+			b.ReportMetric(float64(d[len(d)/2].Microseconds()), "ttfb-p50-µs")
+			b.ReportMetric(float64(d[len(d)*99/100].Microseconds()), "ttfb-p99-µs")
+		})
 	}
 }
 
@@ -107,5 +141,8 @@ func BenchmarkCompactThroughProxy(b *testing.B) {
 	_ = json.NewDecoder(resp.Body).Decode(&out)
 	resp.Body.Close()
 	b.Logf("tokens before %d, after %d, budget %d, %d bytes", out.Ctxkit.TokensBefore, out.Ctxkit.TokensAfter, out.Ctxkit.Budget, len(body))
-	b.Run("guard", func(b *testing.B) { latencies(b, benchPost(b, client, gw+"/api/chat", body)) })
+	b.Run("guard", func(b *testing.B) {
+		b.ReportAllocs()
+		latencies(b, benchPost(b, client, gw+"/api/chat", body))
+	})
 }
