@@ -149,3 +149,51 @@ func TestCalibration(t *testing.T) {
 		t.Errorf("scale moved from %v to %v on an overcounted prompt", high, s)
 	}
 }
+
+// TestPrefixStable: turn after turn of a growing agent conversation, the
+// compacted prompt's head stays byte-identical (the eviction plan holds),
+// so llama.cpp's prompt cache keeps hitting: most turns reuse most of the
+// previous prompt (timings.cache_n). A turn that extends the plan changes
+// the removal notice near the head, and only the prefix before it is
+// reused; the hysteresis (compact's low-water mark, 80% of the budget)
+// makes that one turn in several.
+func TestPrefixStable(t *testing.T) {
+	emu := llmemu.NewLlamaCpp(llmemu.LlamaCppOptions{NCtx: 16384, Slots: 1})
+	gw := newGuard(t, guard.Options{LlamaCpp: serve(t, emu)})
+	msgs := agentHistory(40, 150, true)
+	msgs = msgs[:len(msgs)-2]
+	hits, compacted := 0, 0
+	const turns = 30
+	for i := range turns {
+		id := "call_t" + strings.Repeat("x", i%3) + string(rune('a'+i))
+		msgs = append(msgs,
+			msg{"role": "assistant", "content": "", "tool_calls": []any{msg{"id": id, "type": "function", "function": msg{"name": "read_file", "arguments": "{}"}}}},
+			msg{"role": "tool", "tool_call_id": id, "content": strings.Repeat("lorem ipsum dolor ", 75)})
+		resp, body := postJSON(t, gw+"/v1/chat/completions", msg{"model": "model.gguf", "messages": msgs})
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("turn %d: %d %s", i, resp.StatusCode, body)
+		}
+		var out struct {
+			Usage struct {
+				PromptTokens int `json:"prompt_tokens"`
+			} `json:"usage"`
+			Timings struct {
+				CacheN int `json:"cache_n"`
+			} `json:"timings"`
+			Ctxkit guard.Report `json:"ctxkit"`
+		}
+		if err := json.Unmarshal(body, &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.Ctxkit.Compacted {
+			compacted++
+		}
+		if out.Timings.CacheN >= out.Usage.PromptTokens/2 {
+			hits++
+		}
+	}
+	if compacted < turns/2 || hits < turns*2/3 {
+		t.Errorf("%d of %d turns compacted, %d reused most of the previous prompt", compacted, turns, hits)
+	}
+	t.Logf("%d of %d turns compacted, %d reused most of the previous prompt", compacted, turns, hits)
+}
