@@ -80,7 +80,10 @@
 // message_delta.
 //
 // An upstream context error (llama.cpp's 400 exceed_context_size_error,
-// OpenAI's context_length_exceeded, Anthropic's "prompt is too long")
+// or its in-band first SSE event in older builds; OpenAI's
+// context_length_exceeded; Anthropic's "prompt is too long"; Ollama's
+// "prompt is longer than the context length" or, on its native path,
+// llama-server's body inside its error string)
 // recalibrates the estimate from the error's numbers, takes the window it
 // names, recompacts and retries once; a second failure is returned as it
 // is, with the report.

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -187,8 +188,20 @@ func (g *Guard) forwardRetry(w http.ResponseWriter, r *http.Request, f *fit, rel
 			}
 			return
 		}
-		if attempt == 0 && g.opts.Policy == PolicyCompact && resp.StatusCode >= 400 && resp.StatusCode < 500 {
-			errBody, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		retryable := resp.StatusCode >= 400 && resp.StatusCode < 500
+		var errBody []byte
+		inBand := false
+		if attempt == 0 && g.opts.Policy == PolicyCompact && resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			// Older llama.cpp builds answer 200 and one in-band
+			// event data: {"error":...}; look at the first line.
+			if first, ok := inBandError(resp); ok {
+				retryable, errBody, inBand = true, first, true
+			}
+		}
+		if attempt == 0 && g.opts.Policy == PolicyCompact && retryable {
+			if errBody == nil {
+				errBody, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			}
 			resp.Body.Close()
 			if nPrompt, nCtx, ok := contextError(errBody); ok {
 				g.stats.retried.Add(1)
@@ -223,6 +236,9 @@ func (g *Guard) forwardRetry(w http.ResponseWriter, r *http.Request, f *fit, rel
 				}
 				continue
 			}
+			if inBand {
+				errBody = append(append([]byte("data: "), errBody...), "\n\n"...)
+			}
 			resp.Body = io.NopCloser(bytes.NewReader(errBody))
 		}
 		if attempt > 0 && resp.StatusCode >= 400 {
@@ -232,6 +248,30 @@ func (g *Guard) forwardRetry(w http.ResponseWriter, r *http.Request, f *fit, rel
 		return
 	}
 }
+
+// inBandError reads the first line of an SSE answer: an error event's
+// JSON is returned; anything else is put back in front of the body.
+func inBandError(resp *http.Response) ([]byte, bool) {
+	br := bufio.NewReader(resp.Body)
+	line, err := br.ReadBytes('\n')
+	if rest, ok := bytes.CutPrefix(line, []byte("data: ")); ok && bytes.HasPrefix(rest, []byte(`{"error"`)) {
+		return bytes.TrimSpace(rest), true
+	}
+	var tail io.Reader = br
+	if err != nil {
+		tail = eofReader{err}
+	}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(line), tail), resp.Body}
+	return nil, false
+}
+
+// eofReader returns its error (io.EOF or the read error) at once.
+type eofReader struct{ err error }
+
+func (r eofReader) Read([]byte) (int, error) { return 0, r.err }
 
 func (g *Guard) relayOpenAI(w http.ResponseWriter, r *http.Request, f *fit, resp *http.Response) {
 	isFinal := func(obj []byte) bool {

@@ -100,3 +100,23 @@ func TestPolicyOffAndUncompactable(t *testing.T) {
 		t.Errorf("%d %s", resp.StatusCode, body)
 	}
 }
+
+// TestInBandStreamError: an older llama.cpp answers a stream that does not
+// fit with 200 and one event data: {"error":...}; the guard recognises it
+// before relaying anything, recompacts and retries.
+func TestInBandStreamError(t *testing.T) {
+	emu := llmemu.NewLlamaCpp(llmemu.LlamaCppOptions{NCtx: 4096, InBandStreamErrors: true})
+	gw := newGuard(t, guard.Options{LlamaCpp: serve(t, emu), Counter: compact.EstimateCounter{}})
+	msgs := []msg{{"role": "user", "content": "SECRET: " + secret}}
+	for i := range 6 {
+		msgs = append(msgs, msg{"role": "assistant", "content": strings.Repeat("ok ", i+1)}, msg{"role": "user", "content": strings.Repeat(".,;:!?", 150)})
+	}
+	msgs = append(msgs, msg{"role": "assistant", "content": "ok"}, msg{"role": "user", "content": "What is the secret?"})
+	resp, body := postJSON(t, gw+"/v1/chat/completions", msg{"model": "model.gguf", "stream": true, "messages": msgs})
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"recovered_from_upstream_error":true`)) || bytes.Contains(body, []byte(`data: {"error"`)) {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+	if ev, _ := emu.LastEval(); ev.Reply.Text != secret {
+		t.Errorf("reply %q", ev.Reply.Text)
+	}
+}
