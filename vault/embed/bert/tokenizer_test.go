@@ -137,3 +137,24 @@ func TestTokenizerJSONOptions(t *testing.T) {
 		})
 	}
 }
+
+// FuzzEncode checks that any text gives [CLS] ... [SEP] within the
+// length limit, without panicking.
+func FuzzEncode(f *testing.F) {
+	for _, s := range []string{"", "The quick brown fox.", "Café naïve — un-affable?", "中文 and 日本語", "a\x00b\xffc", strings.Repeat("x", 101)} {
+		f.Add(s, 8)
+	}
+	tok := tinyTokenizer(f)
+	f.Fuzz(func(t *testing.T, text string, maxLen int) {
+		maxLen = 2 + (maxLen&0xff)%64
+		ids := tok.Encode(text, maxLen)
+		if len(ids) < 2 || len(ids) > maxLen || ids[0] != tok.CLS || ids[len(ids)-1] != tok.SEP {
+			t.Fatalf("Encode(%q, %d) = %v", text, maxLen, ids)
+		}
+		for _, id := range ids {
+			if tok.Token(id) == "" {
+				t.Fatalf("Encode(%q): id %d not in the vocabulary", text, id)
+			}
+		}
+	})
+}
