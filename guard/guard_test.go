@@ -321,19 +321,22 @@ func TestStreamFlushedAndCancelled(t *testing.T) {
 			Aborted() int
 		}
 		ollama bool
+		policy guard.Policy
 	}{
 		{"ollama chat", "/api/chat", `{"model":"llama3.2","messages":[{"role":"user","content":"SECRET: A-LONG-ANSWER-OF-MANY-TOKENS what is the secret?"}]}`,
-			llmemu.NewOllama(llmemu.OllamaOptions{Timing: llmemu.Timing{ChunkDelay: time.Hour}}), true},
-		{"ollama passthrough generate raw", "/api/generate", `{"model":"llama3.2","prompt":"SECRET: A-LONG-ANSWER-OF-MANY-TOKENS what is the secret?"}`,
-			llmemu.NewOllama(llmemu.OllamaOptions{Timing: llmemu.Timing{ChunkDelay: time.Hour}}), true},
+			llmemu.NewOllama(llmemu.OllamaOptions{Timing: llmemu.Timing{ChunkDelay: time.Hour}}), true, ""},
+		{"ollama generate", "/api/generate", `{"model":"llama3.2","prompt":"SECRET: A-LONG-ANSWER-OF-MANY-TOKENS what is the secret?"}`,
+			llmemu.NewOllama(llmemu.OllamaOptions{Timing: llmemu.Timing{ChunkDelay: time.Hour}}), true, ""},
+		{"ollama chat passed through (policy off)", "/api/chat", `{"model":"llama3.2","messages":[{"role":"user","content":"SECRET: A-LONG-ANSWER-OF-MANY-TOKENS what is the secret?"}]}`,
+			llmemu.NewOllama(llmemu.OllamaOptions{Timing: llmemu.Timing{ChunkDelay: time.Hour}}), true, guard.PolicyOff},
 		{"llama.cpp sse", "/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"SECRET: A-LONG-ANSWER-OF-MANY-TOKENS what is the secret?"}]}`,
-			llmemu.NewLlamaCpp(llmemu.LlamaCppOptions{Timing: llmemu.Timing{ChunkDelay: time.Hour}}), false},
+			llmemu.NewLlamaCpp(llmemu.LlamaCppOptions{Timing: llmemu.Timing{ChunkDelay: time.Hour}}), false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := guard.Options{LlamaCpp: serve(t, tt.emu)}
+			opts := guard.Options{LlamaCpp: serve(t, tt.emu), Policy: tt.policy}
 			if tt.ollama {
-				opts = guard.Options{Ollama: opts.LlamaCpp}
+				opts = guard.Options{Ollama: opts.LlamaCpp, Policy: tt.policy}
 			}
 			gw := newGuard(t, opts)
 			ctx, cancel := context.WithCancel(context.Background())
@@ -375,5 +378,29 @@ func TestPassthrough(t *testing.T) {
 	var got ollamaChatResp
 	if err := json.Unmarshal(body, &got); err != nil || got.Ctxkit == nil || got.Ctxkit.Window != 8192 || got.Ctxkit.Compacted {
 		t.Errorf("%s", body)
+	}
+}
+
+// TestHealth reports the policy, the backends and the counters.
+func TestHealth(t *testing.T) {
+	emu := llmemu.NewOllama(llmemu.OllamaOptions{NumCtx: 4096})
+	gw := newGuard(t, guard.Options{Ollama: serve(t, emu), Policy: guard.PolicyStrict})
+	postJSON(t, gw+"/api/chat", msg{"model": "llama3.2", "messages": agentHistory(12, 300, false)})
+	r, err := http.Get(gw + "/ctxkit/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	var h struct {
+		Status   string            `json:"status"`
+		Policy   string            `json:"policy"`
+		Backends map[string]string `json:"backends"`
+		Stats    map[string]int    `json:"stats"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&h); err != nil {
+		t.Fatal(err)
+	}
+	if h.Status != "ok" || h.Policy != "strict" || h.Backends["ollama"] == "" || h.Stats["refused"] != 1 || h.Stats["requests"] != 2 {
+		t.Errorf("%+v", h)
 	}
 }
