@@ -54,6 +54,9 @@ const (
 	DefaultWindow  = 4096
 	DefaultReserve = 512
 	DefaultMargin  = 128
+	// EvictedTTL is how long an evicted span stays retrievable from when
+	// it was stored (a replayed plan does not store it again).
+	EvictedTTL = 24 * time.Hour
 	// maxBody is the largest request body the guard reads to compact.
 	maxBody = 256 << 20
 )
@@ -315,7 +318,7 @@ func (g *Guard) storeFunc(ctx context.Context) func([]compact.Message) (string, 
 			return "", fmt.Errorf("encode evicted span: %w", err)
 		}
 		sum := sha256.Sum256(data)
-		n, err := g.opts.Engine.Put(ctx, data, offload.PutOptions{Type: "evicted", Producer: "ctxkit-guard", ID: "evicted_" + hex.EncodeToString(sum[:8]), TTL: -1})
+		n, err := g.opts.Engine.Put(ctx, data, offload.PutOptions{Type: "evicted", Producer: "ctxkit-guard", ID: "evicted_" + hex.EncodeToString(sum[:8]), TTL: EvictedTTL})
 		if err != nil {
 			return "", err
 		}
