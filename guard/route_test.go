@@ -197,3 +197,35 @@ func TestPrefixStable(t *testing.T) {
 	}
 	t.Logf("%d of %d turns compacted, %d reused most of the previous prompt", compacted, turns, hits)
 }
+
+// TestOllamaOpenAIEndpoint: Ollama's own /v1/chat/completions runs at the
+// server's window (it cannot set num_ctx) and truncates silently; through
+// the guard the history is compacted into that window instead.
+func TestOllamaOpenAIEndpoint(t *testing.T) {
+	emu := llmemu.NewOllama(llmemu.OllamaOptions{NumCtx: 4096, Preload: true})
+	up := serve(t, emu)
+	gw := newGuard(t, guard.Options{Ollama: up, DefaultWindow: 32768})
+	req := msg{"model": "llama3.2", "messages": agentHistory(12, 300, true)}
+	for _, base := range []string{up, gw} {
+		_, body := postJSON(t, base+"/v1/chat/completions", req)
+		var out struct {
+			Choices []struct {
+				Message struct{ Content string } `json:"message"`
+			} `json:"choices"`
+			Ctxkit *guard.Report `json:"ctxkit"`
+		}
+		if err := json.Unmarshal(body, &out); err != nil {
+			t.Fatal(err)
+		}
+		want := secret
+		if base == up {
+			want = llmemu.Dont
+		}
+		if len(out.Choices) == 0 || out.Choices[0].Message.Content != want {
+			t.Errorf("%s: %s", base, body)
+		}
+		if base == gw && (out.Ctxkit == nil || out.Ctxkit.Window != 4096 || !out.Ctxkit.Compacted) {
+			t.Errorf("report %+v", out.Ctxkit)
+		}
+	}
+}
