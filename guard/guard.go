@@ -217,6 +217,8 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.withBackend(w, r, kAnthropic, g.anthropicMessages)
 	case strings.HasPrefix(p, "/v1/messages") && g.backends[kAnthropic] != nil:
 		g.backends[kAnthropic].proxy.ServeHTTP(w, r)
+	case r.Method == http.MethodGet && p == "/v1/models" && len(g.backends) > 1:
+		g.serveModels(w, r)
 	case strings.HasPrefix(p, "/v1/"):
 		g.openaiRoute(w, r, nil)
 	default:

@@ -81,6 +81,37 @@ func (g *Guard) route(ctx context.Context, model string) *backend {
 	return g.defaultV1()
 }
 
+// serveModels answers /v1/models with every backend's models (Ollama's
+// and Anthropic's too), each once, in backend order.
+func (g *Guard) serveModels(w http.ResponseWriter, r *http.Request) {
+	seen := map[string]bool{}
+	data := []json.RawMessage{}
+	for _, k := range []kind{kLlamaCpp, kOpenAI, kOllama, kAnthropic} {
+		b := g.backends[k]
+		if b == nil {
+			continue
+		}
+		var list struct {
+			Data []json.RawMessage `json:"data"`
+		}
+		if err := g.getJSON(r.Context(), b, "/v1/models", &list); err != nil {
+			g.log.Warn("model list", "backend", k, "err", err)
+			continue
+		}
+		for _, m := range list.Data {
+			var id struct {
+				ID string `json:"id"`
+			}
+			if json.Unmarshal(m, &id) != nil || seen[id.ID] {
+				continue
+			}
+			seen[id.ID] = true
+			data = append(data, m)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
 // openaiRoute reads the model of a /v1 request, picks its backend and
 // either hands it to h or passes it through.
 func (g *Guard) openaiRoute(w http.ResponseWriter, r *http.Request, h func(http.ResponseWriter, *http.Request, *backend, []byte)) {

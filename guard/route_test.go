@@ -51,9 +51,19 @@ func TestRouting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var models struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	err = json.NewDecoder(r.Body).Decode(&models)
 	r.Body.Close()
-	if r.StatusCode != http.StatusOK {
-		t.Errorf("/v1/models: %d", r.StatusCode)
+	ids := map[string]bool{}
+	for _, m := range models.Data {
+		ids[m.ID] = true
+	}
+	if err != nil || r.StatusCode != http.StatusOK || !ids["qwen.gguf"] || !ids["gpt-4o-mini"] || !ids["llama3.2:latest"] {
+		t.Errorf("/v1/models: %d %v %v", r.StatusCode, ids, err)
 	}
 }
 
