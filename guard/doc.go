@@ -12,8 +12,10 @@
 //   - OpenAI: POST /v1/chat/completions (SSE when stream is set) and
 //     /v1/completions, sent to llama.cpp, an OpenAI-compatible server or
 //     Ollama by model name (flags give the backends; /api/tags and
-//     /v1/models say which serves which model); other /v1/* paths
-//     (/v1/models, /v1/embeddings, /v1/responses) are passed through.
+//     /v1/models say which serves which model); GET /v1/models lists
+//     every backend's models when there are several; other /v1/* paths
+//     (/v1/embeddings, /v1/responses, ...) are passed through to the
+//     model's backend.
 //   - Anthropic: POST /v1/messages (SSE when stream is set) is compacted:
 //     tool_result blocks become neutral tool messages matched to their
 //     tool_use by id, so a call and its result go together, and a message
