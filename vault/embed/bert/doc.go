@@ -26,8 +26,9 @@
 // (gemm_amd64.s: four rows of A against a panel of 16 output features,
 // eight YMM accumulators) on weights packed into panels once at load;
 // elsewhere a portable Go kernel register-blocked 2×4 (4×4 would spill
-// on amd64's sixteen SSE registers). Attention, GELU, softmax and
-// LayerNorm are plain Go.
+// on amd64's sixteen SSE registers). With the vector kernel, attention's
+// Q·Kᵀ and P·V use it too, per head, and the GELU and softmax use float32
+// erf and exp approximations (errors below 1e-6); LayerNorm is plain Go.
 //
 // # Correctness
 //

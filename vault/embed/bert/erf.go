@@ -1,5 +1,7 @@
 package bert
 
+import "math"
+
 // erf32 is the error function in float32: the rational approximation
 // erf(x) ≈ x·P(x²)/Q(x²) on [-4, 4] (the coefficients of Eigen's and
 // XLA's float erf), ±1 beyond. Its error against math.Erf stays below
@@ -22,4 +24,31 @@ func erf32(x float32) float32 {
 	q = q*x2 + -7.37332916720468e-03
 	q = q*x2 + -1.42647390514189e-02
 	return p / q
+}
+
+// exp32 is e^x in float32 for x ≤ 0 (the shifted scores of a softmax):
+// x = n·ln2 + r with |r| ≤ ln2/2 (ln2 split in two for exactness), e^r
+// by Cephes' degree-6 polynomial, then scaled by 2^n through the exponent
+// bits. Relative error below 1e-6 (TestExp32); below -87 it returns 0.
+func exp32(x float32) float32 {
+	if x < -87 {
+		return 0
+	}
+	t := x * 1.44269504088896341
+	var n int32
+	if t < 0 {
+		n = int32(t - 0.5)
+	} else {
+		n = int32(t + 0.5)
+	}
+	fn := float32(n)
+	r := x - fn*0.693359375 - fn*-2.12194440e-4
+	p := float32(1.9875691500e-4)
+	p = p*r + 1.3981999507e-3
+	p = p*r + 8.3334519073e-3
+	p = p*r + 4.1665795894e-2
+	p = p*r + 1.6666665459e-1
+	p = p*r + 5.0000001201e-1
+	e := p*r*r + r + 1
+	return e * math.Float32frombits(uint32(n+127)<<23)
 }

@@ -42,3 +42,19 @@ func BenchmarkErf(b *testing.B) {
 		_ = s
 	})
 }
+
+func TestExp32(t *testing.T) {
+	worst := 0.0
+	for x := -87.0; x <= 0; x += 1.0 / 512 {
+		want := math.Exp(float64(float32(x)))
+		got := float64(exp32(float32(x)))
+		worst = max(worst, math.Abs(got-want)/want)
+	}
+	if worst > 1e-6 {
+		t.Fatalf("exp32: worst relative error %.3g", worst)
+	}
+	t.Logf("exp32: worst relative error %.3g", worst)
+	if exp32(-100) != 0 || exp32(0) != 1 {
+		t.Errorf("exp32(-100) = %v, exp32(0) = %v", exp32(-100), exp32(0))
+	}
+}

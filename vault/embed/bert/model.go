@@ -424,7 +424,7 @@ func (m *Model) attentionSIMD(qkv, ctx []float32, S int, lens []int, next <-chan
 			}
 			var sum float32
 			for t, v := range row {
-				e := float32(math.Exp(float64(v - mx)))
+				e := exp32(v - mx)
 				row[t] = e
 				sum += e
 			}
