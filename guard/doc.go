@@ -53,7 +53,11 @@
 // cached per text (compact.Cache, replaced when the factor rises), and
 // eviction plans are remembered across turns (compact.Plans) so the prompt
 // head stays byte-identical and the backend's prefix cache keeps hitting.
-// Reports say exact_counts false: no exact tokenizer is wired yet.
+// In front of llama.cpp, a chat the estimate puts over half the budget is
+// counted exactly before it is sent (/apply-template, then /tokenize; no
+// images): over the budget, the calibration rises from the exact count and
+// the request is recompacted, so an undercount costs no refused try. The
+// report's exact_counts then says tokens_after is llama.cpp's own count.
 //
 // # Policies
 //

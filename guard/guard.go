@@ -88,6 +88,10 @@ type Options struct {
 	Reserve int
 	// Margin is kept free on top of the reserve (0: DefaultMargin).
 	Margin int
+	// NoExact turns off llama.cpp's exact counts (/apply-template and
+	// /tokenize), asked for a prompt that the estimate puts over half the
+	// budget; without them an undercounted prompt costs a refused try.
+	NoExact bool
 	// Counter is the token estimate before calibration (nil: Estimate).
 	// An exact tokenizer can be plugged in here; calibration still only
 	// raises it.
@@ -293,6 +297,32 @@ func (g *Guard) getJSON(ctx context.Context, b *backend, path string, v any) err
 	if err != nil {
 		return err
 	}
+	resp, err := g.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", b.kind, path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: status %d", b.kind, path, resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		return fmt.Errorf("%s %s: %w", b.kind, path, err)
+	}
+	return nil
+}
+
+// postJSON posts body to a backend's JSON endpoint and reads the answer
+// into v.
+func (g *Guard) postJSON(ctx context.Context, b *backend, path string, body []byte, v any) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	u := *b.base
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := g.client.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", b.kind, path, err)

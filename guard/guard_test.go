@@ -226,33 +226,44 @@ func TestLlamaCppOverflow(t *testing.T) {
 // TestRecoverFromUpstream400: with an estimate that undercounts
 // punctuation (compact.Estimate, 3.6 bytes a token, where the tokenizer
 // gives one per character), llama.cpp refuses the first try; the guard
-// recalibrates from the error's numbers and the retry succeeds.
+// recalibrates from the error's numbers and the retry succeeds. With exact
+// counts (the default), /apply-template and /tokenize catch it before
+// anything is sent.
 func TestRecoverFromUpstream400(t *testing.T) {
-	emu := llmemu.NewLlamaCpp(llmemu.LlamaCppOptions{NCtx: 4096})
-	gw := newGuard(t, guard.Options{LlamaCpp: serve(t, emu), Counter: compact.EstimateCounter{}})
-	msgs := []msg{{"role": "user", "content": "SECRET: " + secret}}
-	for i := range 6 {
-		msgs = append(msgs, msg{"role": "assistant", "content": fmt.Sprint("turn ", i)}, msg{"role": "user", "content": strings.Repeat(".,;:!?", 150)})
-	}
-	msgs = append(msgs, msg{"role": "assistant", "content": "ok"}, msg{"role": "user", "content": "What is the secret?"})
-	resp, body := postJSON(t, gw+"/v1/chat/completions", msg{"model": "model.gguf", "messages": msgs})
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%d %s", resp.StatusCode, body)
-	}
-	var out struct {
-		Choices []struct {
-			Message struct{ Content string } `json:"message"`
-		} `json:"choices"`
-		Ctxkit guard.Report `json:"ctxkit"`
-	}
-	if err := json.Unmarshal(body, &out); err != nil {
-		t.Fatal(err)
-	}
-	if !out.Ctxkit.Recovered || !strings.Contains(out.Ctxkit.UpstreamError, "exceed_context_size_error") || !strings.Contains(out.Choices[0].Message.Content, secret) {
-		t.Errorf("%s", body)
-	}
-	if n := emu.RequestCount("/v1/chat/completions"); n != 2 {
-		t.Errorf("%d upstream tries, want 2", n)
+	for _, noExact := range []bool{true, false} {
+		emu := llmemu.NewLlamaCpp(llmemu.LlamaCppOptions{NCtx: 4096})
+		gw := newGuard(t, guard.Options{LlamaCpp: serve(t, emu), Counter: compact.EstimateCounter{}, NoExact: noExact})
+		msgs := []msg{{"role": "user", "content": "SECRET: " + secret}}
+		for i := range 8 {
+			msgs = append(msgs, msg{"role": "assistant", "content": fmt.Sprint("turn ", i)}, msg{"role": "user", "content": strings.Repeat(".,;:!?", 150)})
+		}
+		msgs = append(msgs, msg{"role": "assistant", "content": "ok"}, msg{"role": "user", "content": "What is the secret?"})
+		resp, body := postJSON(t, gw+"/v1/chat/completions", msg{"model": "model.gguf", "messages": msgs})
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		var out struct {
+			Choices []struct {
+				Message struct{ Content string } `json:"message"`
+			} `json:"choices"`
+			Usage struct {
+				PromptTokens int `json:"prompt_tokens"`
+			} `json:"usage"`
+			Ctxkit guard.Report `json:"ctxkit"`
+		}
+		if err := json.Unmarshal(body, &out); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.Choices[0].Message.Content, secret) {
+			t.Errorf("no exact %v: %s", noExact, body)
+		}
+		tries := emu.RequestCount("/v1/chat/completions")
+		if noExact && (!out.Ctxkit.Recovered || !strings.Contains(out.Ctxkit.UpstreamError, "exceed_context_size_error") || tries != 2) {
+			t.Errorf("%d tries: %s", tries, body)
+		}
+		if !noExact && (out.Ctxkit.Recovered || !out.Ctxkit.ExactCounts || out.Ctxkit.TokensAfter != out.Usage.PromptTokens || tries != 1) {
+			t.Errorf("exact: %d tries: %s", tries, body)
+		}
 	}
 }
 

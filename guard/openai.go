@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"regexp"
@@ -202,7 +203,72 @@ func (g *Guard) openaiChat(w http.ResponseWriter, r *http.Request, b *backend, b
 	if !g.apply(r.Context(), w, f, body) {
 		return
 	}
+	if b.kind == kLlamaCpp && !g.opts.NoExact && g.opts.Policy == PolicyCompact && 2*f.sent >= f.rep.Budget && !hasImages(f.req.conv) {
+		if !g.exactFit(w, r, f) {
+			return
+		}
+	}
 	g.forwardRetry(w, r, f, g.relayOpenAI)
+}
+
+func hasImages(c compact.Conversation) bool {
+	for _, m := range c.Messages {
+		if m.Images > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// exactFit counts the body about to be sent exactly with llama.cpp's own
+// template and tokenizer; over the budget, the estimate is recalibrated
+// from it and the request recompacted (once). It returns false when it
+// answered the client.
+func (g *Guard) exactFit(w http.ResponseWriter, r *http.Request, f *fit) bool {
+	for range 2 {
+		n, err := g.exactCount(r.Context(), f.b, f.body)
+		if err != nil {
+			g.log.Debug("exact count unavailable", "backend", f.b.kind, "err", err)
+			return true
+		}
+		f.rep.ExactCounts, f.rep.TokensAfter = true, n
+		if n <= f.rep.Budget {
+			f.sent = n
+			return true
+		}
+		f.cal.observe(f.cnt, minSampleChars, f.sent, n)
+		f.cnt = f.cal.snapshot(g.base)
+		f.rep.ExactCounts = false
+		if !g.compactInto(r.Context(), w, f) {
+			return false
+		}
+	}
+	return true
+}
+
+// exactCount renders body with the server's chat template and tokenizes
+// the prompt.
+func (g *Guard) exactCount(ctx context.Context, b *backend, body []byte) (int, error) {
+	var tmpl struct {
+		Prompt *string `json:"prompt"`
+	}
+	if err := g.postJSON(ctx, b, "/apply-template", body, &tmpl); err != nil {
+		return 0, err
+	}
+	if tmpl.Prompt == nil {
+		return 0, errors.New("apply-template: no prompt")
+	}
+	req, err := json.Marshal(map[string]any{"content": *tmpl.Prompt, "add_special": true})
+	if err != nil {
+		return 0, err
+	}
+	var tok struct {
+		Tokens []json.RawMessage `json:"tokens"`
+	}
+	if err := g.postJSON(ctx, b, "/tokenize", req, &tok); err != nil {
+		return 0, err
+	}
+	return len(tok.Tokens), nil
 }
 
 // forwardRetry sends f.body and relays the answer; an upstream context

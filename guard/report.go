@@ -23,7 +23,9 @@ type Report struct {
 	Budget        int    `json:"budget"`
 	EvictedTokens int    `json:"evicted_tokens"`
 	Strategy      string `json:"strategy"`
-	// ExactCounts is false when counts are calibrated estimates.
+	// ExactCounts is set when TokensAfter is the backend's own count of
+	// the prompt sent (llama.cpp's template and tokenizer); otherwise
+	// counts are calibrated estimates.
 	ExactCounts bool `json:"exact_counts"`
 	// Messages is what happened to each original message that changed
 	// (kept messages are left out).
