@@ -94,6 +94,17 @@
 // names, recompacts and retries once; a second failure is returned as it
 // is, with the report.
 //
+// # Cost
+//
+// On a loaded 2-core machine, against the Ollama emulator
+// (BenchmarkPassthrough, BenchmarkTimeToFirstByte): a passed-through
+// request adds about 0.15 ms at p50; a chat that fits (parsed, counted,
+// sent unchanged, report injected) about 0.3 ms, streamed or not, time to
+// first byte included. A 400-message, 149k-token (estimated) agent history
+// compacted into a 64k window through the proxy takes about 31 ms at p50
+// end to end, the emulator's own rendering included
+// (BenchmarkCompactThroughProxy).
+//
 // # Why hand-written
 //
 // The proxy is small glue over net/http: a generic reverse proxy cannot

@@ -51,7 +51,7 @@ func relay(w http.ResponseWriter, resp *http.Response, rep *Report, isFinal func
 	sse := strings.HasPrefix(ct, "text/event-stream")
 	w.WriteHeader(resp.StatusCode)
 	flusher, _ := w.(http.Flusher)
-	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	br := bufio.NewReader(resp.Body)
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 {
