@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/ctxkit/ctxkit/vault/embed"
 )
 
 // Options locate a registry's two scopes.
@@ -105,6 +107,8 @@ func (r *Registry) Init(ctx context.Context, o InitOptions) (*Vault, error) {
 		return nil, fmt.Errorf("%w: skill vaults do not embed; drop --embedding-model", ErrInvalid)
 	case t == Skill:
 		model = ""
+	case model == "" && t == Semantic && r.builtinInstalled():
+		model = "builtin:" + embed.DefaultBuiltinModel
 	case model == "":
 		model = "none"
 	}
@@ -137,7 +141,7 @@ func (r *Registry) Init(ctx context.Context, o InitOptions) (*Vault, error) {
 			stored = filepath.ToSlash(rel)
 		}
 	}
-	v := &Vault{Name: o.Name, Type: t, Scope: scope, Dir: dir, Restricted: o.Restricted, Agents: map[string]Grant{}, EmbeddingModel: model, pool: r.pool}
+	v := &Vault{Name: o.Name, Type: t, Scope: scope, Dir: dir, Restricted: o.Restricted, Agents: map[string]Grant{}, EmbeddingModel: model, pool: r.pool, models: r.ModelsDir()}
 	otherScope := Global
 	if scope == Global {
 		otherScope = Local
@@ -273,7 +277,7 @@ func (r *Registry) vault(s Scope, name string, e *entry, path string) (*Vault, e
 		agents = map[string]Grant{}
 	}
 	return &Vault{Name: name, Type: t, Scope: s, Dir: r.absPath(s, e.Path), Restricted: e.Restricted,
-		Agents: agents, EmbeddingModel: e.EmbeddingModel, pool: r.pool}, nil
+		Agents: agents, EmbeddingModel: e.EmbeddingModel, pool: r.pool, models: r.ModelsDir()}, nil
 }
 
 // List returns every vault: local ones first, then global ones, each by
@@ -406,6 +410,17 @@ func (r *Registry) Publish(ctx context.Context, name string) (*Vault, error) {
 		e.Agents = nil
 		return nil
 	})
+}
+
+// ModelsDir is where builtin embedding models are installed:
+// $CTXKIT_HOME/models.
+func (r *Registry) ModelsDir() string { return filepath.Join(r.dataDir, "models") }
+
+// builtinInstalled reports whether the default builtin model is installed,
+// which makes it the default embedder of new semantic vaults.
+func (r *Registry) builtinInstalled() bool {
+	_, err := embed.New("builtin", embed.Options{ModelsDir: r.ModelsDir()})
+	return err == nil
 }
 
 // SetEmbeddingModel changes the embedder pinned for a semantic or episodic

@@ -332,3 +332,40 @@ func TestReadDoc(t *testing.T) {
 		t.Errorf("a stranger reads a restricted vault: %v", err)
 	}
 }
+
+// TestBuiltinIsTheDefaultOnceInstalled installs a (tiny, random) model as
+// the default builtin one: new semantic vaults take it, index with it and
+// answer hybrid queries; before, they are lexical only.
+func TestBuiltinIsTheDefaultOnceInstalled(t *testing.T) {
+	r, _, _ := newRegistry(t)
+	ctx := t.Context()
+	before, err := r.Init(ctx, InitOptions{Name: "before"})
+	if err != nil || before.EmbeddingModel != "none" {
+		t.Fatalf("without a model: %q %v", before.EmbeddingModel, err)
+	}
+	dst := filepath.Join(r.ModelsDir(), embed.DefaultBuiltinModel)
+	for _, f := range []string{"config.json", "tokenizer.json", "model.safetensors", "1_Pooling/config.json"} {
+		b, err := os.ReadFile(filepath.Join("embed", "bert", "testdata", "tiny", filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dst, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, filepath.FromSlash(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := r.Init(ctx, InitOptions{Name: "after"})
+	if err != nil || v.EmbeddingModel != "builtin:"+embed.DefaultBuiltinModel {
+		t.Fatalf("with the model installed: %q %v", v.EmbeddingModel, err)
+	}
+	writeFile(t, v, "a.md", "# A\n\nthe cat sat on the mat\n")
+	if _, err := v.Index(ctx, IndexOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := v.Query(ctx, "cat", 3, nil)
+	if err != nil || res.Mode != "hybrid" || len(res.Results) != 1 || res.Results[0].VectorRank != 1 {
+		t.Errorf("hybrid query with the builtin model: %+v %v", res, err)
+	}
+}

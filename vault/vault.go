@@ -132,7 +132,8 @@ type Vault struct {
 	// (set only in List).
 	Shadowed bool
 
-	pool *Pool // the registry's, if any
+	pool   *Pool  // the registry's, if any
+	models string // where builtin models are installed
 }
 
 // DataDirName is the folder inside each vault that holds ctxkit's own

@@ -70,7 +70,8 @@ func newVaultInitCmd(streams IO) *cobra.Command {
 		Long: "Create a vault folder and record it: locally in .ctxkit/config.json of the project (the folder " +
 			"defaults to .ctxkit/vaults/NAME) or, with --global, in $CTXKIT_HOME (folder $CTXKIT_HOME/vaults/NAME, " +
 			"mode 0700). Names are 1 to 64 letters, digits, '-', '_' or '.'. The embedding model is pinned at init: " +
-			"none (lexical search only, the default), builtin, ollama:MODEL or openai:MODEL.",
+			"builtin (in process; the default for semantic vaults once `ctxkit model pull all-MiniLM-L6-v2` has " +
+			"installed it), none (lexical search only, the default otherwise), ollama:MODEL or openai:MODEL.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
@@ -82,7 +83,7 @@ func newVaultInitCmd(streams IO) *cobra.Command {
 	f.StringVar(&opts.Path, "path", "", "vault folder (relative to the working directory); default .ctxkit/vaults/NAME, or $CTXKIT_HOME/vaults/NAME with --global")
 	f.BoolVar(&opts.Global, "global", false, "record the vault in $CTXKIT_HOME, visible from every project")
 	f.BoolVar(&opts.Restricted, "restricted", false, "only the owner and attached agents may use the vault")
-	f.StringVar(&opts.EmbeddingModel, "embedding-model", "", "embedder for semantic and episodic vaults: none, builtin, ollama:MODEL or openai:MODEL (default none)")
+	f.StringVar(&opts.EmbeddingModel, "embedding-model", "", "embedder for semantic and episodic vaults: none, builtin, ollama:MODEL or openai:MODEL (default: builtin once installed, else none)")
 	return cmd
 }
 
@@ -105,7 +106,8 @@ func runVaultInit(ctx context.Context, opts *VaultInitOptions, streams IO) error
 	fmt.Fprintf(w, "recorded in %s\n", r.ConfigPath(v.Scope))
 	switch {
 	case v.EmbeddingModel == "none":
-		fmt.Fprintln(w, "embedding model: none (lexical search only; set --embedding-model ollama:MODEL or openai:MODEL at init to add vectors)")
+		fmt.Fprintln(w, "embedding model: none (lexical search only; `ctxkit model pull all-MiniLM-L6-v2` installs the builtin model, "+
+			"which new semantic vaults then use; or set --embedding-model builtin, ollama:MODEL or openai:MODEL at init)")
 	case v.EmbeddingModel != "":
 		fmt.Fprintf(w, "embedding model: %s\n", v.EmbeddingModel)
 	}
