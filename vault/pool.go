@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/ctxkit/ctxkit/vault/embed"
 	"github.com/ctxkit/ctxkit/vault/episodic/sqliteepisodic"
 	"github.com/ctxkit/ctxkit/vault/index"
 	"github.com/ctxkit/ctxkit/vault/index/sqliteindex"
@@ -24,6 +25,29 @@ type Pool struct {
 	indexes   map[string]*sqliteindex.Index
 	episodes  map[string]*sqliteepisodic.Store
 	searchers map[string]*pooledSearcher // by vault folder
+	// embedders are kept by spec: a builtin model reads its weights once.
+	embedders map[string]embedderResult
+}
+
+type embedderResult struct {
+	e   embed.Embedder
+	err error
+}
+
+// embedder returns the embedder for spec, made once.
+func (p *Pool) embedder(spec, models string) (embed.Embedder, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	key := spec + "\x00" + models
+	if r, ok := p.embedders[key]; ok {
+		return r.e, r.err
+	}
+	e, err := embed.New(spec, embed.Options{ModelsDir: models})
+	if errors.Is(err, embed.ErrUnavailable) {
+		return e, err // not cached: the model may be installed meanwhile
+	}
+	p.embedders[key] = embedderResult{e, err}
+	return e, err
 }
 
 // pooledSearcher is a vault's Searcher (lexicon and vectors in memory) and
@@ -39,7 +63,7 @@ type pooledSearcher struct {
 // NewPool returns an empty pool.
 func NewPool() *Pool {
 	return &Pool{indexes: map[string]*sqliteindex.Index{}, episodes: map[string]*sqliteepisodic.Store{},
-		searchers: map[string]*pooledSearcher{}}
+		searchers: map[string]*pooledSearcher{}, embedders: map[string]embedderResult{}}
 }
 
 // searcher returns v's Searcher, loading it again when the index has

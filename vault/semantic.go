@@ -92,7 +92,13 @@ func (v *Vault) embedder(override embed.Embedder) (embed.Embedder, error) {
 	if spec == "" {
 		spec = embed.None
 	}
-	e, err := embed.New(spec, embed.Options{ModelsDir: v.models})
+	var e embed.Embedder
+	var err error
+	if v.pool != nil {
+		e, err = v.pool.embedder(spec, v.models)
+	} else {
+		e, err = embed.New(spec, embed.Options{ModelsDir: v.models})
+	}
 	switch {
 	case errors.Is(err, embed.ErrNone), errors.Is(err, embed.ErrUnavailable):
 		return nil, nil
