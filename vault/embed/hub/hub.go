@@ -97,7 +97,8 @@ type Options struct {
 	// Getenv reads HF_ENDPOINT and HF_TOKEN; nil means os.Getenv.
 	Getenv func(string) string
 	// Progress, when set, is called as a file's bytes arrive, with the
-	// bytes done and the total (-1 when unknown).
+	// bytes done and the total (-1 when unknown); the last call of a
+	// file has done == total.
 	Progress func(file string, done, total int64)
 }
 
@@ -270,7 +271,7 @@ func (d *downloader) safePath(name string) (string, error) {
 
 // fetch downloads one file to its .part, resuming a partial one, and
 // checks its sha256 when the Hub gave one. It retries once from scratch
-// when the server ignores or refuses the range.
+// when the server refuses the range or a resumed file fails its check.
 func (d *downloader) fetch(ctx context.Context, name string) (fileMeta, error) {
 	dst, err := d.safePath(name)
 	if err != nil {
@@ -315,6 +316,7 @@ func (d *downloader) fetchPart(ctx context.Context, name, part string) (_ fileMe
 	if err != nil {
 		return meta, fmt.Errorf("download %s: read %s: %w", label, part, err)
 	}
+	resumed := offset > 0
 
 	u := URL(d.endpoint, d.repo, d.opts.Revision, name)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -416,6 +418,9 @@ func (d *downloader) fetchPart(ctx context.Context, name, part string) (_ fileMe
 	if total >= 0 && size != total {
 		return meta, fmt.Errorf("download %s: got %d of %d bytes (run again to resume)", label, size, total)
 	}
+	if total < 0 && w.fn != nil { // the size is known now: report the end
+		w.fn(name, size, size)
+	}
 	if err := f.Sync(); err != nil {
 		return meta, fmt.Errorf("download %s: %w", label, err)
 	}
@@ -423,6 +428,9 @@ func (d *downloader) fetchPart(ctx context.Context, name, part string) (_ fileMe
 	if want != "" && isSHA256(want) {
 		got := hex.EncodeToString(h.Sum(nil))
 		if got != want {
+			if resumed { // perhaps a .part of another revision: start again
+				return meta, errRestart
+			}
 			f.Close()
 			os.Remove(part)
 			return meta, fmt.Errorf("download %s: %w: got %s, the Hub says %s; the file was discarded", label, ErrChecksum, got, want)

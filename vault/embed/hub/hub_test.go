@@ -31,6 +31,8 @@ type fakeHub struct {
 	gated map[string]string
 	// truncate cuts the next CDN answer after this many bytes.
 	truncate int
+	// ignoreRange makes the CDN answer every request with the whole file.
+	ignoreRange bool
 
 	mu        sync.Mutex
 	hubAuth   []string // Authorization headers seen by the Hub
@@ -118,6 +120,10 @@ func (f *fakeHub) serveCDN(w http.ResponseWriter, r *http.Request) {
 				c.Close()
 			}
 		}
+		return
+	}
+	if f.ignoreRange {
+		w.Write(data)
 		return
 	}
 	http.ServeContent(w, r, "blob", time.Time{}, bytes.NewReader(data))
@@ -261,6 +267,45 @@ func TestDownloadResume(t *testing.T) {
 	checkInstalled(t, dir, files)
 	if len(f.cdnRanges) != 2 || f.cdnRanges[0] != "" || f.cdnRanges[1] != "bytes=40000-" {
 		t.Errorf("CDN ranges %q", f.cdnRanges)
+	}
+}
+
+// TestDownloadRestart covers the cases where a .part cannot be resumed:
+// the server ignores the range, or the .part belongs to other content.
+func TestDownloadRestart(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		ignoreRange bool
+		whole       bool // the .part holds the whole file: 416
+		wantRanges  []string
+	}{
+		{"range ignored", true, false, []string{"bytes=100-"}},
+		{"stale part", false, false, []string{"bytes=100-", ""}},
+		{"whole part", false, true, []string{"bytes=%d-", ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeHub(t)
+			files := allTiny(t)
+			f.repos["sentence-transformers/tiny"] = files
+			f.ignoreRange = tc.ignoreRange
+			dir := t.TempDir()
+			part := bytes.Repeat([]byte{7}, 100)
+			if tc.whole {
+				part = files["model.safetensors"]
+				tc.wantRanges[0] = fmt.Sprintf(tc.wantRanges[0], len(part))
+			}
+			if err := os.WriteFile(filepath.Join(dir, "model.safetensors.part"), part, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Download(t.Context(), "sentence-transformers/tiny", dir, Options{Getenv: f.getenv("")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkInstalled(t, dir, files)
+			if strings.Join(res.Verified, ",") != "model.safetensors" || strings.Join(f.cdnRanges, ",") != strings.Join(tc.wantRanges, ",") {
+				t.Errorf("verified %v, CDN ranges %q", res.Verified, f.cdnRanges)
+			}
+		})
 	}
 }
 
