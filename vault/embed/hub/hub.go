@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -166,7 +167,7 @@ func (e *OfflineError) Error() string {
 func (e *OfflineError) Unwrap() error { return e.Err }
 
 // Download fetches the model repo's files into dir (created if needed).
-func Download(ctx context.Context, repo, dir string, opts Options) (*Result, error) {
+func Download(ctx context.Context, repo, dir string, opts Options) (_ *Result, err error) {
 	if _, err := RepoID(repo); err != nil || !strings.Contains(repo, "/") {
 		return nil, fmt.Errorf("download: repo %q: want OWNER/NAME", repo)
 	}
@@ -182,6 +183,16 @@ func Download(ctx context.Context, repo, dir string, opts Options) (*Result, err
 	endpoint := opts.Getenv(EndpointEnv)
 	if endpoint == "" {
 		endpoint = DefaultEndpoint
+	}
+	if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+		// A failure leaves no empty folder that would look like a
+		// broken model; .part files stay for the next attempt.
+		defer func() {
+			if err != nil {
+				os.Remove(filepath.Join(dir, filepath.Dir(filepath.FromSlash(PoolingFile))))
+				os.Remove(dir)
+			}
+		}()
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("download %s: %w", repo, err)

@@ -355,6 +355,9 @@ func TestDownloadOffline(t *testing.T) {
 	if !errors.As(err, &off) {
 		t.Fatalf("err = %v, want *OfflineError", err)
 	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("a failed download left an empty model folder")
+	}
 	for _, want := range []string{"cannot reach " + endpoint, dir, "config.json", "tokenizer.json (or vocab.txt)", "model.safetensors", "1_Pooling/config.json",
 		endpoint + "/sentence-transformers/all-MiniLM-L6-v2/resolve/main/", "ctxkit model pull all-MiniLM-L6-v2 --from FOLDER"} {
 		if !strings.Contains(err.Error(), want) {
