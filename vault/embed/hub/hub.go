@@ -418,7 +418,11 @@ func (d *downloader) fetchPart(ctx context.Context, name, part string) (_ fileMe
 	if w.fn != nil {
 		w.fn(name, offset, total)
 	}
-	n, err := io.Copy(w, resp.Body)
+	limit := maxFileBytes(name)
+	n, err := io.Copy(w, io.LimitReader(resp.Body, limit-offset+1))
+	if err == nil && offset+n > limit {
+		return meta, fmt.Errorf("download %s: over %d bytes, more than such a file can be; refusing it", label, limit)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			err = ctx.Err()
@@ -526,4 +530,13 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// maxFileBytes bounds what a server may send for one file: a hostile
+// mirror must not fill the disk with an endless config.json.
+func maxFileBytes(name string) int64 {
+	if name == "model.safetensors" {
+		return 8 << 30
+	}
+	return 64 << 20
 }
