@@ -111,20 +111,5 @@ func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, r
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.Grace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return runHTTP(ctx, srv, func() error { return srv.Serve(ln) }, opts.Grace, streams.Err, "ctxkit guard")
 }

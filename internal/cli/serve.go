@@ -142,27 +142,9 @@ func runServe(ctx context.Context, g *globals, opts *ServeOptions, streams IO, r
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
-	done := make(chan error, 1)
-	go func() {
-		if tls {
-			done <- srv.ServeTLS(ln, opts.TLSCert, opts.TLSKey)
-		} else {
-			done <- srv.Serve(ln)
-		}
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
+	serve := func() error { return srv.Serve(ln) }
+	if tls {
+		serve = func() error { return srv.ServeTLS(ln, opts.TLSCert, opts.TLSKey) }
 	}
-	fmt.Fprintln(streams.Err, "ctxkit serve: shutting down, letting requests in flight finish")
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.Grace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return runHTTP(ctx, srv, serve, opts.Grace, streams.Err, "ctxkit serve")
 }
