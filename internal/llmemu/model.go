@@ -76,7 +76,35 @@ const maxPieceBytes = 4
 func Tokenize(text string) []string {
 	var out []string
 	start := 0 // start of the pending whitespace plus the current piece
-	i := 0
+	for i := 0; ; {
+		end, ok := nextToken(text, i)
+		if !ok {
+			break
+		}
+		out = append(out, text[start:end])
+		start, i = end, end
+	}
+	if start < len(text) && len(out) > 0 {
+		out[len(out)-1] += text[start:]
+	}
+	return out
+}
+
+// CountTokens returns len(Tokenize(text)) without building the tokens.
+func CountTokens(text string) int {
+	n := 0
+	for i := 0; ; n++ {
+		end, ok := nextToken(text, i)
+		if !ok {
+			return n
+		}
+		i = end
+	}
+}
+
+// nextToken skips the whitespace at text[i:] and returns where the token
+// after it ends; ok is false when only whitespace is left.
+func nextToken(text string, i int) (end int, ok bool) {
 	for i < len(text) {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		switch {
@@ -84,9 +112,9 @@ func Tokenize(text string) []string {
 			i += size
 			continue
 		case strings.HasPrefix(text[i:], ImStart):
-			i += len(ImStart)
+			return i + len(ImStart), true
 		case strings.HasPrefix(text[i:], ImEnd):
-			i += len(ImEnd)
+			return i + len(ImEnd), true
 		case isWordRune(r):
 			// One piece of at most maxPieceBytes bytes of a word run.
 			n := 0
@@ -98,48 +126,12 @@ func Tokenize(text string) []string {
 				n += s2
 				i += s2
 			}
+			return i, true
 		default:
-			i += size
+			return i + size, true
 		}
-		out = append(out, text[start:i])
-		start = i
 	}
-	if start < len(text) && len(out) > 0 {
-		out[len(out)-1] += text[start:]
-	}
-	return out
-}
-
-// CountTokens returns len(Tokenize(text)) without building the tokens.
-func CountTokens(text string) int {
-	n := 0
-	i := 0
-	for i < len(text) {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		switch {
-		case unicode.IsSpace(r):
-			i += size
-			continue
-		case strings.HasPrefix(text[i:], ImStart):
-			i += len(ImStart)
-		case strings.HasPrefix(text[i:], ImEnd):
-			i += len(ImEnd)
-		case isWordRune(r):
-			b := 0
-			for i < len(text) {
-				r2, s2 := utf8.DecodeRuneInString(text[i:])
-				if !isWordRune(r2) || (b > 0 && b+s2 > maxPieceBytes) {
-					break
-				}
-				b += s2
-				i += s2
-			}
-		default:
-			i += size
-		}
-		n++
-	}
-	return n
+	return i, false
 }
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
