@@ -1,0 +1,44 @@
+// Package tokenizer reads a Hugging Face tokenizer.json and encodes text
+// into the same token ids as the reference implementation, so that the
+// guard can count a prompt exactly instead of estimating it.
+//
+// It implements the pipeline of the tokenizers library: added tokens are
+// split out of the raw text first (leftmost-longest, with their lstrip,
+// rstrip and single_word options; tokens marked normalized are matched
+// after normalization), the rest is normalized, pre-tokenized and handed
+// to the model. No special tokens are added (add_special_tokens=False);
+// truncation, padding, the post-processor and the decoder are ignored.
+//
+// Supported components:
+//
+//   - models: BPE (byte-level as GPT-2, Llama 3 and Qwen use it, merges as
+//     "a b" strings or [a, b] pairs, ignore_merges; SentencePiece-style with
+//     byte_fallback and fuse_unk as Llama 2, Mistral and Gemma use it;
+//     continuing_subword_prefix, end_of_word_suffix), WordPiece (BERT),
+//     Unigram (T5, XLM-R: Viterbi, unknown pieces fused, byte_fallback) and
+//     WordLevel;
+//   - normalizers: NFC, NFD, NFKC, NFKD, Lowercase, StripAccents,
+//     BertNormalizer, Prepend, Replace (String or Regex), Strip and Sequence;
+//   - pre-tokenizers: ByteLevel (with its GPT-2 regex), Split (String or
+//     Regex, every behavior, invert), Metaspace, Whitespace,
+//     WhitespaceSplit, BertPreTokenizer, Digits, Punctuation and Sequence.
+//
+// Anything else (another model or component type, such as the Precompiled
+// normalizer of SentencePiece conversions, or BPE dropout) is refused
+// by Parse with an error that names it, never counted wrongly. Split
+// regexes are Oniguruma patterns with lookahead (`\s+(?!\S)`), which Go's
+// regexp lacks; they run on github.com/dlclark/regexp2, except the GPT-2
+// and Llama 3 / Qwen 2 patterns, which have hand-written scanners.
+//
+// The package is hand-written because no maintained pure-Go library reads
+// tokenizer.json for all three model families: github.com/sugarme/tokenizer
+// (last release v0.2.2, June 2023) has BPE, WordPiece and WordLevel but no
+// Unigram and fetches pretrained files over the network, and the newer
+// pure-Go readers cover byte-level BPE only. Conformance is checked
+// against the JavaScript port of the reference (@huggingface/tokenizers)
+// on real tokenizer.json files: see testdata/gen.mjs.
+//
+// A *Tokenizer is immutable after Parse apart from an internal, bounded,
+// locked word cache, and is safe for concurrent use; it satisfies
+// guard/compact.Counter.
+package tokenizer

@@ -1,0 +1,274 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/dlclark/regexp2"
+	"golang.org/x/text/unicode/norm"
+)
+
+// normalizer rewrites a section of text before pre-tokenization.
+type normalizer interface {
+	normalize(s string) string
+}
+
+type normFunc func(string) string
+
+func (f normFunc) normalize(s string) string { return f(s) }
+
+type normSeq []normalizer
+
+func (q normSeq) normalize(s string) string {
+	for _, n := range q {
+		s = n.normalize(s)
+	}
+	return s
+}
+
+// patternJSON is the pattern of Replace and Split: {"String": s} or
+// {"Regex": r}.
+type patternJSON struct {
+	String *string `json:"String"`
+	Regex  *string `json:"Regex"`
+}
+
+func parseNormalizer(m json.RawMessage) (normalizer, error) {
+	if isNull(m) {
+		return nil, nil
+	}
+	typ, err := typeOf(m)
+	if err != nil {
+		return nil, err
+	}
+	switch typ {
+	case "Sequence":
+		var v struct {
+			Normalizers []json.RawMessage `json:"normalizers"`
+		}
+		if err := json.Unmarshal(m, &v); err != nil {
+			return nil, fmt.Errorf("%s: %w", "Sequence", err)
+		}
+		var q normSeq
+		for i, c := range v.Normalizers {
+			n, err := parseNormalizer(c)
+			if err != nil {
+				return nil, fmt.Errorf("%s[%d]: %w", "Sequence", i, err)
+			}
+			if n != nil {
+				q = append(q, n)
+			}
+		}
+		return q, nil
+	case "NFC":
+		return normFunc(norm.NFC.String), nil
+	case "NFD":
+		return normFunc(norm.NFD.String), nil
+	case "NFKC":
+		return normFunc(norm.NFKC.String), nil
+	case "NFKD":
+		return normFunc(norm.NFKD.String), nil
+	case "Lowercase":
+		return normFunc(strings.ToLower), nil
+	case "StripAccents":
+		return normFunc(removeMarks), nil
+	case "Strip":
+		v := struct {
+			Left  bool `json:"strip_left"`
+			Right bool `json:"strip_right"`
+		}{true, true}
+		if err := json.Unmarshal(m, &v); err != nil {
+			return nil, fmt.Errorf("%s: %w", "Strip", err)
+		}
+		return normFunc(func(s string) string {
+			if v.Left {
+				s = strings.TrimLeftFunc(s, unicode.IsSpace)
+			}
+			if v.Right {
+				s = strings.TrimRightFunc(s, unicode.IsSpace)
+			}
+			return s
+		}), nil
+	case "Prepend":
+		var v struct {
+			Prepend string `json:"prepend"`
+		}
+		if err := json.Unmarshal(m, &v); err != nil {
+			return nil, fmt.Errorf("%s: %w", "Prepend", err)
+		}
+		return normFunc(func(s string) string {
+			if s == "" {
+				return s
+			}
+			return v.Prepend + s
+		}), nil
+	case "Replace":
+		var v struct {
+			Pattern patternJSON `json:"pattern"`
+			Content string      `json:"content"`
+		}
+		if err := json.Unmarshal(m, &v); err != nil {
+			return nil, fmt.Errorf("%s: %w", "Replace", err)
+		}
+		switch {
+		case v.Pattern.String != nil:
+			if *v.Pattern.String == "" {
+				return nil, fmt.Errorf("%s: empty pattern", "Replace")
+			}
+			old := *v.Pattern.String
+			return normFunc(func(s string) string { return strings.ReplaceAll(s, old, v.Content) }), nil
+		case v.Pattern.Regex != nil:
+			re, err := compileRegex(*v.Pattern.Regex)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", "Replace", err)
+			}
+			return normFunc(func(s string) string {
+				var b strings.Builder
+				last := 0
+				re.each(s, func(start, end int) {
+					b.WriteString(s[last:start])
+					b.WriteString(v.Content)
+					last = end
+				})
+				b.WriteString(s[last:])
+				return b.String()
+			}), nil
+		}
+		return nil, fmt.Errorf("%s: pattern is neither String nor Regex", "Replace")
+	case "BertNormalizer":
+		v := struct {
+			CleanText    bool  `json:"clean_text"`
+			Chinese      bool  `json:"handle_chinese_chars"`
+			StripAccents *bool `json:"strip_accents"`
+			Lowercase    bool  `json:"lowercase"`
+		}{CleanText: true, Chinese: true, Lowercase: true}
+		if err := json.Unmarshal(m, &v); err != nil {
+			return nil, fmt.Errorf("%s: %w", "BertNormalizer", err)
+		}
+		strip := v.Lowercase
+		if v.StripAccents != nil {
+			strip = *v.StripAccents
+		}
+		return normFunc(func(s string) string {
+			if v.CleanText || v.Chinese {
+				var b strings.Builder
+				b.Grow(len(s))
+				for _, r := range s {
+					if v.CleanText {
+						if r == 0 || r == 0xFFFD || isBertControl(r) {
+							continue
+						}
+						if isBertWhitespace(r) {
+							r = ' '
+						}
+					}
+					if v.Chinese && isCJK(r) {
+						b.WriteByte(' ')
+						b.WriteRune(r)
+						b.WriteByte(' ')
+						continue
+					}
+					b.WriteRune(r)
+				}
+				s = b.String()
+			}
+			if strip {
+				s = removeMarks(norm.NFD.String(s))
+			}
+			if v.Lowercase {
+				s = strings.ToLower(s)
+			}
+			return s
+		}), nil
+	case "":
+		return nil, fmt.Errorf("normalizer without a type")
+	}
+	return nil, fmt.Errorf("unsupported normalizer type %q", typ)
+}
+
+// removeMarks drops the non-spacing marks (Mn), as StripAccents does.
+func removeMarks(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if !unicode.Is(unicode.Mn, r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// isBertWhitespace is BERT's white space: space, tab, newline, carriage
+// return and the Zs category.
+func isBertWhitespace(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\r':
+		return true
+	}
+	return unicode.Is(unicode.Zs, r)
+}
+
+// isBertControl is BERT's control character: the C categories except tab,
+// newline and carriage return.
+func isBertControl(r rune) bool {
+	switch r {
+	case '\t', '\n', '\r':
+		return false
+	}
+	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs)
+}
+
+// isBertPunct is BERT's punctuation: ASCII punctuation and the Unicode P
+// categories.
+func isBertPunct(r rune) bool {
+	if (r >= 33 && r <= 47) || (r >= 58 && r <= 64) || (r >= 91 && r <= 96) || (r >= 123 && r <= 126) {
+		return true
+	}
+	return unicode.IsPunct(r)
+}
+
+// isCJK reports the CJK ideograph blocks BERT pads with spaces.
+func isCJK(r rune) bool {
+	return (r >= 0x4E00 && r <= 0x9FFF) ||
+		(r >= 0x3400 && r <= 0x4DBF) ||
+		(r >= 0x20000 && r <= 0x2A6DF) ||
+		(r >= 0x2A700 && r <= 0x2B73F) ||
+		(r >= 0x2B740 && r <= 0x2B81F) ||
+		(r >= 0x2B820 && r <= 0x2CEAF) ||
+		(r >= 0xF900 && r <= 0xFAFF) ||
+		(r >= 0x2F800 && r <= 0x2FA1F)
+}
+
+// regex is a compiled Split or Replace pattern.
+type regex struct {
+	re *regexp2.Regexp
+}
+
+func compileRegex(pat string) (*regex, error) {
+	re, err := regexp2.Compile(pat, regexp2.None)
+	if err != nil {
+		return nil, fmt.Errorf("regex %q: %w", pat, err)
+	}
+	return &regex{re: re}, nil
+}
+
+// each calls fn with the byte offsets of each non-empty match in s.
+func (r *regex) each(s string, fn func(start, end int)) {
+	// s is valid UTF-8 (Encode sanitizes), so rune i starts at offs[i].
+	runes := make([]rune, 0, len(s))
+	offs := make([]int, 0, len(s)+1)
+	for i, c := range s {
+		runes = append(runes, c)
+		offs = append(offs, i)
+	}
+	offs = append(offs, len(s))
+	m, err := r.re.FindRunesMatch(runes)
+	for err == nil && m != nil {
+		if m.Length > 0 {
+			fn(offs[m.Index], offs[m.Index+m.Length])
+		}
+		m, err = r.re.FindNextMatch(m)
+	}
+}

