@@ -391,63 +391,91 @@ func (g *Guard) relayOpenAI(w http.ResponseWriter, r *http.Request, f *fit, resp
 }
 
 var (
-	reOpenAIMax = regexp.MustCompile(`maximum context length is (\d+) tokens`)
-	reOpenAIGot = regexp.MustCompile(`resulted in (\d+) tokens|requested (\d+) tokens|(\d+) tokens in the messages`)
-	reTooLong   = regexp.MustCompile(`prompt is too long: (\d+) tokens > (\d+) maximum`)
+	// reWindow finds the window in OpenAI's and vLLM's messages.
+	reWindow = regexp.MustCompile(`maximum context length is (\d+) tokens`)
+	// rePrompt finds the prompt's size, most precise first: vLLM's older
+	// "(P in the messages, C in the completion)", vLLM's "at least P input
+	// tokens", OpenAI's "resulted in P tokens", and a total "requested T
+	// tokens" last.
+	rePrompt = []*regexp.Regexp{
+		regexp.MustCompile(`\((\d+) in the messages`),
+		regexp.MustCompile(`prompt contains at least (\d+) input tokens`),
+		regexp.MustCompile(`resulted in (\d+) tokens`),
+		regexp.MustCompile(`requested (\d+) tokens`),
+	}
+	reTooLong = regexp.MustCompile(`prompt is too long: (\d+) tokens > (\d+) maximum`)
+	reSGLang  = regexp.MustCompile(`Input length \((\d+) tokens\) exceeds the maximum allowed length \((\d+) tokens\)`)
 )
 
 // contextError recognises an upstream's context-overflow error and the
-// numbers it gives: llama.cpp's exceed_context_size_error (n_prompt_tokens,
-// n_ctx), OpenAI's context_length_exceeded (in its message), Anthropic's
-// "prompt is too long: N tokens > M maximum".
+// numbers it gives (0 when it gives none):
+//   - llama.cpp: exceed_context_size_error with n_prompt_tokens and n_ctx,
+//     also wrapped as a string by Ollama's native path;
+//   - Ollama: "the prompt is longer than the context length", "the input
+//     length exceeds the context length" (no numbers);
+//   - OpenAI: context_length_exceeded, numbers in its message;
+//   - vLLM, current and older envelopes: "maximum context length is M
+//     tokens ... at least N input tokens" or "(N in the messages, ...)";
+//   - SGLang: "Input length (N tokens) exceeds the maximum allowed length
+//     (M tokens)", where M is the input limit, used as the window (the
+//     budget then errs small);
+//   - Anthropic: "prompt is too long: N tokens > M maximum".
 func contextError(body []byte) (nPrompt, nCtx int, ok bool) {
-	var se struct {
-		Error string `json:"error"`
-	}
-	if json.Unmarshal(body, &se) == nil && se.Error != "" {
-		// Ollama: its own message, or llama-server's body as a string
-		// (the native path).
-		if strings.Contains(se.Error, "exceed_context_size_error") {
-			return contextError([]byte(se.Error))
-		}
-		return 0, 0, strings.Contains(se.Error, "prompt is longer than the context length")
-	}
 	var e struct {
-		Error struct {
-			Type          string `json:"type"`
-			Code          any    `json:"code"`
-			Message       string `json:"message"`
-			NPromptTokens int    `json:"n_prompt_tokens"`
-			NCtx          int    `json:"n_ctx"`
-		} `json:"error"`
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"` // vLLM's older and SGLang's envelope
 	}
 	if json.Unmarshal(body, &e) != nil {
 		return 0, 0, false
 	}
-	msg := e.Error.Message
+	var inner struct {
+		Type          string `json:"type"`
+		Code          any    `json:"code"`
+		Message       string `json:"message"`
+		NPromptTokens int    `json:"n_prompt_tokens"`
+		NCtx          int    `json:"n_ctx"`
+	}
+	var text string
 	switch {
-	case e.Error.Type == "exceed_context_size_error":
-		return e.Error.NPromptTokens, e.Error.NCtx, true
-	case e.Error.Code == "context_length_exceeded" || reOpenAIMax.MatchString(msg):
-		if m := reOpenAIMax.FindStringSubmatch(msg); m != nil {
-			nCtx, _ = strconv.Atoi(m[1])
+	case json.Unmarshal(e.Error, &text) == nil && text != "":
+		// Ollama: its own message, or llama-server's body as a string
+		// (the native path).
+		if strings.Contains(text, "exceed_context_size_error") {
+			return contextError([]byte(text))
 		}
-		if m := reOpenAIGot.FindStringSubmatch(msg); m != nil {
-			for _, s := range m[1:] {
-				if s != "" {
-					nPrompt, _ = strconv.Atoi(s)
-					break
-				}
-			}
+		return 0, 0, strings.Contains(text, "prompt is longer than the context length") ||
+			strings.Contains(text, "input length exceeds the context length")
+	case json.Unmarshal(e.Error, &inner) == nil:
+		if inner.Type == "exceed_context_size_error" {
+			return inner.NPromptTokens, inner.NCtx, true
 		}
-		return nPrompt, nCtx, true
-	case reTooLong.MatchString(msg):
-		m := reTooLong.FindStringSubmatch(msg)
+	default:
+		inner.Message = e.Message
+	}
+	msg := inner.Message
+	if m := reTooLong.FindStringSubmatch(msg); m != nil {
 		nPrompt, _ = strconv.Atoi(m[1])
 		nCtx, _ = strconv.Atoi(m[2])
 		return nPrompt, nCtx, true
 	}
-	return 0, 0, false
+	if m := reSGLang.FindStringSubmatch(msg); m != nil {
+		nPrompt, _ = strconv.Atoi(m[1])
+		nCtx, _ = strconv.Atoi(m[2])
+		return nPrompt, nCtx, true
+	}
+	if inner.Code != "context_length_exceeded" && !reWindow.MatchString(msg) {
+		return 0, 0, false
+	}
+	if m := reWindow.FindStringSubmatch(msg); m != nil {
+		nCtx, _ = strconv.Atoi(m[1])
+	}
+	for _, re := range rePrompt {
+		if m := re.FindStringSubmatch(msg); m != nil {
+			nPrompt, _ = strconv.Atoi(m[1])
+			break
+		}
+	}
+	return nPrompt, nCtx, true
 }
 
 // openaiCompletion serves /v1/completions: a raw string prompt keeps its

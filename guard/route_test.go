@@ -1,7 +1,10 @@
 package guard_test
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -68,24 +71,48 @@ func TestRouting(t *testing.T) {
 }
 
 // TestOpenAIContextLengthExceeded: the configured window is larger than
-// the server's; its 400 context_length_exceeded gives the real maximum and
-// the retry fits. A second failure would be returned as is.
+// the server's; its overflow error, in the words and envelope of OpenAI,
+// vLLM (current and older) or SGLang (also in-band in a 200 stream), gives
+// the real limit and the retry fits.
 func TestOpenAIContextLengthExceeded(t *testing.T) {
-	emu := llmemu.NewOpenAI(llmemu.OpenAIOptions{MaxContext: 4096})
-	gw := newGuard(t, guard.Options{OpenAI: serve(t, emu), DefaultWindow: 32768})
-	msgs := agentHistory(12, 300, true)
-	resp, body := postJSON(t, gw+"/v1/chat/completions", msg{"model": "gpt-4o-mini", "messages": msgs})
-	var out struct {
-		Choices []struct {
-			Message struct{ Content string } `json:"message"`
-		} `json:"choices"`
-		Ctxkit guard.Report `json:"ctxkit"`
-	}
-	if err := json.Unmarshal(body, &out); err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK || !out.Ctxkit.Recovered || out.Ctxkit.Window != 4096 || !strings.Contains(out.Choices[0].Message.Content, secret) {
-		t.Errorf("%d %s", resp.StatusCode, body)
+	for _, tc := range []struct {
+		flavor llmemu.Flavor
+		stream bool
+		window int // the window the guard learns from the error
+	}{
+		{llmemu.FlavorOpenAI, false, 4096},
+		{llmemu.FlavorVLLM, false, 4096},
+		{llmemu.FlavorVLLMLegacy, false, 4096},
+		{llmemu.FlavorSGLang, false, 4095},
+		{llmemu.FlavorSGLang, true, 4095},
+	} {
+		t.Run(fmt.Sprintf("%s/stream=%v", cmp.Or(string(tc.flavor), "openai"), tc.stream), func(t *testing.T) {
+			emu := llmemu.NewOpenAI(llmemu.OpenAIOptions{MaxContext: 4096, Flavor: tc.flavor})
+			gw := newGuard(t, guard.Options{OpenAI: serve(t, emu), DefaultWindow: 32768})
+			msgs := agentHistory(12, 300, true)
+			resp, body := postJSON(t, gw+"/v1/chat/completions", msg{"model": "gpt-4o-mini", "messages": msgs, "stream": tc.stream})
+			if tc.stream {
+				if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"recovered_from_upstream_error":true`)) || bytes.Contains(body, []byte(`data: {"error"`)) {
+					t.Errorf("%d %s", resp.StatusCode, body)
+				}
+				if ev, _ := emu.LastEval(); !strings.Contains(ev.Reply.Text, secret) {
+					t.Errorf("reply %q", ev.Reply.Text)
+				}
+				return
+			}
+			var out struct {
+				Choices []struct {
+					Message struct{ Content string } `json:"message"`
+				} `json:"choices"`
+				Ctxkit guard.Report `json:"ctxkit"`
+			}
+			if err := json.Unmarshal(body, &out); err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusOK || !out.Ctxkit.Recovered || out.Ctxkit.Window != tc.window || !strings.Contains(out.Choices[0].Message.Content, secret) {
+				t.Errorf("%d %s", resp.StatusCode, body)
+			}
+		})
 	}
 }
 

@@ -21,6 +21,9 @@ type OpenAIOptions struct {
 	EmbeddingDimensions int
 	// Responder replaces the default model, Think.
 	Responder Responder
+	// Flavor is the server imitated (FlavorOpenAI by default): it decides
+	// the shape of the overflow error.
+	Flavor Flavor
 }
 
 // OpenAI emulates an OpenAI-compatible server: /v1/chat/completions (not
@@ -259,13 +262,9 @@ func (s *OpenAI) chat(w http.ResponseWriter, r *http.Request) {
 	ev := Eval{Path: r.URL.Path, Model: req.Model, SentTokens: n, PromptTokens: n, SentMessages: len(msgs), KeptMessages: len(msgs), Prompt: RenderChat(msgs, tools)}
 	max := s.opts.MaxContext
 	if mt := req.maxTokens(); n > max || (mt > 0 && n+mt > max) {
-		msg := ContextLengthExceeded(max, n)
-		if n <= max {
-			msg = fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.", max, n+mt, n, mt)
-		}
 		ev.Status = http.StatusBadRequest
 		s.addEval(ev)
-		openaiError(w, http.StatusBadRequest, msg, "invalid_request_error", strp("messages"), strp("context_length_exceeded"))
+		s.opts.Flavor.overflow(w, max, n, mt, req.Stream)
 		return
 	}
 	reply := s.opts.Responder(Turn{Prompt: ev.Prompt, Messages: msgs, Tools: tools})
@@ -479,7 +478,7 @@ func (s *OpenAI) completions(w http.ResponseWriter, r *http.Request) {
 	if n > s.opts.MaxContext {
 		ev.Status = http.StatusBadRequest
 		s.addEval(ev)
-		openaiError(w, http.StatusBadRequest, ContextLengthExceeded(s.opts.MaxContext, n), "invalid_request_error", strp("messages"), strp("context_length_exceeded"))
+		s.opts.Flavor.overflow(w, s.opts.MaxContext, n, 0, false)
 		return
 	}
 	max := 16 // the legacy endpoint's default max_tokens
