@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -95,29 +96,35 @@ func applyBehavior(w string, matches [][2]int, b behavior, invert bool, dst []st
 			dst = append(dst, w[s.start:s.end])
 		}
 	case mergedWithPrevious:
-		start := -1
-		for i, s := range spans {
-			if start < 0 {
-				start = s.start
+		// a match joins the piece before it unless that was a match too
+		var pieces [][2]int
+		prevMatch := false
+		for _, sp := range spans {
+			if sp.match && !prevMatch && len(pieces) > 0 {
+				pieces[len(pieces)-1][1] = sp.end
+			} else {
+				pieces = append(pieces, [2]int{sp.start, sp.end})
 			}
-			// a piece ends before a span that is not a match
-			if i+1 == len(spans) || !spans[i+1].match {
-				dst = append(dst, w[start:s.end])
-				start = -1
-			}
+			prevMatch = sp.match
+		}
+		for _, p := range pieces {
+			dst = append(dst, w[p[0]:p[1]])
 		}
 	case mergedWithNext:
-		start := -1
-		for i, s := range spans {
-			if start < 0 {
-				start = s.start
+		// a match joins the piece after it unless that is a match too
+		n := len(dst)
+		nextMatch := false
+		for i := len(spans) - 1; i >= 0; i-- {
+			sp := spans[i]
+			if sp.match && !nextMatch && len(dst) > n {
+				last := dst[len(dst)-1]
+				dst[len(dst)-1] = w[sp.start : sp.end+len(last)]
+			} else {
+				dst = append(dst, w[sp.start:sp.end])
 			}
-			// a piece ends after a span that is not a match, or before a match
-			if i+1 == len(spans) || spans[i+1].match {
-				dst = append(dst, w[start:s.end])
-				start = -1
-			}
+			nextMatch = sp.match
 		}
+		slices.Reverse(dst[n:])
 	case contiguous:
 		for i := 0; i < len(spans); {
 			j := i + 1

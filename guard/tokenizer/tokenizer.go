@@ -166,6 +166,9 @@ func newAddedMatcher(toks []addedTokenJSON) *addedMatcher {
 	}
 	m := &addedMatcher{byFirst: map[byte][]addedTokenJSON{}}
 	for _, a := range toks {
+		if a.Content == "" { // normalized away
+			continue
+		}
 		m.byFirst[a.Content[0]] = append(m.byFirst[a.Content[0]], a)
 	}
 	for _, l := range m.byFirst {

@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxkit/ctxkit/guard"
+	"github.com/ctxkit/ctxkit/guard/compact"
+	"github.com/ctxkit/ctxkit/guard/tokenizer"
 	"github.com/ctxkit/ctxkit/offload"
 )
 
@@ -30,6 +32,9 @@ type GuardOptions struct {
 	KeepRecent                          int
 	Window, Reserve, Margin             int
 	Grace                               time.Duration
+	// Tokenizer is a Hugging Face tokenizer.json whose exact counts
+	// replace the estimate ("" keeps the estimate).
+	Tokenizer string
 }
 
 func newGuardCmd(g *globals, streams IO) *cobra.Command {
@@ -62,6 +67,7 @@ func newGuardCmd(g *globals, streams IO) *cobra.Command {
 	f.IntVar(&opts.Reserve, "reserve", guard.DefaultReserve, "output tokens reserved when the request sets none")
 	f.IntVar(&opts.Margin, "margin", guard.DefaultMargin, "tokens kept free on top of the reserve")
 	f.DurationVar(&opts.Grace, "grace", 10*time.Second, "how long requests in flight may take to finish at shutdown")
+	f.StringVar(&opts.Tokenizer, "tokenizer", "", "Hugging Face tokenizer.json of the model: count tokens exactly instead of estimating (calibration can still raise the count)")
 	return cmd
 }
 
@@ -79,6 +85,14 @@ func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, r
 	if ollama == "" && opts.LlamaCpp == "" && opts.OpenAI == "" && opts.Anthropic == "" {
 		ollama = DefaultOllamaUpstream
 	}
+	var counter compact.Counter // nil: the guard's estimate
+	if opts.Tokenizer != "" {
+		tok, err := tokenizer.Load(opts.Tokenizer)
+		if err != nil {
+			return fmt.Errorf("--tokenizer: %w", err)
+		}
+		counter = tok
+	}
 	logger := slog.New(slog.NewTextHandler(streams.Err, nil))
 	s, err := g.openStore(ctx)
 	if err != nil {
@@ -92,7 +106,7 @@ func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, r
 	h, err := guard.New(guard.Options{
 		Ollama: ollama, LlamaCpp: opts.LlamaCpp, OpenAI: opts.OpenAI, Anthropic: opts.Anthropic,
 		Policy: policy, KeepRecent: keep, Engine: offload.New(s, offload.WithLogger(logger)), Logger: logger,
-		DefaultWindow: opts.Window, Reserve: opts.Reserve, Margin: opts.Margin,
+		DefaultWindow: opts.Window, Reserve: opts.Reserve, Margin: opts.Margin, Counter: counter,
 	})
 	if err != nil {
 		return err

@@ -6,10 +6,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ctxkit/ctxkit/guard"
+	"github.com/ctxkit/ctxkit/guard/tokenizer"
 	"github.com/ctxkit/ctxkit/internal/llmemu"
 )
 
@@ -72,6 +76,88 @@ func TestGuardCommandFlags(t *testing.T) {
 	} {
 		if err := runGuard(t.Context(), &globals{store: "memory:"}, &tc, IO{Err: io.Discard}, nil); err == nil {
 			t.Errorf("%+v: no error", tc)
+		}
+	}
+}
+
+// TestGuardTokenizer runs the guard with --tokenizer and without it on
+// the same chat: the reports' tokens_before differ by exactly the
+// tokenizer's count minus the estimate (the template and per-message
+// overheads are the same on both sides, and a first request is not
+// calibrated yet).
+func TestGuardTokenizer(t *testing.T) {
+	const path = "../../vault/embed/bert/testdata/tiny/tokenizer.json"
+	tok, err := tokenizer.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{"You are terse.", "Hello, world! Count these words: tokenization, café, 東京, 12345."}
+	want := 0
+	for _, s := range texts {
+		want += tok.Count(s) - guard.Estimate(s)
+	}
+	if want == 0 {
+		t.Fatal("the tokenizer counts the texts as the estimate does: the test could not fail")
+	}
+	emu := httptest.NewServer(llmemu.NewOllama(llmemu.OllamaOptions{NumCtx: 8192}))
+	defer emu.Close()
+	before := func(tokenizerPath string) int {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		addr := make(chan string, 1)
+		done := make(chan error, 1)
+		go func() {
+			done <- runGuard(ctx, &globals{store: "memory:"}, &GuardOptions{Listen: "127.0.0.1:0", Ollama: emu.URL, Policy: "compact",
+				KeepRecent: 4, Window: 8192, Reserve: 512, Margin: 128, Grace: 5 * time.Second, Tokenizer: tokenizerPath},
+				IO{Err: io.Discard}, func(a string) { addr <- a })
+		}()
+		var base string
+		select {
+		case a := <-addr:
+			base = "http://" + a
+		case err := <-done:
+			t.Fatal(err)
+		}
+		msgs, _ := json.Marshal([]map[string]string{{"role": "system", "content": texts[0]}, {"role": "user", "content": texts[1]}})
+		body := `{"model":"llama3.2","stream":false,"messages":` + string(msgs) + `}`
+		resp, err := http.Post(base+"/api/chat", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			Ctxkit struct {
+				TokensBefore int `json:"tokens_before"`
+			} `json:"ctxkit"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if err != nil || out.Ctxkit.TokensBefore == 0 {
+			t.Fatalf("report: %+v, %v", out, err)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		return out.Ctxkit.TokensBefore
+	}
+	exact, estimated := before(path), before("")
+	if got := exact - estimated; got != want {
+		t.Errorf("tokens_before with the tokenizer %d, without %d: difference %d, want %d", exact, estimated, got, want)
+	}
+}
+
+func TestGuardTokenizerErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "tokenizer.json")
+	if err := os.WriteFile(bad, []byte(`{"model":{"type":"Mystery"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		filepath.Join(t.TempDir(), "missing.json"): "no such file",
+		bad: `unsupported model type "Mystery"`,
+	} {
+		err := runGuard(t.Context(), &globals{store: "memory:"}, &GuardOptions{Listen: "127.0.0.1:0", Policy: "compact", Tokenizer: path}, IO{Err: io.Discard}, nil)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--tokenizer") {
+			t.Errorf("%s: %v, want an error with %q", path, err, want)
 		}
 	}
 }
