@@ -105,7 +105,7 @@ func TestPreTokenizers(t *testing.T) {
 	}
 	tests := []struct {
 		name, pre, in string
-		want        []string
+		want          []string
 	}{
 		{"Removed", split(`{"String":"-"}`, "Removed", false), "the-final--countdown", []string{"the", "final", "countdown"}},
 		{"Isolated", split(`{"String":"-"}`, "Isolated", false), "the-final--countdown", []string{"the", "-", "final", "-", "-", "countdown"}},
