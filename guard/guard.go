@@ -92,6 +92,10 @@ type Options struct {
 	// /tokenize), asked for a prompt that the estimate puts over half the
 	// budget; without them an undercounted prompt costs a refused try.
 	NoExact bool
+	// NoThink turns the models' thinking off with each backend's own
+	// switch (see noThink) on every chat and generate request it compacts
+	// or forwards; under PolicyOff requests go through untouched.
+	NoThink bool
 	// Counter is the token estimate before calibration (nil: Estimate).
 	// An exact tokenizer can be plugged in here; calibration still only
 	// raises it.
@@ -269,6 +273,9 @@ func (g *Guard) send(ctx context.Context, r *http.Request, b *backend, body []by
 	u := *b.base
 	u.Path = strings.TrimSuffix(u.Path, "/") + r.URL.Path
 	u.RawQuery = r.URL.RawQuery
+	if g.opts.NoThink {
+		body = noThink(body, b.kind, r.URL.Path)
+	}
 	req, err := http.NewRequestWithContext(ctx, r.Method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("build upstream request: %w", err)
