@@ -2,7 +2,6 @@ package tokenizer
 
 import (
 	"bytes"
-	"container/heap"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -103,7 +102,12 @@ type bpe struct {
 	fuseUnk      bool
 	byteFallback bool
 	ignoreMerges bool
-	byteIDs      [256]int // <0xXX> tokens, -1 when missing
+	// spaceSplit: the vocabulary has "▁" and no token with a "▁" after
+	// another character, so no token can cross the start of a "▁" run and
+	// a long SentencePiece-style word can be encoded run by run (and
+	// cached) with the same result.
+	spaceSplit bool
+	byteIDs    [256]int // <0xXX> tokens, -1 when missing
 	cache        wordCache
 }
 
@@ -154,6 +158,15 @@ func parseBPE(m json.RawMessage) (*bpe, error) {
 			b.byteIDs[i] = id
 		}
 	}
+	if _, ok := v.Vocab[spaceMark]; ok && b.prefix == "" && b.suffix == "" {
+		b.spaceSplit = true
+		for tok := range v.Vocab {
+			if strings.Contains(strings.TrimLeft(tok, spaceMark), spaceMark) {
+				b.spaceSplit = false
+				break
+			}
+		}
+	}
 	b.merges = make(map[uint64]merge, len(v.Merges))
 	for rank, raw := range v.Merges {
 		var l, r string
@@ -190,7 +203,31 @@ func parseBPE(m json.RawMessage) (*bpe, error) {
 	return b, nil
 }
 
+// spaceMark is SentencePiece's space.
+const spaceMark = "▁"
+
 func (b *bpe) encode(w string, dst []int) []int {
+	if b.spaceSplit && len(w) > cacheMaxLen {
+		// cut before each run of "▁" that follows another character
+		start := 0
+		for i := 1; i < len(w); {
+			j := strings.Index(w[i:], spaceMark)
+			if j < 0 {
+				break
+			}
+			i += j
+			if !strings.HasSuffix(w[:i], spaceMark) {
+				dst = b.encodeWord(w[start:i], dst)
+				start = i
+			}
+			i += len(spaceMark)
+		}
+		return b.encodeWord(w[start:], dst)
+	}
+	return b.encodeWord(w, dst)
+}
+
+func (b *bpe) encodeWord(w string, dst []int) []int {
 	if ids, ok := b.cache.get(w); ok {
 		return append(dst, ids...)
 	}
@@ -257,22 +294,54 @@ type mergeItem struct {
 	left, rt  int // ids at the time it was pushed
 }
 
+// mergeHeap is a binary min-heap of merges by rank, then position.
 type mergeHeap []mergeItem
 
-func (h mergeHeap) Len() int { return len(h) }
-func (h mergeHeap) Less(i, j int) bool {
+func (h mergeHeap) less(i, j int) bool {
 	if h[i].rank != h[j].rank {
 		return h[i].rank < h[j].rank
 	}
 	return h[i].pos < h[j].pos
 }
-func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(mergeItem)) }
-func (h *mergeHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (h mergeHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+func (h *mergeHeap) push(it mergeItem) {
+	*h = append(*h, it)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q[i], q[p] = q[p], q[i]
+		i = p
+	}
+}
+
+func (h *mergeHeap) pop() mergeItem {
+	q := *h
+	it := q[0]
+	q[0] = q[len(q)-1]
+	*h = q[:len(q)-1]
+	h.down(0)
+	return it
 }
 
 // merge applies the merges in rank order (leftmost first on ties).
@@ -294,7 +363,7 @@ func (b *bpe) merge(ids []int) []int {
 			return
 		}
 		if m, ok := b.merges[pairKey(ids[p], ids[q])]; ok {
-			heap.Push(&h, mergeItem{rank: m.rank, pos: p, left: ids[p], rt: ids[q]})
+			h.push(mergeItem{rank: m.rank, pos: p, left: ids[p], rt: ids[q]})
 		}
 	}
 	for i := 0; i < n-1; i++ {
@@ -302,10 +371,12 @@ func (b *bpe) merge(ids []int) []int {
 			h = append(h, mergeItem{rank: m.rank, pos: i, left: ids[i], rt: ids[i+1]})
 		}
 	}
-	heap.Init(&h)
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
 	dead := make([]bool, n)
-	for h.Len() > 0 {
-		it := heap.Pop(&h).(mergeItem)
+	for len(h) > 0 {
+		it := h.pop()
 		p := it.pos
 		if dead[p] || ids[p] != it.left {
 			continue

@@ -385,10 +385,13 @@ var byteToRune = func() [256]rune {
 
 // byteLevel maps each byte of w to its GPT-2 character.
 func byteLevel(w string) string {
-	var b strings.Builder
-	b.Grow(2 * len(w))
+	n := 0
 	for i := 0; i < len(w); i++ {
-		b.WriteRune(byteToRune[w[i]])
+		n += utf8.RuneLen(byteToRune[w[i]])
 	}
-	return b.String()
+	b := make([]byte, 0, n)
+	for i := 0; i < len(w); i++ {
+		b = utf8.AppendRune(b, byteToRune[w[i]])
+	}
+	return string(b)
 }

