@@ -108,7 +108,7 @@ type bpe struct {
 	// cached) with the same result.
 	spaceSplit bool
 	byteIDs    [256]int // <0xXX> tokens, -1 when missing
-	cache        wordCache
+	cache      wordCache
 }
 
 type merge struct {
