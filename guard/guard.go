@@ -120,6 +120,8 @@ type Guard struct {
 	routes  map[string]kind // model → backend, from discovery
 	routed  time.Time
 
+	metrics *metrics
+
 	stats struct {
 		requests, compacted, refused, retried, truncated, observed atomic.Int64
 	}
@@ -143,6 +145,8 @@ type backend struct {
 	nCtx int // llama.cpp's per-slot n_ctx, once read
 	ps   []psEntry
 	psAt time.Time
+	// client sends this backend's requests, timed into the metrics.
+	client *http.Client
 }
 
 // New returns a Guard for the backends of opts.
@@ -172,6 +176,7 @@ func New(opts Options) (*Guard, error) {
 	if g.client == nil {
 		g.client = &http.Client{}
 	}
+	g.metrics = newMetrics(g)
 	for k, raw := range map[kind]string{kOllama: opts.Ollama, kLlamaCpp: opts.LlamaCpp, kOpenAI: opts.OpenAI, kAnthropic: opts.Anthropic} {
 		if raw == "" {
 			continue
@@ -180,14 +185,14 @@ func New(opts Options) (*Guard, error) {
 		if err != nil || u.Scheme == "" || u.Host == "" {
 			return nil, fmt.Errorf("%s backend %q: not an http(s) URL", k, raw)
 		}
-		b := &backend{kind: k, base: u}
+		b := &backend{kind: k, base: u, client: g.timedClient(k)}
 		b.proxy = &httputil.ReverseProxy{
 			Rewrite: func(pr *httputil.ProxyRequest) {
 				pr.SetURL(u)
 				pr.Out.Host = u.Host
 			},
 			FlushInterval: -1,
-			Transport:     g.client.Transport,
+			Transport:     b.client.Transport,
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 				if r.Context().Err() == nil {
 					g.log.Warn("upstream failed", "backend", k, "path", r.URL.Path, "err", err)
@@ -206,11 +211,15 @@ func New(opts Options) (*Guard, error) {
 // ServeHTTP routes a request: chat and completion endpoints are fitted into
 // the window, everything else is passed through.
 func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	g.stats.requests.Add(1)
 	p := r.URL.Path
+	if p != "/metrics" && !strings.HasPrefix(p, "/ctxkit/") {
+		g.stats.requests.Add(1)
+	}
 	switch {
 	case r.Method == http.MethodGet && strings.HasPrefix(p, "/ctxkit/evicted/"):
 		g.serveEvicted(w, r, strings.TrimPrefix(p, "/ctxkit/evicted/"))
+	case r.Method == http.MethodGet && p == "/metrics":
+		g.metrics.handler.ServeHTTP(w, r)
 	case r.Method == http.MethodGet && p == "/ctxkit/health":
 		g.serveHealth(w)
 	case r.Method == http.MethodPost && p == "/api/chat":
@@ -287,7 +296,7 @@ func (g *Guard) send(ctx context.Context, r *http.Request, b *backend, body []by
 		}
 		req.Header[k] = v
 	}
-	resp, err := g.client.Do(req)
+	resp, err := b.client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", b.kind, r.URL.Path, err)
 	}
@@ -304,7 +313,7 @@ func (g *Guard) getJSON(ctx context.Context, b *backend, path string, v any) err
 	if err != nil {
 		return err
 	}
-	resp, err := g.client.Do(req)
+	resp, err := b.client.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", b.kind, path, err)
 	}
@@ -330,7 +339,7 @@ func (g *Guard) postJSON(ctx context.Context, b *backend, path string, body []by
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := g.client.Do(req)
+	resp, err := b.client.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", b.kind, path, err)
 	}

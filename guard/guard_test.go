@@ -411,7 +411,7 @@ func TestHealth(t *testing.T) {
 	if err := json.NewDecoder(r.Body).Decode(&h); err != nil {
 		t.Fatal(err)
 	}
-	if h.Status != "ok" || h.Policy != "strict" || h.Backends["ollama"] == "" || h.Stats["refused"] != 1 || h.Stats["requests"] != 2 {
+	if h.Status != "ok" || h.Policy != "strict" || h.Backends["ollama"] == "" || h.Stats["refused"] != 1 || h.Stats["requests"] != 1 {
 		t.Errorf("%+v", h)
 	}
 }

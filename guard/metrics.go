@@ -1,0 +1,100 @@
+package guard
+
+import (
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the guard's Prometheus metrics, served at GET /metrics. They
+// live in a registry of the Guard's own (two guards in one process do not
+// share counters). Counters that /ctxkit/health also shows are read from
+// the same atomics at scrape time, so the two never disagree.
+type metrics struct {
+	reg      *prometheus.Registry
+	handler  http.Handler
+	evicted  *prometheus.CounterVec
+	upstream *prometheus.HistogramVec
+	failures *prometheus.CounterVec
+}
+
+// upstreamBuckets span a /props probe (milliseconds) to a long
+// non-streamed generation (minutes).
+var upstreamBuckets = prometheus.ExponentialBuckets(0.002, 2.5, 14)
+
+func newMetrics(g *Guard) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	opts := func(name, help string) prometheus.Opts {
+		return prometheus.Opts{Namespace: "ctxkit", Subsystem: "guard", Name: name, Help: help}
+	}
+	counter := func(name, help string, v *atomic.Int64) {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts(opts(name, help)), func() float64 { return float64(v.Load()) }))
+	}
+	counter("requests_total", "Requests proxied (/metrics and /ctxkit/* not counted).", &g.stats.requests)
+	counter("compactions_total", "Requests compacted to fit the window.", &g.stats.compacted)
+	counter("refused_total", "Requests answered 413 (strict policy, or nothing left to remove).", &g.stats.refused)
+	counter("retries_total", "Retries after an upstream context-overflow error.", &g.stats.retried)
+	counter("upstream_truncations_total", "Silent truncations detected after the fact (upstream evaluated fewer tokens than sent).", &g.stats.truncated)
+	m.evicted = prometheus.NewCounterVec(prometheus.CounterOpts(opts("evicted_tokens_total", "Tokens removed from prompts by compaction.")), []string{"backend"})
+	m.upstream = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "ctxkit", Subsystem: "guard", Name: "upstream_seconds", Buckets: upstreamBuckets,
+		Help: "Time from sending a request upstream to its response headers (for a stream, to its start).",
+	}, []string{"backend", "endpoint"})
+	m.failures = prometheus.NewCounterVec(prometheus.CounterOpts(opts("upstream_failures_total", "Upstream requests that got no response (connection refused, reset, cancelled).")), []string{"backend"})
+	m.reg.MustRegister(m.evicted, m.upstream, m.failures,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	return m
+}
+
+// timedTransport observes each upstream round trip of one backend.
+type timedTransport struct {
+	base    http.RoundTripper
+	backend string
+	m       *metrics
+}
+
+func (t timedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		t.m.failures.WithLabelValues(t.backend).Inc()
+		return nil, err
+	}
+	t.m.upstream.WithLabelValues(t.backend, endpoint(req.URL.Path)).Observe(time.Since(start).Seconds())
+	return resp, nil
+}
+
+// endpoints are the upstream paths that get a label of their own; the
+// label set stays bounded whatever clients ask for.
+var endpoints = []string{
+	"/api/chat", "/api/generate", "/api/embed", "/api/embeddings", "/api/ps", "/api/tags", "/api/show",
+	"/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/embeddings", "/v1/models",
+	"/v1/messages/count_tokens", "/v1/messages", "/props", "/tokenize", "/apply-template", "/health",
+}
+
+func endpoint(path string) string {
+	for _, e := range endpoints {
+		if strings.HasSuffix(path, e) {
+			return e
+		}
+	}
+	return "other"
+}
+
+// timedClient is the guard's client with its transport timed as backend
+// k's.
+func (g *Guard) timedClient(k kind) *http.Client {
+	c := *g.client
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c.Transport = timedTransport{base: base, backend: string(k), m: g.metrics}
+	return &c
+}
