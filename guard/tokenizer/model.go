@@ -445,15 +445,20 @@ func (wp *wordPiece) encode(w string, dst []int) []int {
 		return append(dst, wp.unk)
 	}
 	var ids []int
+	var buf []byte // prefix + piece, for the lookups after the first piece
 	for start := 0; start < len(w); {
 		end := len(w)
 		found := -1
 		for end > start {
-			s := w[start:end]
-			if start > 0 {
-				s = wp.prefix + s
+			var id int
+			var ok bool
+			if start == 0 {
+				id, ok = wp.vocab[w[:end]]
+			} else {
+				buf = append(append(buf[:0], wp.prefix...), w[start:end]...)
+				id, ok = wp.vocab[string(buf)] // no allocation
 			}
-			if id, ok := wp.vocab[s]; ok {
+			if ok {
 				found = id
 				break
 			}

@@ -71,7 +71,7 @@ func parseNormalizer(m json.RawMessage) (normalizer, error) {
 	case "NFKD":
 		return normFunc(norm.NFKD.String), nil
 	case "Lowercase":
-		return normFunc(strings.ToLower), nil
+		return normFunc(lower), nil
 	case "StripAccents":
 		return normFunc(removeMarks), nil
 	case "Strip":
@@ -178,7 +178,7 @@ func parseNormalizer(m json.RawMessage) (normalizer, error) {
 				s = removeMarks(norm.NFD.String(s))
 			}
 			if v.Lowercase {
-				s = strings.ToLower(s)
+				s = lower(s)
 			}
 			return s
 		}), nil
@@ -186,6 +186,15 @@ func parseNormalizer(m json.RawMessage) (normalizer, error) {
 		return nil, fmt.Errorf("normalizer without a type")
 	}
 	return nil, fmt.Errorf("unsupported normalizer type %q", typ)
+}
+
+// lower lower-cases s character by character as Rust's char::to_lowercase
+// does: like strings.ToLower, except that İ becomes i and a combining dot.
+func lower(s string) string {
+	if strings.Contains(s, "\u0130") {
+		s = strings.ReplaceAll(s, "\u0130", "i\u0307")
+	}
+	return strings.ToLower(s)
 }
 
 // removeMarks drops the non-spacing marks (Mn), as StripAccents does.

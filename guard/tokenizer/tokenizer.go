@@ -235,8 +235,14 @@ func (m *addedMatcher) split(s string, fn func(sec string, id int, first bool)) 
 	}
 }
 
+// isWordRune is \w as Unicode regex engines define it: Alphabetic,
+// marks, decimal digits, connector punctuation and the joiners.
 func isWordRune(r rune) bool {
-	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) || unicode.Is(unicode.M, r)
+	if r < utf8.RuneSelf {
+		return r == '_' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
+	}
+	return unicode.IsLetter(r) || unicode.In(r, unicode.Nl, unicode.Other_Alphabetic, unicode.M, unicode.Nd, unicode.Pc) ||
+		r == 0x200C || r == 0x200D
 }
 
 func isWordBefore(s string, i int) bool {
