@@ -278,6 +278,8 @@ func textBlock(text string) json.RawMessage {
 
 // anthropicMessages serves /v1/messages.
 func (g *Guard) anthropicMessages(w http.ResponseWriter, r *http.Request, b *backend, body []byte) {
+	body, added := g.withRecallTool(body, rdAnthropic)
+	rc := g.recallFor(added, rdAnthropic, body)
 	a, err := parseAnthropic(body)
 	if err != nil {
 		b.proxy.ServeHTTP(w, withBody(r, body))
@@ -297,7 +299,7 @@ func (g *Guard) anthropicMessages(w http.ResponseWriter, r *http.Request, b *bac
 	if !g.apply(r.Context(), w, f, body) {
 		return
 	}
-	g.forwardRetry(w, r, f, g.relayAnthropic)
+	g.forwardRetry(w, r, f, rc.wrap(g.relayAnthropic))
 }
 
 func (g *Guard) relayAnthropic(w http.ResponseWriter, r *http.Request, f *fit, resp *http.Response) {

@@ -96,6 +96,41 @@
 // names, recompacts and retries once; a second failure is returned as it
 // is, with the report.
 //
+// # Recall
+//
+// With Options.Recall (ctxkit guard --recall), a chat request that carries
+// tools gets one more, context_recall (id; offset and max_tokens to page),
+// in its dialect's schema, and notices say to call it with their id. It is
+// added whenever tools are present, not only when something is evicted: the
+// tool list sits at the head of the prompt, so adding it on the turn that
+// first overflows would change the head and empty the backend's prefix cache
+// exactly when the prompt is largest; it is counted in the budget. A request
+// without tools gets none (the client has no tool loop to expect calls
+// from), nor does any under strict or observe. When the model calls
+// context_recall, the guard answers the call itself: it appends the
+// assistant's turn (the context_recall calls only) and one tool result per
+// call (the evicted messages as text, from the offset, at most a page of
+// max(64, budget/4) tokens, ending with the arguments that read on; an
+// unknown or expired id, or bad arguments, a result saying so), fits the
+// request into the budget again (the client's last question and the recall
+// turns after it are never evicted; older recall turns are dropped, oldest
+// first, when they pass half the budget), and sends it again, for at most
+// Options.RecallRounds rounds (4). The last round's request goes without
+// the tool; calls the model still makes are removed from the answer and the
+// report says recall_limit_reached. A turn that calls context_recall and
+// other tools is a recall round: the other calls are dropped unexecuted
+// (the model asks again once it has read), so the client never sees a call
+// it cannot answer next to one it must not see. Streams are relayed as they
+// arrive until the first tool-call event (Ollama's message.tool_calls,
+// OpenAI's delta.tool_calls, Anthropic's tool_use content_block_start); the
+// rest of that answer is held to its end, then dropped for a round or sent
+// on. The client sees one stream: one set of headers, OpenAI's role chunk
+// once and every chunk with the first answer's id, Anthropic's
+// message_start once and block indices following on, the report in the
+// last answer's final object only, whose usage counts that answer alone.
+// The report gains recall_rounds, recalled (the ids asked for) and
+// recall_compactions.
+//
 // # Cost
 //
 // On a loaded 2-core machine, against the Ollama emulator

@@ -100,6 +100,13 @@ type Options struct {
 	// An exact tokenizer can be plugged in here; calibration still only
 	// raises it.
 	Counter compact.Counter
+	// Recall adds a context_recall tool to chat requests that carry tools
+	// and answers the model's calls to it inside the guard, so the model
+	// can read back what compaction removed (see recall.go).
+	Recall bool
+	// RecallRounds bounds the context_recall rounds of one request (0:
+	// DefaultRecallRounds).
+	RecallRounds int
 	// Client sends upstream requests (nil: a client without timeout, so
 	// that long generations are not cut; the client's own disconnect
 	// cancels them).
@@ -375,6 +382,9 @@ func (g *Guard) storeFunc(ctx context.Context) func([]compact.Message) (string, 
 }
 
 func (g *Guard) recallHint(id string) string {
+	if g.opts.Recall {
+		return "call the " + RecallTool + ` tool with {"id":"` + id + `"} to read it back (GET /ctxkit/evicted/` + id + " on this server also returns it)"
+	}
 	return "GET /ctxkit/evicted/" + id + " on this server returns it"
 }
 

@@ -94,6 +94,8 @@ func (g *Guard) reserveOr(n int) int {
 
 // ollamaChat serves /api/chat.
 func (g *Guard) ollamaChat(w http.ResponseWriter, r *http.Request, b *backend, body []byte) {
+	body, added := g.withRecallTool(body, rdOllama)
+	rc := g.recallFor(added, rdOllama, body)
 	req, err := parseChat(body, ollamaDialect{})
 	if err != nil {
 		b.proxy.ServeHTTP(w, withBody(r, body))
@@ -107,7 +109,7 @@ func (g *Guard) ollamaChat(w http.ResponseWriter, r *http.Request, b *backend, b
 	if !g.apply(r.Context(), w, f, body) {
 		return
 	}
-	g.forwardRetry(w, r, f, g.relayOllama)
+	g.forwardRetry(w, r, f, rc.wrap(g.relayOllama))
 }
 
 // forwardOllama sends f.body (a raw prompt, no retry) and relays the

@@ -190,6 +190,8 @@ func (g *Guard) openaiWindow(ctx context.Context, b *backend, model string) (int
 // openaiChat serves /v1/chat/completions, retrying once after an upstream
 // context error with the budget recalibrated from the error's numbers.
 func (g *Guard) openaiChat(w http.ResponseWriter, r *http.Request, b *backend, body []byte) {
+	body, added := g.withRecallTool(body, rdOpenAI)
+	rc := g.recallFor(added, rdOpenAI, body)
 	req, err := parseChat(body, openaiDialect{})
 	if err != nil {
 		b.proxy.ServeHTTP(w, withBody(r, body))
@@ -208,7 +210,7 @@ func (g *Guard) openaiChat(w http.ResponseWriter, r *http.Request, b *backend, b
 			return
 		}
 	}
-	g.forwardRetry(w, r, f, g.relayOpenAI)
+	g.forwardRetry(w, r, f, rc.wrap(g.relayOpenAI))
 }
 
 func hasImages(c compact.Conversation) bool {

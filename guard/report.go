@@ -45,6 +45,18 @@ type Report struct {
 	// than the window holds while the prompt sent was over it: it cut the
 	// prompt silently.
 	UpstreamTruncated bool `json:"upstream_truncated,omitempty"`
+	// RecallRounds is how many context_recall rounds the guard answered
+	// itself (Options.Recall); Recalled the ids the model asked for, one
+	// per call, in order.
+	RecallRounds int      `json:"recall_rounds,omitempty"`
+	Recalled     []string `json:"recalled,omitempty"`
+	// RecallLimitReached is set when the model still called
+	// context_recall after the last allowed round (those calls were
+	// removed from the answer).
+	RecallLimitReached bool `json:"recall_limit_reached,omitempty"`
+	// RecallCompactions counts the rounds whose request had to be
+	// compacted again to fit.
+	RecallCompactions int `json:"recall_compactions,omitempty"`
 }
 
 // MessageReport is the fate of one original message.

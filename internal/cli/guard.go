@@ -32,6 +32,8 @@ type GuardOptions struct {
 	KeepRecent                          int
 	Window, Reserve, Margin             int
 	Grace                               time.Duration
+	// Recall adds the context_recall tool and answers its calls.
+	Recall bool
 	// Tokenizer is a Hugging Face tokenizer.json whose exact counts
 	// replace the estimate ("" keeps the estimate).
 	Tokenizer string
@@ -67,6 +69,7 @@ func newGuardCmd(g *globals, streams IO) *cobra.Command {
 	f.IntVar(&opts.Reserve, "reserve", guard.DefaultReserve, "output tokens reserved when the request sets none")
 	f.IntVar(&opts.Margin, "margin", guard.DefaultMargin, "tokens kept free on top of the reserve")
 	f.DurationVar(&opts.Grace, "grace", 10*time.Second, "how long requests in flight may take to finish at shutdown")
+	f.BoolVar(&opts.Recall, "recall", false, "add a context_recall tool to chat requests that carry tools and answer its calls in the guard, so the model can read back what compaction removed")
 	f.StringVar(&opts.Tokenizer, "tokenizer", "", "Hugging Face tokenizer.json of the model: count tokens exactly instead of estimating (calibration can still raise the count)")
 	return cmd
 }
@@ -105,7 +108,7 @@ func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, r
 	}
 	h, err := guard.New(guard.Options{
 		Ollama: ollama, LlamaCpp: opts.LlamaCpp, OpenAI: opts.OpenAI, Anthropic: opts.Anthropic,
-		Policy: policy, KeepRecent: keep, Engine: offload.New(s, offload.WithLogger(logger)), Logger: logger,
+		Policy: policy, KeepRecent: keep, Recall: opts.Recall, Engine: offload.New(s, offload.WithLogger(logger)), Logger: logger,
 		DefaultWindow: opts.Window, Reserve: opts.Reserve, Margin: opts.Margin, Counter: counter,
 	})
 	if err != nil {

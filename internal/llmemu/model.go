@@ -310,16 +310,22 @@ const Dont = "I don't know"
 //  1. If the last kept message is a user message saying "call tool NAME"
 //     and NAME is an offered tool, it calls NAME with the JSON object that
 //     follows on the same line, or {}.
-//  2. If the question (the last user message, or for a raw prompt the
-//     prompt itself) asks "what is the secret", it answers with the value
-//     of the last "SECRET: value" in the kept prompt, or Dont.
+//  2. If the question (the last user message that is not only tool results,
+//     or for a raw prompt the prompt itself) asks "what is the secret", it
+//     answers with the value of the last "SECRET: value" in the kept
+//     prompt. Failing that, when a context_recall tool is offered, it
+//     reads removed content back: it calls context_recall with the
+//     arguments a last tool result's "[more: call context_recall with
+//     {...}]" gives, else with {"id": ID} for the first id a removal
+//     notice names (stored as "ID") that it has not asked for yet.
+//     Otherwise it answers Dont.
 //  3. Otherwise it answers "OK".
 func Think(t Turn) Reply {
 	question := t.Prompt
 	if t.Messages != nil {
 		question = ""
 		for i := len(t.Messages) - 1; i >= 0; i-- {
-			if t.Messages[i].Role == "user" {
+			if t.Messages[i].Role == "user" && !onlyToolResults(t.Messages[i].Content) {
 				question = t.Messages[i].Content
 				break
 			}
@@ -335,11 +341,72 @@ func Think(t Turn) Reply {
 		// upper case with a colon), so any match is a surviving needle.
 		all := secretRe.FindAllStringSubmatch(t.Prompt, -1)
 		if len(all) == 0 {
+			if c, ok := recallCall(t); ok {
+				return Reply{ToolCalls: []ToolCall{c}}
+			}
 			return Reply{Text: Dont}
 		}
 		return Reply{Text: all[len(all)-1][1]}
 	}
 	return Reply{Text: "OK"}
+}
+
+// RecallTool is the name of the guard's tool that reads removed content
+// back.
+const RecallTool = "context_recall"
+
+var (
+	noticeIDRe   = regexp.MustCompile(`stored as "([^"]+)"`)
+	recallMoreRe = regexp.MustCompile(`call context_recall with (\{[^\n]*?\})\]`)
+)
+
+var (
+	toolResponseRe = regexp.MustCompile(`(?s)<tool_response>.*?</tool_response>`)
+	noticeRe       = regexp.MustCompile(`(?s)\[ctxkit:.*?\]`)
+)
+
+// onlyToolResults reports whether a user message (Anthropic's) holds only
+// tool results, and perhaps removal notices: it asks no question.
+func onlyToolResults(content string) bool {
+	if !strings.Contains(content, "<tool_response>") {
+		return false
+	}
+	rest := noticeRe.ReplaceAllString(toolResponseRe.ReplaceAllString(content, ""), "")
+	return strings.TrimSpace(rest) == ""
+}
+
+// recallCall is the context_recall call the model makes to find a lost
+// secret, if any (see Think, rule 2).
+func recallCall(t Turn) (ToolCall, bool) {
+	offered := false
+	for _, tool := range t.Tools {
+		offered = offered || tool.Name == RecallTool
+	}
+	if !offered || len(t.Messages) == 0 {
+		return ToolCall{}, false
+	}
+	if last := t.Messages[len(t.Messages)-1]; last.Role == "tool" || strings.Contains(last.Content, "<tool_response>") {
+		if m := recallMoreRe.FindStringSubmatch(last.Content); m != nil && json.Valid([]byte(m[1])) {
+			return ToolCall{Name: RecallTool, Arguments: json.RawMessage(m[1])}, true
+		}
+	}
+	asked := map[string]bool{}
+	for _, m := range t.Messages {
+		for _, c := range m.ToolCalls {
+			var args struct {
+				ID string `json:"id"`
+			}
+			if c.Name == RecallTool && json.Unmarshal(c.Arguments, &args) == nil {
+				asked[args.ID] = true
+			}
+		}
+	}
+	for _, m := range noticeIDRe.FindAllStringSubmatch(t.Prompt, -1) {
+		if !asked[m[1]] {
+			return ToolCall{Name: RecallTool, Arguments: json.RawMessage(`{"id":` + quote(m[1]) + `}`)}, true
+		}
+	}
+	return ToolCall{}, false
 }
 
 func askedCall(content string, tools []Tool) (ToolCall, bool) {

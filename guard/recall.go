@@ -1,0 +1,1222 @@
+package guard
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ctxkit/ctxkit/guard/compact"
+)
+
+// RecallTool is the name of the tool Options.Recall adds.
+const RecallTool = "context_recall"
+
+// DefaultRecallRounds is how many context_recall rounds the guard answers
+// for one client request when Options.RecallRounds is 0.
+const DefaultRecallRounds = 4
+
+const (
+	recallDesc = "Read back part of this conversation that was removed to fit the context window. " +
+		"A removal notice in the chat names the stored id. Long content comes back in pages: " +
+		"call again with the offset the previous page gives."
+	recallSchema = `{"type":"object","properties":{` +
+		`"id":{"type":"string","description":"the stored id a removal notice names"},` +
+		`"offset":{"type":"integer","description":"where to continue reading (0 or absent: the start)"},` +
+		`"max_tokens":{"type":"integer","description":"the most tokens to return in this page"}},` +
+		`"required":["id"]}`
+	// minRecallPage is the smallest page cap, in tokens.
+	minRecallPage = 64
+)
+
+// rdKind is the wire format of a recall loop.
+type rdKind int
+
+const (
+	rdOllama rdKind = iota
+	rdOpenAI
+	rdAnthropic
+)
+
+// recallArgs are the parsed arguments of a context_recall call.
+type recallArgs struct {
+	ID        string
+	Offset    int
+	MaxTokens int
+}
+
+// parseRecallArgs parses a model's context_recall arguments: a JSON object
+// (or a JSON string holding one, as OpenAI sends them) with a string id and
+// optional integer offset and max_tokens (numbers or numeric strings;
+// negative values are 0).
+func parseRecallArgs(raw string) (recallArgs, error) {
+	var a recallArgs
+	raw = strings.TrimSpace(raw)
+	if strings.HasPrefix(raw, `"`) {
+		var s string
+		if err := json.Unmarshal([]byte(raw), &s); err != nil {
+			return a, fmt.Errorf("arguments: %w", err)
+		}
+		raw = strings.TrimSpace(s)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(raw), &m); err != nil || m == nil {
+		return a, errors.New(`arguments must be a JSON object like {"id":"evicted_…"}`)
+	}
+	if err := json.Unmarshal(m["id"], &a.ID); err != nil || strings.TrimSpace(a.ID) == "" {
+		return a, errors.New(`missing "id": pass the id a removal notice names`)
+	}
+	a.ID = strings.TrimSpace(a.ID)
+	num := func(key string) (int, error) {
+		v, ok := m[key]
+		if !ok || isNull(v) {
+			return 0, nil
+		}
+		var f float64
+		if err := json.Unmarshal(v, &f); err != nil {
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				return 0, fmt.Errorf("%q must be an integer", key)
+			}
+			if f, err = strconv.ParseFloat(strings.TrimSpace(s), 64); err != nil {
+				return 0, fmt.Errorf("%q must be an integer", key)
+			}
+		}
+		if f < 0 || f != f {
+			return 0, nil
+		}
+		if f > 1<<40 {
+			f = 1 << 40
+		}
+		return int(f), nil
+	}
+	var err error
+	if a.Offset, err = num("offset"); err != nil {
+		return a, err
+	}
+	if a.MaxTokens, err = num("max_tokens"); err != nil {
+		return a, err
+	}
+	return a, nil
+}
+
+// recallToolDef is the context_recall tool in a dialect's schema format.
+func recallToolDef(k rdKind) json.RawMessage {
+	if k == rdAnthropic {
+		data, _ := json.Marshal(map[string]any{"name": RecallTool, "description": recallDesc, "input_schema": json.RawMessage(recallSchema)})
+		return data
+	}
+	data, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]any{"name": RecallTool, "description": recallDesc, "parameters": json.RawMessage(recallSchema)}})
+	return data
+}
+
+// withRecallTool returns body with the context_recall tool appended to
+// its tools, when recall is on, the policy compacts, and the request
+// already carries tools (none of them context_recall). ok is false when
+// the body is unchanged.
+func (g *Guard) withRecallTool(body []byte, k rdKind) ([]byte, bool) {
+	if !g.opts.Recall || g.opts.Policy != PolicyCompact {
+		return body, false
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return body, false
+	}
+	var tools []json.RawMessage
+	if json.Unmarshal(top["tools"], &tools) != nil || len(tools) == 0 {
+		return body, false
+	}
+	for _, t := range tools {
+		if toolName(t) == RecallTool {
+			return body, false
+		}
+	}
+	data, err := json.Marshal(append(tools, recallToolDef(k)))
+	if err != nil {
+		return body, false
+	}
+	top["tools"] = data
+	out, err := json.Marshal(top)
+	if err != nil {
+		return body, false
+	}
+	return out, true
+}
+
+// toolName is a tool schema's name in any dialect.
+func toolName(raw json.RawMessage) string {
+	var t struct {
+		Name     string `json:"name"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	_ = json.Unmarshal(raw, &t)
+	if t.Function.Name != "" {
+		return t.Function.Name
+	}
+	return t.Name
+}
+
+// withoutRecallTool returns body with the context_recall tool removed.
+func withoutRecallTool(body []byte) []byte {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return body
+	}
+	var tools []json.RawMessage
+	if json.Unmarshal(top["tools"], &tools) != nil {
+		return body
+	}
+	kept := tools[:0]
+	for _, t := range tools {
+		if toolName(t) != RecallTool {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == 0 {
+		delete(top, "tools")
+	} else {
+		top["tools"], _ = json.Marshal(kept)
+	}
+	out, err := json.Marshal(top)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// call is one tool call of a model's answer.
+type call struct {
+	ID, Name string
+	Args     json.RawMessage // a JSON object (Ollama, Anthropic) or string (OpenAI)
+	index    int             // the call's index in its stream (OpenAI), or block index (Anthropic)
+}
+
+// answer is a model's answer, as far as the recall loop needs it.
+type answer struct {
+	text  strings.Builder
+	calls []*call
+}
+
+func (a *answer) recalls() (rec []*call, others int) {
+	for _, c := range a.calls {
+		if c.Name == RecallTool {
+			rec = append(rec, c)
+		} else {
+			others++
+		}
+	}
+	return rec, others
+}
+
+// parseAnswer reads a whole (non-streamed) answer.
+func parseAnswer(k rdKind, body []byte) *answer {
+	a := &answer{}
+	switch k {
+	case rdOllama:
+		var o struct {
+			Message struct {
+				Content   string `json:"content"`
+				ToolCalls []struct {
+					ID       string `json:"id"`
+					Function struct {
+						Name      string          `json:"name"`
+						Arguments json.RawMessage `json:"arguments"`
+					} `json:"function"`
+				} `json:"tool_calls"`
+			} `json:"message"`
+		}
+		_ = json.Unmarshal(body, &o)
+		a.text.WriteString(o.Message.Content)
+		for i, c := range o.Message.ToolCalls {
+			a.calls = append(a.calls, &call{ID: c.ID, Name: c.Function.Name, Args: c.Function.Arguments, index: i})
+		}
+	case rdOpenAI:
+		var o struct {
+			Choices []struct {
+				Message struct {
+					Content   *string `json:"content"`
+					ToolCalls []struct {
+						ID       string `json:"id"`
+						Function struct {
+							Name      string `json:"name"`
+							Arguments string `json:"arguments"`
+						} `json:"function"`
+					} `json:"tool_calls"`
+				} `json:"message"`
+			} `json:"choices"`
+		}
+		_ = json.Unmarshal(body, &o)
+		if len(o.Choices) > 0 {
+			m := o.Choices[0].Message
+			if m.Content != nil {
+				a.text.WriteString(*m.Content)
+			}
+			for i, c := range m.ToolCalls {
+				args, _ := json.Marshal(c.Function.Arguments)
+				a.calls = append(a.calls, &call{ID: c.ID, Name: c.Function.Name, Args: args, index: i})
+			}
+		}
+	case rdAnthropic:
+		var o struct {
+			Content []struct {
+				Type  string          `json:"type"`
+				Text  string          `json:"text"`
+				ID    string          `json:"id"`
+				Name  string          `json:"name"`
+				Input json.RawMessage `json:"input"`
+			} `json:"content"`
+		}
+		_ = json.Unmarshal(body, &o)
+		for i, b := range o.Content {
+			switch b.Type {
+			case "text":
+				a.text.WriteString(b.Text)
+			case "tool_use":
+				a.calls = append(a.calls, &call{ID: b.ID, Name: b.Name, Args: b.Input, index: i})
+			}
+		}
+	}
+	return a
+}
+
+// argString is a call's arguments as a JSON object text.
+func (c *call) argString() string {
+	s := strings.TrimSpace(string(c.Args))
+	if strings.HasPrefix(s, `"`) {
+		var inner string
+		if json.Unmarshal([]byte(s), &inner) == nil {
+			return inner
+		}
+	}
+	if s == "" {
+		return "{}"
+	}
+	return s
+}
+
+// roundMessages are the messages one recall round appends: the
+// assistant's turn with its context_recall calls only (other calls are
+// dropped: see doc.go), then one tool result per call.
+func roundMessages(k rdKind, text string, calls []*call, results []string) ([]json.RawMessage, error) {
+	var out []any
+	switch k {
+	case rdOllama:
+		tc := make([]any, len(calls))
+		for i, c := range calls {
+			args := json.RawMessage(c.argString())
+			if !json.Valid(args) {
+				args = json.RawMessage(`{}`)
+			}
+			fn := map[string]any{"name": c.Name, "arguments": args}
+			m := map[string]any{"function": fn}
+			if c.ID != "" {
+				m["id"] = c.ID
+			}
+			tc[i] = m
+		}
+		out = append(out, map[string]any{"role": "assistant", "content": text, "tool_calls": tc})
+		for i, c := range calls {
+			m := map[string]any{"role": "tool", "content": results[i], "tool_name": RecallTool}
+			if c.ID != "" {
+				m["tool_call_id"] = c.ID
+			}
+			out = append(out, m)
+		}
+	case rdOpenAI:
+		tc := make([]any, len(calls))
+		for i, c := range calls {
+			tc[i] = map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.argString()}}
+		}
+		var content any
+		if text != "" {
+			content = text
+		}
+		out = append(out, map[string]any{"role": "assistant", "content": content, "tool_calls": tc})
+		for i, c := range calls {
+			out = append(out, map[string]any{"role": "tool", "tool_call_id": c.ID, "content": results[i]})
+		}
+	case rdAnthropic:
+		var blocks, res []any
+		if strings.TrimSpace(text) != "" {
+			blocks = append(blocks, map[string]any{"type": "text", "text": text})
+		}
+		for i, c := range calls {
+			args := json.RawMessage(c.argString())
+			if !json.Valid(args) || !strings.HasPrefix(strings.TrimSpace(string(args)), "{") {
+				args = json.RawMessage(`{}`)
+			}
+			blocks = append(blocks, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": args})
+			res = append(res, map[string]any{"type": "tool_result", "tool_use_id": c.ID, "content": results[i]})
+		}
+		out = append(out, map[string]any{"role": "assistant", "content": blocks}, map[string]any{"role": "user", "content": res})
+	}
+	msgs := make([]json.RawMessage, len(out))
+	for i, m := range out {
+		data, err := json.Marshal(m)
+		if err != nil {
+			return nil, fmt.Errorf("encode recall turn: %w", err)
+		}
+		msgs[i] = data
+	}
+	return msgs, nil
+}
+
+// renderSpan renders an evicted span (JSON compact.Messages) as text.
+func renderSpan(data []byte) (string, error) {
+	var msgs []compact.Message
+	if err := json.Unmarshal(data, &msgs); err != nil {
+		return "", fmt.Errorf("stored span: %w", err)
+	}
+	var b strings.Builder
+	for i, m := range msgs {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("[" + string(m.Role))
+		if m.Role == compact.RoleTool && m.Name != "" {
+			b.WriteString(" " + m.Name)
+		}
+		b.WriteString("]\n")
+		b.WriteString(m.Text)
+		for _, c := range m.ToolCalls {
+			fmt.Fprintf(&b, "\n(calls %s %s)", c.Name, c.Args)
+		}
+		if m.Images > 0 {
+			fmt.Fprintf(&b, "\n(%d images not shown)", m.Images)
+		}
+		b.WriteString("\n")
+	}
+	return b.String(), nil
+}
+
+// recallResult answers one context_recall call: the span as text, from
+// args.Offset, at most a page of tokens, with where to continue; or an
+// error message the model can act on.
+func (g *Guard) recallResult(ctx context.Context, f *fit, c *call) (string, string) {
+	args, err := parseRecallArgs(string(c.Args))
+	if err != nil {
+		return fmt.Sprintf("context_recall error: %v.", err), ""
+	}
+	if g.opts.Engine == nil {
+		return "context_recall error: removed content is not kept on this server; answer from what you have.", args.ID
+	}
+	if !strings.HasPrefix(args.ID, "evicted_") {
+		return fmt.Sprintf("context_recall error: %q is not a removal id; use the id a removal notice names (it starts with \"evicted_\").", args.ID), args.ID
+	}
+	data, err := g.opts.Engine.Store().Raw(ctx, args.ID)
+	if err != nil {
+		return fmt.Sprintf("context_recall error: nothing is stored under %q (it may have expired, or the id is mistyped); use an id a removal notice names, or answer from what you have.", args.ID), args.ID
+	}
+	text, err := renderSpan(data)
+	if err != nil {
+		return fmt.Sprintf("context_recall error: %q cannot be read back: %v.", args.ID, err), args.ID
+	}
+	pageCap := max(minRecallPage, f.rep.Budget/4)
+	limit := pageCap
+	if args.MaxTokens > 0 && args.MaxTokens < limit {
+		limit = args.MaxTokens
+	}
+	start := min(args.Offset, len(text))
+	for start > 0 && start < len(text) && !utf8.RuneStart(text[start]) {
+		start--
+	}
+	end := pageEnd(text, start, limit, f.cnt.c)
+	var b strings.Builder
+	fmt.Fprintf(&b, "[context_recall %s: characters %d to %d of %d]\n", args.ID, start, end, len(text))
+	b.WriteString(text[start:end])
+	if end < len(text) {
+		next, _ := json.Marshal(map[string]any{"id": args.ID, "offset": end})
+		fmt.Fprintf(&b, "\n[more: call context_recall with %s]", next)
+	} else {
+		b.WriteString("\n[end of the removed content]")
+	}
+	return b.String(), args.ID
+}
+
+// pageEnd is the largest end such that text[start:end] counts at most
+// limit tokens (at least one rune), on a rune boundary.
+func pageEnd(text string, start, limit int, c compact.Counter) int {
+	if c.Count(text[start:]) <= limit {
+		return len(text)
+	}
+	lo, hi := start, len(text)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		for mid > lo && mid < len(text) && !utf8.RuneStart(text[mid]) {
+			mid--
+		}
+		if mid == lo {
+			break
+		}
+		if c.Count(text[start:mid]) <= limit {
+			lo = mid
+		} else {
+			hi = mid - 1
+			for hi > lo && hi < len(text) && !utf8.RuneStart(text[hi]) {
+				hi--
+			}
+		}
+	}
+	if lo == start && start < len(text) {
+		_, size := utf8.DecodeRuneInString(text[start:])
+		lo = start + size
+	}
+	return lo
+}
+
+// recaller runs the recall loop of one client request.
+type recaller struct {
+	g    *Guard
+	k    rdKind
+	base []byte // the client's request with the tool added
+	// turns are the recall turns appended so far; the request carries
+	// turns[from:] (older ones are dropped when they take more than half
+	// the budget).
+	turns  []recallTurn
+	from   int
+	tail   int // neutral messages from the client's last user message on
+	rounds int
+	max    int
+	// stream state, kept across upstream responses
+	started  bool   // headers written
+	cont     bool   // a continuation response: drop its opening
+	nextIdx  int    // Anthropic: the next block index the client sees
+	roleSent bool   // OpenAI: the client saw the role chunk
+	streamID string // OpenAI: the first answer's chunk id, which later ones take
+}
+
+// recallTurn is one round's messages: the assistant's calls and their
+// results.
+type recallTurn struct {
+	msgs    []json.RawMessage
+	neutral int // neutral messages (1 + calls)
+	tokens  int // the results' tokens
+}
+
+// recallFor returns the recall loop of a request whose body got the tool,
+// or nil.
+func (g *Guard) recallFor(added bool, k rdKind, body []byte) *recaller {
+	if !added {
+		return nil
+	}
+	n := g.opts.RecallRounds
+	if n <= 0 {
+		n = DefaultRecallRounds
+	}
+	rc := &recaller{g: g, k: k, base: body, max: n, tail: 1}
+	var conv compact.Conversation
+	if k == rdAnthropic {
+		if a, err := parseAnthropic(body); err == nil {
+			conv = a.conv
+		}
+	} else {
+		var d dialect = ollamaDialect{}
+		if k == rdOpenAI {
+			d = openaiDialect{}
+		}
+		if req, err := parseChat(body, d); err == nil {
+			conv = req.conv
+		}
+	}
+	for i := len(conv.Messages) - 1; i >= 0; i-- {
+		if conv.Messages[i].Role == compact.RoleUser {
+			rc.tail = len(conv.Messages) - i
+			break
+		}
+	}
+	return rc
+}
+
+type relayFunc = func(http.ResponseWriter, *http.Request, *fit, *http.Response)
+
+// wrap returns the relay that runs the recall loop before handing the
+// final answer to next.
+func (rc *recaller) wrap(next relayFunc) relayFunc {
+	if rc == nil {
+		return next
+	}
+	return func(w http.ResponseWriter, r *http.Request, f *fit, resp *http.Response) {
+		rc.loop(w, r, f, resp, next)
+	}
+}
+
+func isStream(resp *http.Response) bool {
+	ct := resp.Header.Get("Content-Type")
+	return strings.HasPrefix(ct, "application/x-ndjson") || strings.HasPrefix(ct, "text/event-stream")
+}
+
+func (rc *recaller) loop(w http.ResponseWriter, r *http.Request, f *fit, resp *http.Response, next relayFunc) {
+	g := rc.g
+	for {
+		if resp.StatusCode != http.StatusOK {
+			if rc.started {
+				resp.Body.Close()
+				g.log.Warn("recall round failed upstream", "backend", f.b.kind, "status", resp.StatusCode)
+				return
+			}
+			next(w, r, f, resp)
+			return
+		}
+		var a *answer
+		if isStream(resp) {
+			var done bool
+			a, done = rc.stream(w, r, f, resp)
+			if done {
+				return
+			}
+		} else {
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				writeError(w, http.StatusBadGateway, "upstream_failed", err.Error(), f.rep)
+				return
+			}
+			a = parseAnswer(rc.k, body)
+			rec, others := a.recalls()
+			if len(rec) == 0 || rc.rounds >= rc.max {
+				if len(rec) > 0 {
+					f.rep.RecallLimitReached = true
+					body = stripRecall(rc.k, body, others)
+				}
+				resp.Body = io.NopCloser(bytes.NewReader(body))
+				next(w, r, f, resp)
+				return
+			}
+			g.observeAnswer(rc.k, f, body)
+		}
+		var err error
+		if resp, err = rc.round(r, f, a); err != nil {
+			if r.Context().Err() != nil {
+				return
+			}
+			g.log.Warn("recall round failed", "backend", f.b.kind, "err", err)
+			if !rc.started {
+				writeError(w, http.StatusBadGateway, "recall_failed", err.Error(), f.rep)
+			}
+			return
+		}
+	}
+}
+
+// round answers the context_recall calls of a, appends the turn to the
+// request, fits it into the budget and sends it.
+func (rc *recaller) round(r *http.Request, f *fit, a *answer) (*http.Response, error) {
+	g := rc.g
+	ctx := r.Context()
+	rec, _ := a.recalls()
+	rc.rounds++
+	f.rep.RecallRounds = rc.rounds
+	results := make([]string, len(rec))
+	for i, c := range rec {
+		var id string
+		results[i], id = g.recallResult(ctx, f, c)
+		if c.ID == "" && rc.k != rdOllama {
+			c.ID = fmt.Sprintf("ctxkit_recall_%d_%d", rc.rounds, i)
+		}
+		if id != "" {
+			f.rep.Recalled = append(f.rep.Recalled, id)
+		}
+	}
+	msgs, err := roundMessages(rc.k, a.text.String(), rec, results)
+	if err != nil {
+		return nil, err
+	}
+	turn := recallTurn{msgs: msgs, neutral: 1 + len(rec)}
+	for _, res := range results {
+		turn.tokens += f.cnt.c.Count(res)
+	}
+	rc.turns = append(rc.turns, turn)
+	// The pages read before go, oldest first, when the turns would take
+	// more than half the budget; the latest always stays.
+	sum := 0
+	for _, t := range rc.turns[rc.from:] {
+		sum += t.tokens
+	}
+	for ; rc.from < len(rc.turns)-1 && sum > f.rep.Budget/2; rc.from++ {
+		sum -= rc.turns[rc.from].tokens
+	}
+	keep := rc.tail
+	for _, t := range rc.turns[rc.from:] {
+		keep += t.neutral
+	}
+	body, err := rc.body()
+	if err != nil {
+		return nil, err
+	}
+	if rc.rounds >= rc.max {
+		// The last round: the tool is withdrawn, so the model answers.
+		body = withoutRecallTool(body)
+	}
+	if body, err = g.fitRound(ctx, f, rc.k, body, keep); err != nil {
+		return nil, err
+	}
+	f.body = body
+	g.log.Info("context_recall round", "backend", f.b.kind, "model", f.model, "round", rc.rounds, "calls", len(rec), "tokens", f.sent)
+	return g.send(ctx, r, f.b, body)
+}
+
+// body is the client's request with the rounds' messages appended.
+func (rc *recaller) body() ([]byte, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(rc.base, &top); err != nil {
+		return nil, fmt.Errorf("request body: %w", err)
+	}
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(top["messages"], &msgs); err != nil {
+		return nil, fmt.Errorf("messages: %w", err)
+	}
+	for _, t := range rc.turns[rc.from:] {
+		msgs = append(msgs, t.msgs...)
+	}
+	data, err := json.Marshal(msgs)
+	if err != nil {
+		return nil, err
+	}
+	top["messages"] = data
+	return json.Marshal(top)
+}
+
+// fitRound compacts a round's request into the budget; the last keep
+// neutral messages (the client's last question and the recall turns
+// after it) are never evicted.
+func (g *Guard) fitRound(ctx context.Context, f *fit, k rdKind, body []byte, keep int) ([]byte, error) {
+	var conv compact.Conversation
+	var build func(*compact.Result) ([]byte, error)
+	if k == rdAnthropic {
+		a, err := parseAnthropic(body)
+		if err != nil {
+			return nil, err
+		}
+		conv, build = a.conv, a.build
+	} else {
+		req, err := parseChat(body, f.d)
+		if err != nil {
+			return nil, err
+		}
+		conv = req.conv
+		build = func(res *compact.Result) ([]byte, error) { return req.build(res, f.d) }
+	}
+	opts := g.compactOptions(f, g.storeFunc(ctx))
+	kr := opts.KeepRecent
+	switch {
+	case kr == 0:
+		kr = compact.DefaultKeepRecent
+	case kr < 0:
+		kr = 0
+	}
+	opts.KeepRecent = max(kr, keep)
+	res, err := compact.Compact(conv, compact.Budget{Limit: f.rep.Budget, Overhead: templateOverhead}, opts)
+	if err != nil {
+		return nil, fmt.Errorf("fit recall round: %w", err)
+	}
+	f.sent, f.chars = res.TokensAfter, 0
+	for _, m := range res.Messages {
+		f.chars += len(m.Text)
+	}
+	f.rep.TokensAfter = res.TokensAfter
+	if !res.Compacted {
+		return body, nil
+	}
+	f.rep.RecallCompactions++
+	return build(res)
+}
+
+// observeAnswer calibrates from a swallowed whole answer.
+func (g *Guard) observeAnswer(k rdKind, f *fit, body []byte) {
+	switch k {
+	case rdOllama:
+		g.observed(f, jsonInt(body, "prompt_eval_count"), true)
+	case rdOpenAI:
+		g.observed(f, jsonInt(body, "usage", "prompt_tokens"), f.b.kind == kOllama)
+	case rdAnthropic:
+		g.observed(f, jsonInt(body, "usage", "input_tokens"), false)
+	}
+}
+
+// stripRecall removes context_recall calls from a whole answer (the round
+// limit was reached); with no other call left, the finish reason says the
+// model stopped.
+func stripRecall(k rdKind, body []byte, others int) []byte {
+	var top map[string]any
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	if d.Decode(&top) != nil {
+		return body
+	}
+	keep := func(list []any) []any {
+		out := []any{}
+		for _, c := range list {
+			m, _ := c.(map[string]any)
+			fn, _ := m["function"].(map[string]any)
+			name, _ := fn["name"].(string)
+			if m["type"] == "tool_use" {
+				name, _ = m["name"].(string)
+			}
+			if name != RecallTool {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	switch k {
+	case rdOllama:
+		if m, ok := top["message"].(map[string]any); ok {
+			if tc := keep(asList(m["tool_calls"])); len(tc) > 0 {
+				m["tool_calls"] = tc
+			} else {
+				delete(m, "tool_calls")
+			}
+		}
+	case rdOpenAI:
+		for _, ch := range asList(top["choices"]) {
+			c, _ := ch.(map[string]any)
+			m, _ := c["message"].(map[string]any)
+			if m == nil {
+				continue
+			}
+			if tc := keep(asList(m["tool_calls"])); len(tc) > 0 {
+				m["tool_calls"] = tc
+			} else {
+				delete(m, "tool_calls")
+				if m["content"] == nil {
+					m["content"] = ""
+				}
+			}
+			if others == 0 && c["finish_reason"] == "tool_calls" {
+				c["finish_reason"] = "stop"
+			}
+		}
+	case rdAnthropic:
+		content := keep(asList(top["content"]))
+		if len(content) == 0 {
+			content = append(content, map[string]any{"type": "text", "text": ""})
+		}
+		top["content"] = content
+		if others == 0 && top["stop_reason"] == "tool_use" {
+			top["stop_reason"] = "end_turn"
+		}
+	}
+	out, err := json.Marshal(top)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// event is one NDJSON line or SSE event of a stream.
+type event struct {
+	raw  []byte // as received, every line
+	data []byte // the JSON payload (nil: none)
+}
+
+// readEvent reads one event: an NDJSON line, or the lines of an SSE event
+// up to its blank line.
+func readEvent(br *bufio.Reader, sse bool) (event, error) {
+	var ev event
+	for {
+		line, err := br.ReadBytes('\n')
+		ev.raw = append(ev.raw, line...)
+		if !sse {
+			if t := bytes.TrimSpace(line); len(t) > 0 {
+				ev.data = t
+			}
+			return ev, err
+		}
+		if rest, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			ev.data = bytes.TrimSpace(rest)
+		}
+		if err != nil || len(bytes.TrimSpace(line)) == 0 {
+			return ev, err
+		}
+	}
+}
+
+// streamEv is what the recall loop reads from one stream event.
+type streamEv struct {
+	Type    string `json:"type"`
+	Index   *int   `json:"index"`
+	Done    bool   `json:"done"`
+	Message *struct {
+		Content   string `json:"content"`
+		ToolCalls []struct {
+			ID       string `json:"id"`
+			Function struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls"`
+	} `json:"message"`
+	Choices []struct {
+		Delta struct {
+			Role      string  `json:"role"`
+			Content   *string `json:"content"`
+			ToolCalls []struct {
+				Index    int    `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	ContentBlock *struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"content_block"`
+	Delta *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+}
+
+// stream relays one streamed upstream answer: events are forwarded as
+// they arrive until the first tool-call event; from there on they are held
+// to the end. An answer that calls context_recall (with rounds left) is
+// swallowed and returned for a round; otherwise the held events are
+// forwarded (context_recall calls stripped when the limit was reached) and
+// done is true.
+func (rc *recaller) stream(w http.ResponseWriter, r *http.Request, f *fit, resp *http.Response) (*answer, bool) {
+	g := rc.g
+	defer resp.Body.Close()
+	if !rc.started {
+		h := w.Header()
+		for k, v := range resp.Header {
+			switch k {
+			case "Content-Length", "Connection", "Transfer-Encoding", "Keep-Alive":
+				continue
+			}
+			h[k] = v
+		}
+		f.rep.setHeaders(h)
+		w.WriteHeader(resp.StatusCode)
+		rc.started = true
+	}
+	flusher, _ := w.(http.Flusher)
+	write := func(b []byte) bool {
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return true
+	}
+	sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	br := bufio.NewReader(resp.Body)
+	a := &answer{}
+	byIndex := map[int]*call{}
+	blockMap := map[int]int{} // Anthropic: upstream block index → client's
+	recallBlocks := map[int]bool{}
+	holding := false
+	var held []event
+	var finalData []byte
+	for {
+		ev, err := readEvent(br, sse)
+		if len(ev.raw) > 0 {
+			var se streamEv
+			if len(ev.data) > 0 && ev.data[0] == '{' {
+				_ = json.Unmarshal(ev.data, &se)
+			}
+			tool := false
+			switch rc.k {
+			case rdOllama:
+				if se.Message != nil {
+					a.text.WriteString(se.Message.Content)
+					for _, c := range se.Message.ToolCalls {
+						a.calls = append(a.calls, &call{ID: c.ID, Name: c.Function.Name, Args: c.Function.Arguments, index: len(a.calls)})
+						tool = true
+					}
+				}
+				if se.Done {
+					finalData = ev.data
+				}
+			case rdOpenAI:
+				for _, ch := range se.Choices {
+					if ch.Delta.Content != nil {
+						a.text.WriteString(*ch.Delta.Content)
+					}
+					for _, tc := range ch.Delta.ToolCalls {
+						tool = true
+						c := byIndex[tc.Index]
+						if c == nil {
+							c = &call{index: tc.Index}
+							byIndex[tc.Index] = c
+							a.calls = append(a.calls, c)
+						}
+						if tc.ID != "" {
+							c.ID = tc.ID
+						}
+						c.Name += tc.Function.Name
+						c.Args = append(c.Args, tc.Function.Arguments...)
+					}
+				}
+				if bytes.Contains(ev.data, []byte(`"prompt_tokens"`)) {
+					finalData = ev.data
+				}
+			case rdAnthropic:
+				switch se.Type {
+				case "content_block_start":
+					if se.ContentBlock != nil && se.ContentBlock.Type == "tool_use" && se.Index != nil {
+						tool = true
+						c := &call{ID: se.ContentBlock.ID, Name: se.ContentBlock.Name, index: *se.Index}
+						byIndex[*se.Index] = c
+						a.calls = append(a.calls, c)
+						if c.Name == RecallTool {
+							recallBlocks[*se.Index] = true
+						}
+					}
+				case "content_block_delta":
+					if se.Delta != nil && se.Index != nil {
+						if c := byIndex[*se.Index]; c != nil {
+							c.Args = append(c.Args, se.Delta.PartialJSON...)
+						} else {
+							a.text.WriteString(se.Delta.Text)
+						}
+					}
+				case "message_start", "message_delta":
+					if n := jsonInt(ev.data, "message", "usage", "input_tokens"); n > 0 {
+						finalData = ev.data
+					}
+				}
+			}
+			if tool {
+				holding = true
+			}
+			if holding {
+				held = append(held, ev)
+			} else if out, ok := rc.forward(f, ev, &se, blockMap, nil); ok && !write(out) {
+				return nil, true
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && r.Context().Err() == nil {
+				g.log.Warn("recall relay failed", "path", r.URL.Path, "err", err)
+				return nil, true
+			}
+			break
+		}
+	}
+	if finalData != nil {
+		switch rc.k {
+		case rdOllama:
+			g.observed(f, jsonInt(finalData, "prompt_eval_count"), true)
+		case rdOpenAI:
+			g.observed(f, jsonInt(finalData, "usage", "prompt_tokens"), f.b.kind == kOllama)
+		case rdAnthropic:
+			g.observed(f, jsonInt(finalData, "message", "usage", "input_tokens"), false)
+		}
+	}
+	rec, others := a.recalls()
+	if len(rec) > 0 && rc.rounds < rc.max {
+		for _, c := range a.calls {
+			if len(c.Args) == 0 {
+				c.Args = json.RawMessage(`{}`)
+			}
+		}
+		if rc.k == rdOpenAI {
+			for _, c := range rec {
+				c.Args, _ = json.Marshal(string(c.Args))
+			}
+		}
+		rc.cont = true
+		return a, false
+	}
+	var strip map[int]bool
+	if len(rec) > 0 {
+		f.rep.RecallLimitReached = true
+		strip = map[int]bool{}
+		for _, c := range rec {
+			strip[c.index] = true
+		}
+		if rc.k == rdAnthropic {
+			strip = recallBlocks
+		}
+		if others == 0 {
+			strip[-1] = true // no call left: the finish reason becomes a stop
+		}
+	}
+	for _, ev := range held {
+		var se streamEv
+		if len(ev.data) > 0 && ev.data[0] == '{' {
+			_ = json.Unmarshal(ev.data, &se)
+		}
+		if out, ok := rc.forward(f, ev, &se, blockMap, strip); ok && !write(out) {
+			return nil, true
+		}
+	}
+	return nil, true
+}
+
+// forward is one event as the client gets it, or ok false to drop it: in
+// a continuation, OpenAI's role chunk and Anthropic's message_start are
+// dropped and Anthropic's block indices follow on from the blocks already
+// sent; the final event carries the report; strip (the round limit was
+// reached) removes context_recall calls.
+func (rc *recaller) forward(f *fit, ev event, se *streamEv, blockMap map[int]int, strip map[int]bool) ([]byte, bool) {
+	if len(ev.data) == 0 || ev.data[0] != '{' {
+		return ev.raw, true
+	}
+	data := ev.data
+	final := false
+	switch rc.k {
+	case rdOllama:
+		final = se.Done
+		if strip != nil && se.Message != nil && len(se.Message.ToolCalls) > 0 {
+			data = stripChunkCalls(data, "message")
+			if !se.Done && se.Message.Content == "" && !bytes.Contains(data, []byte(`"tool_calls"`)) {
+				return nil, false
+			}
+		}
+	case rdOpenAI:
+		// Clients (openai-go's accumulator) drop chunks of another id:
+		// the continuation takes the first answer's.
+		if id := jsonString(data, "id"); id != "" {
+			if rc.streamID == "" {
+				rc.streamID = id
+			} else if id != rc.streamID {
+				data = bytes.Replace(data, []byte(`"id":`+strconv.Quote(id)), []byte(`"id":`+strconv.Quote(rc.streamID)), 1)
+			}
+		}
+		if len(se.Choices) > 0 {
+			ch := se.Choices[0]
+			if ch.Delta.Role != "" && (ch.Delta.Content == nil || *ch.Delta.Content == "") && len(ch.Delta.ToolCalls) == 0 && ch.FinishReason == nil {
+				if rc.roleSent {
+					return nil, false
+				}
+				rc.roleSent = true
+			}
+			final = ch.FinishReason != nil && *ch.FinishReason != ""
+			if strip != nil && len(ch.Delta.ToolCalls) > 0 {
+				all := true
+				for _, tc := range ch.Delta.ToolCalls {
+					all = all && strip[tc.Index]
+				}
+				if all && (ch.Delta.Content == nil || *ch.Delta.Content == "") && ch.FinishReason == nil {
+					return nil, false
+				}
+			}
+			if strip[-1] && final && *ch.FinishReason == "tool_calls" {
+				data = bytes.Replace(data, []byte(`"finish_reason":"tool_calls"`), []byte(`"finish_reason":"stop"`), 1)
+			}
+		}
+	case rdAnthropic:
+		switch se.Type {
+		case "message_start":
+			if rc.cont {
+				return nil, false
+			}
+		case "content_block_start":
+			if se.Index == nil {
+				break
+			}
+			if strip[*se.Index] {
+				return nil, false
+			}
+			blockMap[*se.Index] = rc.nextIdx
+			rc.nextIdx++
+			data = setIndex(data, blockMap[*se.Index], *se.Index)
+		case "content_block_delta", "content_block_stop":
+			if se.Index == nil {
+				break
+			}
+			to, ok := blockMap[*se.Index]
+			if !ok {
+				return nil, false
+			}
+			data = setIndex(data, to, *se.Index)
+		case "message_delta":
+			final = true
+			if strip[-1] && se.Delta != nil && se.Delta.StopReason == "tool_use" {
+				data = bytes.Replace(data, []byte(`"stop_reason":"tool_use"`), []byte(`"stop_reason":"end_turn"`), 1)
+			}
+		}
+	}
+	if final {
+		data = f.rep.inject(data)
+	}
+	if bytes.Equal(data, ev.data) {
+		return ev.raw, true
+	}
+	// Put the new payload where the old one was.
+	i := bytes.Index(ev.raw, ev.data)
+	out := make([]byte, 0, len(ev.raw)+len(data))
+	out = append(out, ev.raw[:i]...)
+	out = append(out, data...)
+	return append(out, ev.raw[i+len(ev.data):]...), true
+}
+
+// jsonString reads a top-level string field of a JSON object.
+func jsonString(data []byte, key string) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil {
+		return ""
+	}
+	return str(m[key])
+}
+
+// setIndex rewrites an event's "index" when it changes.
+func setIndex(data []byte, to, from int) []byte {
+	if to == from {
+		return data
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil {
+		return data
+	}
+	m["index"] = json.RawMessage(strconv.Itoa(to))
+	out, err := json.Marshal(m)
+	if err != nil {
+		return data
+	}
+	return out
+}
+
+// stripChunkCalls removes context_recall calls from obj[key].tool_calls.
+func stripChunkCalls(data []byte, key string) []byte {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil {
+		return data
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(top[key], &m) != nil {
+		return data
+	}
+	var calls []json.RawMessage
+	_ = json.Unmarshal(m["tool_calls"], &calls)
+	kept := calls[:0]
+	for _, c := range calls {
+		if toolName(c) != RecallTool {
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) == 0 {
+		delete(m, "tool_calls")
+	} else {
+		m["tool_calls"], _ = json.Marshal(kept)
+	}
+	top[key], _ = json.Marshal(m)
+	out, err := json.Marshal(top)
+	if err != nil {
+		return data
+	}
+	return out
+}
