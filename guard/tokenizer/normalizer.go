@@ -182,6 +182,21 @@ func parseNormalizer(m json.RawMessage) (normalizer, error) {
 			}
 			return s
 		}), nil
+	case "Precompiled":
+		var v struct {
+			Charsmap *string `json:"precompiled_charsmap"`
+		}
+		if err := json.Unmarshal(m, &v); err != nil {
+			return nil, fmt.Errorf("%s: %w", "Precompiled", err)
+		}
+		if v.Charsmap == nil || *v.Charsmap == "" {
+			return nil, nil // no rules: the text is left as it is
+		}
+		p, err := newPrecompiled(*v.Charsmap)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", "Precompiled", err)
+		}
+		return p, nil
 	case "":
 		return nil, fmt.Errorf("normalizer without a type")
 	}

@@ -14,6 +14,7 @@ import { readFileSync, writeFileSync, existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
+import { texts } from "./texts.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, "..", "..", "..");
@@ -103,38 +104,6 @@ const tokenizers = {
   unigram_first: "guard/tokenizer/testdata/unigram_first.json",
 };
 
-const texts = [
-  "",
-  "Hello, world!",
-  "The quick brown fox jumps over the lazy dog.",
-  "  leading spaces and trailing   ",
-  "tabs\tand\nnewlines\r\n\r\nand  double  spaces\n\n\n",
-  "I'm sure they've said we'll go, but he'd say it's THEY'RE and I'D.",
-  "func main() {\n\tfmt.Println(\"hi\")\n\tfor i := 0; i < 10; i++ {\n\t\tx[i] = i * 2\n\t}\n}\n",
-  '{"model":"llama3","messages":[{"role":"user","content":"What is 2+2?"}],"stream":false}',
-  "def f(x):\n    return x ** 2  # square\n\n\nprint(f(12345678901234))",
-  "Numbers: 1 12 123 1234 12345 3.14159 1,000,000 ٣٤٥ ½ Ⅻ",
-  "東京は日本の首都です。中文测试，你好世界！こんにちは、世界。한국어 텍스트",
-  "Emoji: 😀🎉👍🏽 👨‍👩‍👧‍👦 🇫🇷 ❤️ ✨",
-  "Accents: café naïve résumé über straße Ångström Œuvre façade déjà vu",
-  "Combining: cafe\u0301 n\u0303 A\u030A fullwidth ＡＢＣ１２３ ligature ﬁ ①",
-  "<|begin_of_text|>system<|end_of_text|> <|im_start|>user\nhi<|im_end|> <s>[INST] hi [/INST]</s> [CLS] x [SEP] <unk>",
-  "<think>reasoning</think><tool_call>{\"name\":\"f\"}</tool_call>",
-  "URL https://example.com/path?q=1&r=two#frag and email a.b@c.de",
-  "MixedCASE camelCaseWord snake_case_word kebab-case-word ALLCAPS",
-  "Punctuation!!! ...ellipsis... --dashes-- (parens) [brackets] {braces} \"quotes\" 'single' `back`",
-  "\u00a0non-breaking\u00a0space\u2003em space\u3000ideographic space",
-  "Zero\u200bwidth\u200djoiner and control \u0007bell \u0000nul chars",
-  "a".repeat(300) + " " + "ab".repeat(150),
-  "   ",
-  "\n",
-  "x",
-  "Ünïcödé ÀÉÎÕÜ àéîõü ÇçÑñ",
-  "Русский текст и Ελληνικά και עברית و العربية हिन्दी ไทย",
-  "mathematics: ∑ x² ≤ ∞ → ∀ε>0 ∃δ",
-  "trailing newline then space\n ",
-  "café  café   café",
-];
 
 function corpusTexts() {
   const root = join(repo, "..", "shared", "corpus");
