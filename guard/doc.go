@@ -131,6 +131,48 @@
 // The report gains recall_rounds, recalled (the ids asked for) and
 // recall_compactions.
 //
+// # One GPU, two runtimes
+//
+// With Options.Arbitrate (ctxkit guard --arbitrate), Ollama and llama.cpp
+// take turns on one GPU. Every request the guard sends to either (chat,
+// generate, completions, embeddings, other POSTs passed through; GETs and
+// Ollama's model management do not count) first acquires its runtime and
+// holds it until its answer is relayed. Switching to llama.cpp unloads
+// every model in Ollama's /api/ps (POST /api/generate with keep_alive 0)
+// and waits until /api/ps is empty, then readies llama.cpp: a router-mode
+// llama-server (GET /models lists models with a status) loads the model
+// asked for through POST /models/load if it is unloaded, else autoloads;
+// a stopped llama-server is started with ArbiterOptions.LlamaCppCmd (sh -c,
+// its own process group) and waited for until /health answers 200 (60 s).
+// Switching to Ollama unloads router mode's loaded models (POST
+// /models/unload), or stops the process the guard started (SIGTERM to the
+// group, SIGKILL after 10 s); Ollama loads on demand. A llama-server the
+// guard did not start and that has no router mode is left running, and
+// GET /ctxkit/runtime says so ("llamacpp_mode":"external" and a note)
+// rather than pretend it was unloaded. A switch waits for the other
+// runtime's requests in flight to finish; after one, the new runtime keeps
+// the GPU for ArbiterOptions.MinHold (20 s), during which requests for the
+// other wait in a FIFO queue (QueueLimit 64) instead of failing; once the
+// hold is over, requests for the active runtime that arrive after them
+// wait behind them, so neither starves. A request that waits past
+// QueueTimeout (2 min), or finds the queue full, gets 503 with Retry-After
+// and {"error":{"type":"runtime_unavailable","active","wanted",
+// "retry_after_seconds"}}; a failed switch gets 503 runtime_switch_failed
+// (with the end of llama-server's output when it would not start). The
+// request that switched carries X-Ctxkit-Runtime-Switch-Ms, one that
+// waited X-Ctxkit-Runtime-Wait-Ms. GET /ctxkit/runtime (and the runtime
+// key of GET /ctxkit/health) shows the active and pinned runtime,
+// llama.cpp's mode and liveness, Ollama's loaded models, the queue, the
+// counters and the last switch time. POST /ctxkit/runtime {"pin":"ollama"}
+// (or "llamacpp", or null to unpin) pins a runtime: it switches at once,
+// min-hold notwithstanding, is written atomically to
+// ArbiterOptions.StateFile and read back at start, and requests for the
+// other runtime get 409 runtime_pinned (not 503: retrying does not help
+// until someone unpins). Guard.Close stops the llama-server the guard
+// started. With the emulators, a switch takes about 12 ms to a started
+// process and 6 ms back, 0.5 ms and 0.2 ms in router mode
+// (BenchmarkRuntimeSwitch); real runtimes spend seconds loading weights.
+//
 // # Cost
 //
 // On a loaded 2-core machine, against the Ollama emulator

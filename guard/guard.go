@@ -111,6 +111,10 @@ type Options struct {
 	// that long generations are not cut; the client's own disconnect
 	// cancels them).
 	Client *http.Client
+	// Arbitrate makes Ollama and llama.cpp take turns on one GPU (both
+	// backends are required); Arbiter configures it.
+	Arbitrate bool
+	Arbiter   ArbiterOptions
 }
 
 // Guard is the proxy. It is an http.Handler, safe for concurrent use.
@@ -122,6 +126,8 @@ type Guard struct {
 	calib    sync.Map // backend kind + "\x00" + model → *calibration
 	plans    *compact.Plans
 	base     compact.Counter
+
+	arb *arbiter // nil unless Options.Arbitrate
 
 	routeMu sync.Mutex
 	routes  map[string]kind // model → backend, from discovery
@@ -212,6 +218,11 @@ func New(opts Options) (*Guard, error) {
 	if len(g.backends) == 0 {
 		return nil, errors.New("guard: no backend (set at least one of Ollama, LlamaCpp, OpenAI, Anthropic)")
 	}
+	if opts.Arbitrate {
+		if g.arb, err = newArbiter(g, opts.Arbiter); err != nil {
+			return nil, err
+		}
+	}
 	return g, nil
 }
 
@@ -222,13 +233,22 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p != "/metrics" && !strings.HasPrefix(p, "/ctxkit/") {
 		g.stats.requests.Add(1)
 	}
+	if g.arb != nil {
+		var release func()
+		if r, release = g.arbitrate(w, r); r == nil {
+			return
+		}
+		defer release()
+	}
 	switch {
 	case r.Method == http.MethodGet && strings.HasPrefix(p, "/ctxkit/evicted/"):
 		g.serveEvicted(w, r, strings.TrimPrefix(p, "/ctxkit/evicted/"))
 	case r.Method == http.MethodGet && p == "/metrics":
 		g.metrics.handler.ServeHTTP(w, r)
 	case r.Method == http.MethodGet && p == "/ctxkit/health":
-		g.serveHealth(w)
+		g.serveHealth(w, r)
+	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && p == "/ctxkit/runtime":
+		g.serveRuntime(w, r)
 	case r.Method == http.MethodPost && p == "/api/chat":
 		g.withBackend(w, r, kOllama, g.ollamaChat)
 	case r.Method == http.MethodPost && p == "/api/generate":
@@ -402,7 +422,7 @@ func (g *Guard) serveEvicted(w http.ResponseWriter, r *http.Request, id string) 
 	_, _ = w.Write(data)
 }
 
-func (g *Guard) serveHealth(w http.ResponseWriter) {
+func (g *Guard) serveHealth(w http.ResponseWriter, r *http.Request) {
 	type calib struct {
 		Scale   float64 `json:"scale"`
 		Samples int     `json:"samples"`
@@ -419,14 +439,18 @@ func (g *Guard) serveHealth(w http.ResponseWriter) {
 	for k, b := range g.backends {
 		backends[string(k)] = b.base.String()
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	health := map[string]any{
 		"status": "ok", "policy": g.opts.Policy, "backends": backends,
 		"stats": map[string]int64{
 			"requests": g.stats.requests.Load(), "compacted": g.stats.compacted.Load(), "refused": g.stats.refused.Load(),
 			"retried": g.stats.retried.Load(), "truncation_detected": g.stats.truncated.Load(),
 		},
 		"calibration": cal,
-	})
+	}
+	if g.arb != nil {
+		health["runtime"] = g.arb.status(r.Context())
+	}
+	writeJSON(w, http.StatusOK, health)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/ctxkit/ctxkit/guard"
 	"github.com/ctxkit/ctxkit/guard/compact"
 	"github.com/ctxkit/ctxkit/guard/tokenizer"
+	"github.com/ctxkit/ctxkit/internal/home"
 	"github.com/ctxkit/ctxkit/offload"
 )
 
@@ -32,6 +34,13 @@ type GuardOptions struct {
 	KeepRecent                          int
 	Window, Reserve, Margin             int
 	Grace                               time.Duration
+	// Arbitrate and the fields below run the GPU arbiter (Ollama and
+	// llama.cpp take turns); RuntimeState "" is guard-runtime.json under
+	// the ctxkit home.
+	Arbitrate                 bool
+	LlamaCppCmd, RuntimeState string
+	MinHold, QueueTimeout     time.Duration
+	QueueLimit                int
 	// Recall adds the context_recall tool and answers its calls.
 	Recall bool
 	// Tokenizer is a Hugging Face tokenizer.json whose exact counts
@@ -69,6 +78,12 @@ func newGuardCmd(g *globals, streams IO) *cobra.Command {
 	f.IntVar(&opts.Reserve, "reserve", guard.DefaultReserve, "output tokens reserved when the request sets none")
 	f.IntVar(&opts.Margin, "margin", guard.DefaultMargin, "tokens kept free on top of the reserve")
 	f.DurationVar(&opts.Grace, "grace", 10*time.Second, "how long requests in flight may take to finish at shutdown")
+	f.BoolVar(&opts.Arbitrate, "arbitrate", false, "one GPU, two runtimes: before a request for Ollama or llama.cpp, make the other release the GPU (needs --ollama and --llamacpp)")
+	f.StringVar(&opts.LlamaCppCmd, "llamacpp-cmd", "", "with --arbitrate: command (sh -c) that starts llama-server at --llamacpp; the guard stops it to free the GPU and starts it again when needed (not needed in router mode)")
+	f.DurationVar(&opts.MinHold, "min-hold", guard.DefaultMinHold, "with --arbitrate: how long a runtime keeps the GPU after a switch (0: no hold)")
+	f.DurationVar(&opts.QueueTimeout, "queue-timeout", guard.DefaultQueueTimeout, "with --arbitrate: how long a request waits for the GPU before a 503 with Retry-After")
+	f.IntVar(&opts.QueueLimit, "queue-limit", guard.DefaultQueueLimit, "with --arbitrate: how many requests may wait for the GPU")
+	f.StringVar(&opts.RuntimeState, "runtime-state", "", "with --arbitrate: file keeping the runtime pin (default guard-runtime.json in the ctxkit home)")
 	f.BoolVar(&opts.Recall, "recall", false, "add a context_recall tool to chat requests that carry tools and answer its calls in the guard, so the model can read back what compaction removed")
 	f.StringVar(&opts.Tokenizer, "tokenizer", "", "Hugging Face tokenizer.json of the model: count tokens exactly instead of estimating (calibration can still raise the count)")
 	return cmd
@@ -106,7 +121,19 @@ func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, r
 	if keep == 0 {
 		keep = -1 // compact: negative means none
 	}
+	arb := guard.ArbiterOptions{LlamaCppCmd: opts.LlamaCppCmd, MinHold: opts.MinHold, QueueLimit: opts.QueueLimit, QueueTimeout: opts.QueueTimeout, StateFile: opts.RuntimeState}
+	if arb.MinHold <= 0 {
+		arb.MinHold = -1 // guard: negative means none
+	}
+	if opts.Arbitrate && arb.StateFile == "" {
+		dir, err := home.Dir()
+		if err != nil {
+			return err
+		}
+		arb.StateFile = filepath.Join(dir, "guard-runtime.json")
+	}
 	h, err := guard.New(guard.Options{
+		Arbitrate: opts.Arbitrate, Arbiter: arb,
 		Ollama: ollama, LlamaCpp: opts.LlamaCpp, OpenAI: opts.OpenAI, Anthropic: opts.Anthropic,
 		Policy: policy, KeepRecent: keep, Recall: opts.Recall, Engine: offload.New(s, offload.WithLogger(logger)), Logger: logger,
 		DefaultWindow: opts.Window, Reserve: opts.Reserve, Margin: opts.Margin, Counter: counter,
@@ -114,6 +141,11 @@ func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, r
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err := h.Close(); err != nil {
+			logger.Warn("stop llama.cpp", "err", err)
+		}
+	}()
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,

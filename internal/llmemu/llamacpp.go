@@ -36,6 +36,14 @@ type LlamaCppOptions struct {
 	InBandStreamErrors bool
 	// Responder replaces the default model, Think.
 	Responder Responder
+	// Router emulates router mode (llama-server started without -m):
+	// GET /models lists RouterModels with their status, POST /models/load
+	// and /models/unload load and unload them, and a generation request
+	// loads the model it names (autoload).
+	Router bool
+	// RouterModels are router mode's models; empty means Model alone.
+	// None is loaded at the start.
+	RouterModels []string
 }
 
 // JinjaSystemError is llama-server's error for a mid-conversation system
@@ -56,8 +64,9 @@ type LlamaCpp struct {
 	ids     atomic.Int64
 	loading atomic.Bool
 
-	mu   sync.Mutex
-	last []string // the previous prompt's tokens (the slot's cache)
+	mu     sync.Mutex
+	last   []string        // the previous prompt's tokens (the slot's cache)
+	routed map[string]bool // router mode: model → loaded
 }
 
 // NewLlamaCpp returns a llama.cpp server emulator.
@@ -89,8 +98,12 @@ func NewLlamaCpp(opts LlamaCppOptions) *LlamaCpp {
 	s.mux.HandleFunc("POST /completion", s.completion)
 	s.mux.HandleFunc("POST /completions", s.completion)
 	s.mux.HandleFunc("GET /v1/models", s.models)
-	s.mux.HandleFunc("GET /models", s.models)
 	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.countTokens)
+	if opts.Router {
+		s.initRouter()
+	} else {
+		s.mux.HandleFunc("GET /models", s.models)
+	}
 	return s
 }
 
@@ -99,12 +112,16 @@ func (s *LlamaCpp) SetLoading(loading bool) { s.loading.Store(loading) }
 
 // ServeHTTP records the request, waits Latency, and serves it.
 func (s *LlamaCpp) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if _, err := s.record(r); err != nil {
+	body, err := s.record(r)
+	if err != nil {
 		llamaError(w, http.StatusBadRequest, err.Error(), "invalid_request_error")
 		return
 	}
 	if s.wait(r.Context(), s.opts.Latency) != nil {
 		return
+	}
+	if s.opts.Router {
+		s.autoload(r, body)
 	}
 	s.mux.ServeHTTP(w, r)
 }
