@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -171,9 +173,20 @@ func withoutRecallTool(body []byte) []byte {
 	if json.Unmarshal(body, &top) != nil {
 		return body
 	}
+	dropRecallTool(top)
+	out, err := json.Marshal(top)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// dropRecallTool removes the context_recall tool from top["tools"] (and
+// the field, when no tool is left).
+func dropRecallTool(top map[string]json.RawMessage) {
 	var tools []json.RawMessage
 	if json.Unmarshal(top["tools"], &tools) != nil {
-		return body
+		return
 	}
 	kept := tools[:0]
 	for _, t := range tools {
@@ -186,11 +199,6 @@ func withoutRecallTool(body []byte) []byte {
 	} else {
 		top["tools"], _ = json.Marshal(kept)
 	}
-	out, err := json.Marshal(top)
-	if err != nil {
-		return body
-	}
-	return out
 }
 
 // call is one tool call of a model's answer.
@@ -481,9 +489,15 @@ type recaller struct {
 	// turns are the recall turns appended so far; the request carries
 	// turns[from:] (older ones are dropped when they take more than half
 	// the budget).
-	turns  []recallTurn
-	from   int
-	tail   int // neutral messages from the client's last user message on
+	turns []recallTurn
+	from  int
+	// tail is how many neutral messages the client's request has from its
+	// last user message on (set at the first round).
+	tail int
+	// top and msgs are the client's request (with the tool) parsed at
+	// the first round.
+	top    map[string]json.RawMessage
+	msgs   []json.RawMessage
 	rounds int
 	max    int
 	// stream state, kept across upstream responses
@@ -512,28 +526,18 @@ func (g *Guard) recallFor(added bool, k rdKind, body []byte) *recaller {
 	if n <= 0 {
 		n = DefaultRecallRounds
 	}
-	rc := &recaller{g: g, k: k, base: body, max: n, tail: 1}
-	var conv compact.Conversation
-	if k == rdAnthropic {
-		if a, err := parseAnthropic(body); err == nil {
-			conv = a.conv
-		}
-	} else {
-		var d dialect = ollamaDialect{}
-		if k == rdOpenAI {
-			d = openaiDialect{}
-		}
-		if req, err := parseChat(body, d); err == nil {
-			conv = req.conv
-		}
-	}
+	return &recaller{g: g, k: k, base: body, max: n}
+}
+
+// clientTail is how many neutral messages of the client's request come
+// from its last user message on (at least 1).
+func clientTail(conv compact.Conversation) int {
 	for i := len(conv.Messages) - 1; i >= 0; i-- {
 		if conv.Messages[i].Role == compact.RoleUser {
-			rc.tail = len(conv.Messages) - i
-			break
+			return len(conv.Messages) - i
 		}
 	}
-	return rc
+	return 1
 }
 
 type relayFunc = func(http.ResponseWriter, *http.Request, *fit, *http.Response)
@@ -613,6 +617,9 @@ func (rc *recaller) round(r *http.Request, f *fit, a *answer) (*http.Response, e
 	g := rc.g
 	ctx := r.Context()
 	rec, _ := a.recalls()
+	if rc.tail == 0 {
+		rc.tail = clientTail(f.req.conv)
+	}
 	rc.rounds++
 	f.rep.RecallRounds = rc.rounds
 	results := make([]string, len(rec))
@@ -648,15 +655,10 @@ func (rc *recaller) round(r *http.Request, f *fit, a *answer) (*http.Response, e
 	for _, t := range rc.turns[rc.from:] {
 		keep += t.neutral
 	}
-	body, err := rc.body()
+	// The last round's request goes without the tool, so the model
+	// answers.
+	body, err := g.fitRound(ctx, f, rc, rc.rounds >= rc.max, keep)
 	if err != nil {
-		return nil, err
-	}
-	if rc.rounds >= rc.max {
-		// The last round: the tool is withdrawn, so the model answers.
-		body = withoutRecallTool(body)
-	}
-	if body, err = g.fitRound(ctx, f, rc.k, body, keep); err != nil {
 		return nil, err
 	}
 	f.body = body
@@ -664,16 +666,54 @@ func (rc *recaller) round(r *http.Request, f *fit, a *answer) (*http.Response, e
 	return g.send(ctx, r, f.b, body)
 }
 
-// body is the client's request with the rounds' messages appended.
+// extend is the client's parsed request (Ollama, OpenAI) with the recall
+// turns appended, without parsing the client's messages again; last
+// withdraws the tool.
+func (rc *recaller) extend(f *fit, last bool) (*chatRequest, error) {
+	base := f.req
+	c := &chatRequest{top: base.top, raw: slices.Clone(base.raw), fields: slices.Clone(base.fields)}
+	c.conv.Messages = slices.Clone(base.conv.Messages)
+	c.conv.Tools = base.conv.Tools
+	for _, t := range rc.turns[rc.from:] {
+		for _, m := range t.msgs {
+			var fields map[string]json.RawMessage
+			if err := json.Unmarshal(m, &fields); err != nil {
+				return nil, fmt.Errorf("recall turn: %w", err)
+			}
+			msg, err := f.d.decode(fields)
+			if err != nil {
+				return nil, fmt.Errorf("recall turn: %w", err)
+			}
+			c.raw = append(c.raw, m)
+			c.fields = append(c.fields, fields)
+			c.conv.Messages = append(c.conv.Messages, msg)
+		}
+	}
+	if last {
+		c.top = maps.Clone(base.top)
+		dropRecallTool(c.top)
+		c.conv.Tools = nil
+		for _, t := range base.conv.Tools {
+			if t.Name != RecallTool {
+				c.conv.Tools = append(c.conv.Tools, t)
+			}
+		}
+	}
+	return c, nil
+}
+
+// body is the client's request with the rounds' messages appended
+// (Anthropic).
 func (rc *recaller) body() ([]byte, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(rc.base, &top); err != nil {
-		return nil, fmt.Errorf("request body: %w", err)
+	if rc.top == nil {
+		if err := json.Unmarshal(rc.base, &rc.top); err != nil {
+			return nil, fmt.Errorf("request body: %w", err)
+		}
+		if err := json.Unmarshal(rc.top["messages"], &rc.msgs); err != nil {
+			return nil, fmt.Errorf("messages: %w", err)
+		}
 	}
-	var msgs []json.RawMessage
-	if err := json.Unmarshal(top["messages"], &msgs); err != nil {
-		return nil, fmt.Errorf("messages: %w", err)
-	}
+	msgs := slices.Clone(rc.msgs)
 	for _, t := range rc.turns[rc.from:] {
 		msgs = append(msgs, t.msgs...)
 	}
@@ -681,6 +721,7 @@ func (rc *recaller) body() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	top := maps.Clone(rc.top)
 	top["messages"] = data
 	return json.Marshal(top)
 }
@@ -688,22 +729,32 @@ func (rc *recaller) body() ([]byte, error) {
 // fitRound compacts a round's request into the budget; the last keep
 // neutral messages (the client's last question and the recall turns
 // after it) are never evicted.
-func (g *Guard) fitRound(ctx context.Context, f *fit, k rdKind, body []byte, keep int) ([]byte, error) {
+func (g *Guard) fitRound(ctx context.Context, f *fit, rc *recaller, last bool, keep int) ([]byte, error) {
 	var conv compact.Conversation
 	var build func(*compact.Result) ([]byte, error)
-	if k == rdAnthropic {
+	var whole func() ([]byte, error)
+	if rc.k == rdAnthropic {
+		body, err := rc.body()
+		if err != nil {
+			return nil, err
+		}
+		if last {
+			body = withoutRecallTool(body)
+		}
 		a, err := parseAnthropic(body)
 		if err != nil {
 			return nil, err
 		}
 		conv, build = a.conv, a.build
+		whole = func() ([]byte, error) { return body, nil }
 	} else {
-		req, err := parseChat(body, f.d)
+		req, err := rc.extend(f, last)
 		if err != nil {
 			return nil, err
 		}
 		conv = req.conv
 		build = func(res *compact.Result) ([]byte, error) { return req.build(res, f.d) }
+		whole = func() ([]byte, error) { return req.with("messages", req.raw) }
 	}
 	opts := g.compactOptions(f, g.storeFunc(ctx))
 	kr := opts.KeepRecent
@@ -724,7 +775,7 @@ func (g *Guard) fitRound(ctx context.Context, f *fit, k rdKind, body []byte, kee
 	}
 	f.rep.TokensAfter = res.TokensAfter
 	if !res.Compacted {
-		return body, nil
+		return whole()
 	}
 	f.rep.RecallCompactions++
 	return build(res)
