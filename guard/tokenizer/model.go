@@ -65,8 +65,8 @@ type wordCache struct {
 }
 
 const (
-	cacheMaxWords = 1 << 16
-	cacheMaxLen   = 64 // bytes: longer words are not cached
+	cacheMaxWords = 1 << 15
+	cacheMaxLen   = 256 // bytes: longer words are not cached
 )
 
 func (c *wordCache) get(w string) ([]int, bool) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
 	"golang.org/x/text/unicode/norm"
@@ -156,6 +157,10 @@ func parseNormalizer(m json.RawMessage) (normalizer, error) {
 				var b strings.Builder
 				b.Grow(len(s))
 				for _, r := range s {
+					if r < utf8.RuneSelf && r > 0x20 && r != 0x7f {
+						b.WriteByte(byte(r)) // printable ASCII: kept
+						continue
+					}
 					if v.CleanText {
 						if r == 0 || r == 0xFFFD || isBertControl(r) {
 							continue
@@ -214,6 +219,9 @@ func lower(s string) string {
 
 // removeMarks drops the non-spacing marks (Mn), as StripAccents does.
 func removeMarks(s string) string {
+	if isASCII(s) {
+		return s
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
@@ -222,6 +230,15 @@ func removeMarks(s string) string {
 		}
 	}
 	return b.String()
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // isBertWhitespace is BERT's white space: space, tab, newline, carriage
@@ -240,6 +257,9 @@ func isBertControl(r rune) bool {
 	switch r {
 	case '\t', '\n', '\r':
 		return false
+	}
+	if r < 0x80 {
+		return r < 0x20 || r == 0x7f
 	}
 	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs)
 }
