@@ -83,6 +83,10 @@ type Options struct {
 	DefaultWindow int
 	// Windows gives the window of named models, over DefaultWindow.
 	Windows map[string]int
+	// Routes send named models' /v1 requests to a backend ("ollama",
+	// "llamacpp", "openai" or "anthropic"), before the backends' model
+	// lists are asked.
+	Routes map[string]string
 	// Reserve is the output reserved when the request does not set
 	// num_predict or max_tokens (0: DefaultReserve).
 	Reserve int
@@ -217,6 +221,11 @@ func New(opts Options) (*Guard, error) {
 	}
 	if len(g.backends) == 0 {
 		return nil, errors.New("guard: no backend (set at least one of Ollama, LlamaCpp, OpenAI, Anthropic)")
+	}
+	for model, k := range opts.Routes {
+		if g.backends[kind(k)] == nil {
+			return nil, fmt.Errorf("route %s=%s: no %s backend is configured (want one of %s)", model, k, k, g.backendNames())
+		}
 	}
 	if opts.Arbitrate {
 		if g.arb, err = newArbiter(g, opts.Arbiter); err != nil {

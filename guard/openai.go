@@ -28,12 +28,16 @@ func (g *Guard) defaultV1() *backend {
 	return nil
 }
 
-// route picks the backend serving model: the one whose model list
+// route picks the backend serving model: the one Options.Routes names,
+// else the one whose model list
 // (/api/tags, /v1/models) names it, else defaultV1. Lists are read again
 // when a model is unknown, at most every few seconds.
 func (g *Guard) route(ctx context.Context, model string) *backend {
 	if model == "" || len(g.backends) == 1 {
 		return g.defaultV1()
+	}
+	if k, ok := g.opts.Routes[model]; ok {
+		return g.backends[kind(k)]
 	}
 	g.routeMu.Lock()
 	k, ok := g.routes[model]

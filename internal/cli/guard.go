@@ -34,6 +34,15 @@ type GuardOptions struct {
 	KeepRecent                          int
 	Window, Reserve, Margin             int
 	Grace                               time.Duration
+	// Config is a TOML file of flag values (see applyConfigFile).
+	Config string
+	// Routes send models to backends (model → ollama, llamacpp, openai
+	// or anthropic) before discovery; ModelWindows give named models
+	// their window.
+	Routes       map[string]string
+	ModelWindows map[string]int
+	// NoThink turns thinking off with each backend's own switch.
+	NoThink bool
 	// Arbitrate and the fields below run the GPU arbiter (Ollama and
 	// llama.cpp take turns); RuntimeState "" is guard-runtime.json under
 	// the ctxkit home.
@@ -61,6 +70,11 @@ func newGuardCmd(g *globals, streams IO) *cobra.Command {
 			"truncation), off.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Config != "" {
+				if err := applyConfigFile(cmd.Flags(), opts.Config); err != nil {
+					return err
+				}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runGuard(ctx, g, opts, streams, nil)
@@ -78,6 +92,10 @@ func newGuardCmd(g *globals, streams IO) *cobra.Command {
 	f.IntVar(&opts.Reserve, "reserve", guard.DefaultReserve, "output tokens reserved when the request sets none")
 	f.IntVar(&opts.Margin, "margin", guard.DefaultMargin, "tokens kept free on top of the reserve")
 	f.DurationVar(&opts.Grace, "grace", 10*time.Second, "how long requests in flight may take to finish at shutdown")
+	f.StringVar(&opts.Config, "config", "", "TOML file of flag values (keep-recent = 4, no-think = true, [route], [model-window]); flags on the command line win")
+	f.StringToStringVar(&opts.Routes, "route", nil, "MODEL=BACKEND: send a model to ollama, llamacpp, openai or anthropic without asking the backends (repeatable)")
+	f.StringToIntVar(&opts.ModelWindows, "model-window", nil, "MODEL=TOKENS: the window of a model whose backend does not say (repeatable)")
+	f.BoolVar(&opts.NoThink, "no-think", false, "turn the models' thinking off with each backend's own switch (think, reasoning_effort, chat_template_kwargs)")
 	f.BoolVar(&opts.Arbitrate, "arbitrate", false, "one GPU, two runtimes: before a request for Ollama or llama.cpp, make the other release the GPU (needs --ollama and --llamacpp)")
 	f.StringVar(&opts.LlamaCppCmd, "llamacpp-cmd", "", "with --arbitrate: command (sh -c) that starts llama-server at --llamacpp; the guard stops it to free the GPU and starts it again when needed (not needed in router mode)")
 	f.DurationVar(&opts.MinHold, "min-hold", guard.DefaultMinHold, "with --arbitrate: how long a runtime keeps the GPU after a switch (0: no hold)")
@@ -137,6 +155,7 @@ func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, r
 		Ollama: ollama, LlamaCpp: opts.LlamaCpp, OpenAI: opts.OpenAI, Anthropic: opts.Anthropic,
 		Policy: policy, KeepRecent: keep, Recall: opts.Recall, Engine: offload.New(s, offload.WithLogger(logger)), Logger: logger,
 		DefaultWindow: opts.Window, Reserve: opts.Reserve, Margin: opts.Margin, Counter: counter,
+		Windows: opts.ModelWindows, Routes: opts.Routes, NoThink: opts.NoThink,
 	})
 	if err != nil {
 		return err
