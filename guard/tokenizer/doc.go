@@ -18,13 +18,14 @@
 //     Unigram (T5, XLM-R: Viterbi, unknown pieces fused, byte_fallback) and
 //     WordLevel;
 //   - normalizers: NFC, NFD, NFKC, NFKD, Lowercase, StripAccents,
-//     BertNormalizer, Prepend, Replace (String or Regex), Strip, Precompiled
+//     BertNormalizer, Nmt, Prepend, Replace (String or Regex), Strip, Precompiled
 //     (SentencePiece's compiled rules: the double-array trie is read and
 //     the longest known prefix replaced, as SentencePiece does) and
 //     Sequence;
 //   - pre-tokenizers: ByteLevel (with its GPT-2 regex), Split (String or
 //     Regex, every behavior, invert), Metaspace, Whitespace,
-//     WhitespaceSplit, BertPreTokenizer, Digits, Punctuation and Sequence.
+//     WhitespaceSplit, CharDelimiterSplit, BertPreTokenizer, Digits,
+//     Punctuation and Sequence.
 //
 // Anything else (another model or component type, BPE dropout) is refused
 // by Parse with an error that names it, never counted wrongly. Split

@@ -73,6 +73,8 @@ func parseNormalizer(m json.RawMessage) (normalizer, error) {
 		return normFunc(norm.NFKD.String), nil
 	case "Lowercase":
 		return normFunc(lower), nil
+	case "Nmt":
+		return normFunc(nmt), nil
 	case "StripAccents":
 		return normFunc(removeMarks), nil
 	case "Strip":
@@ -215,6 +217,22 @@ func lower(s string) string {
 		s = strings.ReplaceAll(s, "\u0130", "i\u0307")
 	}
 	return strings.ToLower(s)
+}
+
+// nmt is SentencePiece's NMT normalization as the tokenizers library
+// does it: some control characters dropped, some white space and format
+// characters made spaces.
+func nmt(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 0x01 && r <= 0x08, r == 0x0B, r >= 0x0E && r <= 0x1F, r == 0x7F, r == 0x8F, r == 0x9F:
+			return -1
+		case r == 0x09, r == 0x0A, r == 0x0C, r == 0x0D, r == 0x1680, r >= 0x200B && r <= 0x200F,
+			r == 0x2028, r == 0x2029, r == 0x2581, r == 0xFEFF, r == 0xFFFD:
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 // removeMarks drops the non-spacing marks (Mn), as StripAccents does.

@@ -323,6 +323,24 @@ func parsePreTokenizer(m json.RawMessage) (preTokenizer, error) {
 			}
 			return dst
 		}), nil
+	case "CharDelimiterSplit":
+		var v struct {
+			Delimiter string `json:"delimiter"`
+		}
+		if err := json.Unmarshal(m, &v); err != nil {
+			return nil, fmt.Errorf("%s: %w", "CharDelimiterSplit", err)
+		}
+		if utf8.RuneCountInString(v.Delimiter) != 1 {
+			return nil, fmt.Errorf("%s: delimiter %q is not one character", "CharDelimiterSplit", v.Delimiter)
+		}
+		return splitter(func(w string, _ bool, dst []string) []string {
+			for _, f := range strings.Split(w, v.Delimiter) {
+				if f != "" {
+					dst = append(dst, f)
+				}
+			}
+			return dst
+		}), nil
 	case "WhitespaceSplit":
 		return splitter(func(w string, _ bool, dst []string) []string {
 			return append(dst, strings.FieldsFunc(w, unicode.IsSpace)...)

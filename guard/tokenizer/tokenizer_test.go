@@ -85,6 +85,7 @@ func TestNormalizers(t *testing.T) {
 		{"BertCased", `{"type":"BertNormalizer","clean_text":false,"handle_chinese_chars":false,"strip_accents":false,"lowercase":false}`,
 			"Héllo\t東", "Héllo\t東"},
 		{"Sequence", `{"type":"Sequence","normalizers":[{"type":"Lowercase"},{"type":"Prepend","prepend":"_"}]}`, "AB", "_ab"},
+		{"Nmt", `{"type":"Nmt"}`, "a\x01b\tc\u200bd▁e\x7f", "ab c d e"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,6 +116,7 @@ func TestPreTokenizers(t *testing.T) {
 		{"Invert", split(`{"Regex":"\\d+"}`, "Removed", true), "ab12cd345", []string{"12", "345"}},
 		{"RegexLookahead", split(`{"Regex":"\\s+(?!\\S)|\\s+|\\S+"}`, "Isolated", false), "a   b", []string{"a", "  ", " b"}[:0]},
 		{"Whitespace", `{"type":"Whitespace"}`, "Hey friend!  How are_you? ½x", []string{"Hey", "friend", "!", "How", "are_you", "?", "½", "x"}},
+		{"CharDelimiterSplit", `{"type":"CharDelimiterSplit","delimiter":"-"}`, "a-b--c-", []string{"a", "b", "c"}},
 		{"WhitespaceSplit", `{"type":"WhitespaceSplit"}`, " Hey  friend!\tx ", []string{"Hey", "friend!", "x"}},
 		{"BertPreTokenizer", `{"type":"BertPreTokenizer"}`, "Hey friend!  How's $5?", []string{"Hey", "friend", "!", "How", "'", "s", "$", "5", "?"}},
 		{"Punctuation", `{"type":"Punctuation","behavior":"Isolated"}`, "Hey, you!?", []string{"Hey", ",", " you", "!", "?"}},
@@ -368,7 +370,8 @@ func TestParseErrors(t *testing.T) {
 		{"charsmap size", spec(bpe, map[string]string{"normalizer": `{"type":"Precompiled","precompiled_charsmap":"/////wAAAAA="}`}), "trie of"},
 		{"charsmap base64", spec(bpe, map[string]string{"normalizer": `{"type":"Precompiled","precompiled_charsmap":"%%%"}`}), "illegal base64"},
 		{"nested normalizer", spec(bpe, map[string]string{"normalizer": `{"type":"Sequence","normalizers":[{"type":"NFC"},{"type":"Bogus"}]}`}), `Sequence[1]: unsupported normalizer type "Bogus"`},
-		{"pre-tokenizer", spec(bpe, map[string]string{"pre_tokenizer": `{"type":"CharDelimiterSplit","delimiter":"x"}`}), `unsupported pre-tokenizer type "CharDelimiterSplit"`},
+		{"pre-tokenizer", spec(bpe, map[string]string{"pre_tokenizer": `{"type":"UnicodeScripts"}`}), `unsupported pre-tokenizer type "UnicodeScripts"`},
+		{"delimiter", spec(bpe, map[string]string{"pre_tokenizer": `{"type":"CharDelimiterSplit","delimiter":"ab"}`}), `delimiter "ab"`},
 		{"behavior", spec(bpe, map[string]string{"pre_tokenizer": `{"type":"Split","pattern":{"String":"x"},"behavior":"Sideways"}`}), `unsupported split behavior "Sideways"`},
 		{"regex", spec(bpe, map[string]string{"pre_tokenizer": `{"type":"Split","pattern":{"Regex":"(("},"behavior":"Isolated"}`}), `regex "(("`},
 		{"dropout", `{"model":{"type":"BPE","dropout":0.1,"vocab":{},"merges":[]}}`, "dropout"},
