@@ -212,6 +212,9 @@ type call struct {
 type answer struct {
 	text  strings.Builder
 	calls []*call
+	// thinking are Anthropic's thinking and redacted_thinking blocks,
+	// whole: the API wants them back before the tool_use they led to.
+	thinking []json.RawMessage
 }
 
 func (a *answer) recalls() (rec []*call, others int) {
@@ -275,21 +278,19 @@ func parseAnswer(k rdKind, body []byte) *answer {
 		}
 	case rdAnthropic:
 		var o struct {
-			Content []struct {
-				Type  string          `json:"type"`
-				Text  string          `json:"text"`
-				ID    string          `json:"id"`
-				Name  string          `json:"name"`
-				Input json.RawMessage `json:"input"`
-			} `json:"content"`
+			Content []json.RawMessage `json:"content"`
 		}
 		_ = json.Unmarshal(body, &o)
-		for i, b := range o.Content {
+		for i, raw := range o.Content {
+			var b anthBlock
+			_ = json.Unmarshal(raw, &b)
 			switch b.Type {
 			case "text":
 				a.text.WriteString(b.Text)
 			case "tool_use":
 				a.calls = append(a.calls, &call{ID: b.ID, Name: b.Name, Args: b.Input, index: i})
+			case "thinking", "redacted_thinking":
+				a.thinking = append(a.thinking, raw)
 			}
 		}
 	}
@@ -314,7 +315,7 @@ func (c *call) argString() string {
 // roundMessages are the messages one recall round appends: the
 // assistant's turn with its context_recall calls only (other calls are
 // dropped: see doc.go), then one tool result per call.
-func roundMessages(k rdKind, text string, calls []*call, results []string) ([]json.RawMessage, error) {
+func roundMessages(k rdKind, text string, thinking []json.RawMessage, calls []*call, results []string) ([]json.RawMessage, error) {
 	var out []any
 	switch k {
 	case rdOllama:
@@ -354,6 +355,9 @@ func roundMessages(k rdKind, text string, calls []*call, results []string) ([]js
 		}
 	case rdAnthropic:
 		var blocks, res []any
+		for _, t := range thinking {
+			blocks = append(blocks, t)
+		}
 		if strings.TrimSpace(text) != "" {
 			blocks = append(blocks, map[string]any{"type": "text", "text": text})
 		}
@@ -633,7 +637,7 @@ func (rc *recaller) round(r *http.Request, f *fit, a *answer) (*http.Response, e
 			f.rep.Recalled = append(f.rep.Recalled, id)
 		}
 	}
-	msgs, err := roundMessages(rc.k, a.text.String(), rec, results)
+	msgs, err := roundMessages(rc.k, a.text.String(), a.thinking, rec, results)
 	if err != nil {
 		return nil, err
 	}
@@ -935,8 +939,17 @@ type streamEv struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
 		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
+}
+
+// thinkingBlock is an Anthropic thinking block built from a stream.
+type thinkingBlock struct {
+	Type      string `json:"type"`
+	Thinking  string `json:"thinking"`
+	Signature string `json:"signature"`
 }
 
 // stream relays one streamed upstream answer: events are forwarded as
@@ -977,6 +990,9 @@ func (rc *recaller) stream(w http.ResponseWriter, r *http.Request, f *fit, resp 
 	byIndex := map[int]*call{}
 	blockMap := map[int]int{} // Anthropic: upstream block index → client's
 	recallBlocks := map[int]bool{}
+	think := map[int]*thinkingBlock{}     // Anthropic thinking blocks by index
+	redacted := map[int]json.RawMessage{} // and redacted_thinking ones
+	var thinkOrder []int
 	holding := false
 	var held []event
 	var finalData []byte
@@ -1035,10 +1051,27 @@ func (rc *recaller) stream(w http.ResponseWriter, r *http.Request, f *fit, resp 
 							recallBlocks[*se.Index] = true
 						}
 					}
+					if se.ContentBlock != nil && se.Index != nil {
+						switch se.ContentBlock.Type {
+						case "thinking":
+							think[*se.Index] = &thinkingBlock{Type: "thinking"}
+							thinkOrder = append(thinkOrder, *se.Index)
+						case "redacted_thinking":
+							var cb struct {
+								Block json.RawMessage `json:"content_block"`
+							}
+							_ = json.Unmarshal(ev.data, &cb)
+							redacted[*se.Index] = cb.Block
+							thinkOrder = append(thinkOrder, *se.Index)
+						}
+					}
 				case "content_block_delta":
 					if se.Delta != nil && se.Index != nil {
 						if c := byIndex[*se.Index]; c != nil {
 							c.Args = append(c.Args, se.Delta.PartialJSON...)
+						} else if tb := think[*se.Index]; tb != nil {
+							tb.Thinking += se.Delta.Thinking
+							tb.Signature += se.Delta.Signature
 						} else {
 							a.text.WriteString(se.Delta.Text)
 						}
@@ -1078,6 +1111,13 @@ func (rc *recaller) stream(w http.ResponseWriter, r *http.Request, f *fit, resp 
 	}
 	rec, others := a.recalls()
 	if len(rec) > 0 && rc.rounds < rc.max {
+		for _, i := range thinkOrder {
+			if raw, ok := redacted[i]; ok {
+				a.thinking = append(a.thinking, raw)
+			} else if data, err := json.Marshal(think[i]); err == nil {
+				a.thinking = append(a.thinking, data)
+			}
+		}
 		for _, c := range a.calls {
 			if len(c.Args) == 0 {
 				c.Args = json.RawMessage(`{}`)

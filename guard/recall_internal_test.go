@@ -2,6 +2,10 @@ package guard
 
 import (
 	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -90,7 +94,7 @@ func TestRoundMessages(t *testing.T) {
 		rdOpenAI:    `{"content":"hm","role":"assistant","tool_calls":[{"function":{"arguments":"{\"id\":\"evicted_a\"}","name":"context_recall"},"id":"c1","type":"function"}]}|{"content":"R","role":"tool","tool_call_id":"c1"}`,
 		rdAnthropic: `{"content":[{"text":"hm","type":"text"},{"id":"c1","input":{"id":"evicted_a"},"name":"context_recall","type":"tool_use"}],"role":"assistant"}|{"content":[{"content":"R","tool_use_id":"c1","type":"tool_result"}],"role":"user"}`,
 	} {
-		msgs, err := roundMessages(k, "hm", calls, []string{"R"})
+		msgs, err := roundMessages(k, "hm", nil, calls, []string{"R"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,5 +105,52 @@ func TestRoundMessages(t *testing.T) {
 		if got := strings.Join(parts, "|"); got != want {
 			t.Errorf("%d:\n got %s\nwant %s", k, got, want)
 		}
+	}
+}
+
+// TestAnthropicThinkingKept: the thinking block that led to a
+// context_recall call goes back with it (the API requires it), from a
+// whole answer and from a stream; in the stream it reached the client
+// live, the tool_use did not.
+func TestAnthropicThinkingKept(t *testing.T) {
+	const thinking = `{"type":"thinking","thinking":"hmm","signature":"sig"}`
+	whole := parseAnswer(rdAnthropic, []byte(`{"content":[`+thinking+`,{"type":"tool_use","id":"t1","name":"context_recall","input":{"id":"evicted_x"}}]}`))
+	sse := strings.Join([]string{
+		`event: message_start`, `data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null}}`, ``,
+		`event: content_block_start`, `data: {"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`, ``,
+		`event: content_block_delta`, `data: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}}`, ``,
+		`event: content_block_delta`, `data: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"m"}}`, ``,
+		`event: content_block_delta`, `data: {"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig"}}`, ``,
+		`event: content_block_stop`, `data: {"type":"content_block_stop","index":0}`, ``,
+		`event: content_block_start`, `data: {"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t1","name":"context_recall","input":{}}}`, ``,
+		`event: content_block_delta`, `data: {"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"id\":\"evicted_x\"}"}}`, ``,
+		`event: content_block_stop`, `data: {"type":"content_block_stop","index":1}`, ``,
+		`event: message_delta`, `data: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}`, ``,
+		`event: message_stop`, `data: {"type":"message_stop"}`, ``, ``,
+	}, "\n")
+	g := &Guard{log: slog.New(slog.DiscardHandler)}
+	rc := &recaller{g: g, k: rdAnthropic, max: 4}
+	f := &fit{b: &backend{kind: kAnthropic}, rep: &Report{}}
+	resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(strings.NewReader(sse))}
+	w := httptest.NewRecorder()
+	streamed, done := rc.stream(w, httptest.NewRequest("POST", "/v1/messages", nil), f, resp)
+	if done || streamed == nil {
+		t.Fatal("the stream's recall call was not taken for a round")
+	}
+	for name, a := range map[string]*answer{"whole": whole, "stream": streamed} {
+		if len(a.thinking) != 1 || string(a.thinking[0]) != thinking || len(a.calls) != 1 || a.calls[0].argString() != `{"id":"evicted_x"}` {
+			t.Fatalf("%s: thinking %s calls %+v", name, a.thinking, a.calls)
+		}
+		msgs, err := roundMessages(rdAnthropic, "", a.thinking, a.calls, []string{"R"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(msgs[0]), `{"content":[`+thinking+`,{"id":"t1"`) {
+			t.Errorf("%s: %s", name, msgs[0])
+		}
+	}
+	out := w.Body.String()
+	if !strings.Contains(out, `"thinking_delta"`) || strings.Contains(out, "context_recall") || strings.Contains(out, "message_stop") {
+		t.Errorf("client got:\n%s", out)
 	}
 }
