@@ -173,6 +173,30 @@
 // process and 6 ms back, 0.5 ms and 0.2 ms in router mode
 // (BenchmarkRuntimeSwitch); real runtimes spend seconds loading weights.
 //
+// # Digests
+//
+// With Options.Summarize (ctxkit guard --summarize), the notice of each new
+// evicted span carries a digest, said to be a summary and not the original
+// and naming the stored original's id. Options.SummarizerModel writes it
+// (default: the request's own model, which is installed and loaded
+// already; a small one such as gemma3:1b is faster), through Ollama's
+// /api/generate or a llama.cpp or OpenAI-compatible /v1/chat/completions,
+// as the guard routes that model, or at Options.SummarizerURL. The span is
+// rendered as text and summarized whole: map over chunks cut to the
+// summarizer's window (found as for requests, num_ctx sent with it, room
+// left for the prompt and the output), then reduce of the partial
+// summaries, in levels while they do not fit one call, each call told to
+// keep names, numbers, ids, paths and decisions, the digest at most
+// Options.DigestTokens (400). Any failed call, or the whole passing
+// Options.SummarizeTimeout (30 s per request), leaves the plain notice and
+// the report's summary_error; a digest that would put the prompt over the
+// budget is dropped too, so a digest never makes compaction fail. Digests
+// are kept in the offload store under a hash of the span, the model and the
+// prompt (digest_<hash>, 24 h), so a span replanned or seen after a restart
+// is never summarized twice, and concurrent requests with the same new span
+// share one summarization; the plan keeps the notice, so replays stay byte
+// identical. Raw prompts and messages shrunk in place get no digest.
+//
 // # Cost
 //
 // On a loaded 2-core machine, against the Ollama emulator

@@ -83,7 +83,13 @@ func (g *Guard) compactOptions(f *fit, store func([]compact.Message) (string, er
 
 // compactInto compacts f.req into f.rep.Budget (a no-op when it fits).
 func (g *Guard) compactInto(ctx context.Context, w http.ResponseWriter, f *fit) bool {
-	res, err := compact.Compact(f.req.conv, compact.Budget{Limit: f.rep.Budget, Overhead: templateOverhead}, g.compactOptions(f, g.storeFunc(ctx)))
+	o := g.compactOptions(f, g.storeFunc(ctx))
+	if g.sum != nil {
+		sctx, cancel := context.WithTimeout(ctx, g.sum.timeout)
+		defer cancel()
+		o.Digest = g.digestFunc(sctx, f)
+	}
+	res, err := compact.Compact(f.req.conv, compact.Budget{Limit: f.rep.Budget, Overhead: templateOverhead}, o)
 	var tl *compact.TooLargeError
 	if errors.As(err, &tl) {
 		if res != nil {

@@ -111,6 +111,24 @@ type Options struct {
 	// RecallRounds bounds the context_recall rounds of one request (0:
 	// DefaultRecallRounds).
 	RecallRounds int
+	// Summarize puts a digest of each new evicted span in its notice,
+	// written by SummarizerModel (map-reduce over the whole span in chunks
+	// that fit the summarizer's window) and cached in Engine by a hash of
+	// the span; best effort: on any failure, the plain notice (see
+	// summarize.go).
+	Summarize bool
+	// SummarizerModel writes the digests ("": the request's own model,
+	// which is installed and loaded already).
+	SummarizerModel string
+	// SummarizerURL is the summarizer's server: an Ollama URL, or an
+	// OpenAI-compatible one ending in /v1 ("": the backend the guard
+	// routes SummarizerModel to).
+	SummarizerURL string
+	// SummarizeTimeout bounds the digests of one request (0:
+	// DefaultSummarizeTimeout).
+	SummarizeTimeout time.Duration
+	// DigestTokens bounds a digest's length (0: DefaultDigestTokens).
+	DigestTokens int
 	// Client sends upstream requests (nil: a client without timeout, so
 	// that long generations are not cut; the client's own disconnect
 	// cancels them).
@@ -132,6 +150,8 @@ type Guard struct {
 	base     compact.Counter
 
 	arb *arbiter // nil unless Options.Arbitrate
+
+	sum *summarizer // nil unless Options.Summarize
 
 	routeMu sync.Mutex
 	routes  map[string]kind // model → backend, from discovery
@@ -225,6 +245,11 @@ func New(opts Options) (*Guard, error) {
 	for model, k := range opts.Routes {
 		if g.backends[kind(k)] == nil {
 			return nil, fmt.Errorf("route %s=%s: no %s backend is configured (want one of %s)", model, k, k, g.backendNames())
+		}
+	}
+	if opts.Summarize {
+		if g.sum, err = newSummarizer(g, opts); err != nil {
+			return nil, err
 		}
 	}
 	if opts.Arbitrate {

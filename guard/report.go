@@ -77,6 +77,10 @@ type SpanReport struct {
 	Tokens   int    `json:"tokens"`
 	StoreID  string `json:"store_id,omitempty"`
 	StoreErr string `json:"store_error,omitempty"`
+	// Summarized is set when the span's notice carries a digest
+	// (Options.Summarize); SummaryErr says why it does not.
+	Summarized bool   `json:"summarized,omitempty"`
+	SummaryErr string `json:"summary_error,omitempty"`
 }
 
 func (rep *Report) setHeaders(h http.Header) {
@@ -103,7 +107,8 @@ func (rep *Report) fill(conv compact.Conversation, res *compact.Result) {
 	}
 	rep.Evicted = rep.Evicted[:0]
 	for _, s := range res.Spans {
-		rep.Evicted = append(rep.Evicted, SpanReport{First: s.First, Last: s.Last, Messages: s.Messages, Tokens: s.Tokens, StoreID: s.StoreID, StoreErr: s.StoreErr})
+		rep.Evicted = append(rep.Evicted, SpanReport{First: s.First, Last: s.Last, Messages: s.Messages, Tokens: s.Tokens, StoreID: s.StoreID, StoreErr: s.StoreErr,
+			Summarized: s.Summarized, SummaryErr: s.DigestErr})
 	}
 }
 

@@ -71,6 +71,16 @@ type Options struct {
 	// MinShrink is the fewest tokens a message shrunk in place keeps,
 	// notice included (0: DefaultMinShrink).
 	MinShrink int
+	// Digest, when set, summarizes a new evicted span (the original
+	// messages, as given to Store) and the span's notice carries the
+	// digest, marked as a summary and not the original. It is called once
+	// per new span, after Store; a replayed span keeps the notice its plan
+	// remembers without calling it. An error or an empty digest leaves the
+	// plain notice (Span.DigestErr says why), and so does a digest that
+	// would put the prompt over Budget.Limit: digests are dropped, the
+	// longest first, until the prompt fits, so a digest never makes a
+	// compaction fail.
+	Digest func(span []Message) (string, error)
 }
 
 func (o Options) normalized() Options {
@@ -165,6 +175,10 @@ type Span struct {
 	StoreID  string
 	StoreErr string
 	Notice   string
+	// Summarized is set when Notice carries a digest (Options.Digest);
+	// DigestErr says why a span has none when Options.Digest was set.
+	Summarized bool
+	DigestErr  string
 	Placement
 	// At is the output index of the notice's message.
 	At int
@@ -863,6 +877,7 @@ func (e *engine) render(final bool) int {
 				id, errText = e.store(evicted)
 				rec = spanRec{id: id, storeErr: errText}
 				rec.marker = e.notice(sp.Messages, sp.Tokens, sp.Tools, id, errText)
+				e.digest(&rec, evicted)
 				if !e.ownSpans {
 					e.spanRec = copySpanRecs(e.spanRec)
 					e.ownSpans = true
@@ -873,6 +888,7 @@ func (e *engine) render(final bool) int {
 			}
 		}
 		sp.StoreID, sp.StoreErr, sp.Notice = rec.id, rec.storeErr, rec.marker
+		sp.Summarized, sp.DigestErr = rec.summarized, rec.digestErr
 		k := len(e.spans)
 		// the neighbours, seen through kept system messages (which
 		// templates hoist and which are never edited)
@@ -967,6 +983,7 @@ func copySpanRecs(m map[[2]int]spanRec) map[[2]int]spanRec {
 func (e *engine) finish(before, limit int, steps []string, replanned, rendered bool) *Result {
 	if !rendered {
 		e.render(true)
+		e.fitDigests(limit)
 	}
 	n := len(e.msgs)
 	res := &Result{
@@ -1031,7 +1048,7 @@ func (e *engine) finish(before, limit int, steps []string, replanned, rendered b
 		spans:    make(map[[2]int]spanRec, len(e.spans)),
 	}
 	for _, sp := range e.spans {
-		p.spans[[2]int{sp.First, sp.Last}] = spanRec{id: sp.StoreID, marker: sp.Notice, storeErr: sp.StoreErr}
+		p.spans[[2]int{sp.First, sp.Last}] = spanRec{id: sp.StoreID, marker: sp.Notice, storeErr: sp.StoreErr, summarized: sp.Summarized, digestErr: sp.DigestErr}
 	}
 	res.Plan = p
 	return res

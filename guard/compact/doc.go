@@ -49,6 +49,12 @@
 // message, or the next tool result (a user message cannot stand between a
 // call and its results). Its text holds no live counter, and the plan
 // remembers it, so the same eviction gives the same bytes on every turn.
+// With Options.Digest, the notice of a new span also carries a digest of it
+// (inside the notice's brackets, said to be a summary and not the original,
+// naming the stored original's id); digests count in the budget and are
+// dropped, the longest first, when the prompt would not fit with them, so
+// they never make a compaction fail; the plan remembers the notice with its
+// digest, so replays call Options.Digest no more.
 //
 // [CompactPrompt] does the raw-prompt case: head and tail kept, the middle
 // replaced by a notice.

@@ -24,6 +24,14 @@ func fuzzConv(data []byte) (Conversation, Budget, Options) {
 	if next()%2 == 0 {
 		o.Store = func(ms []Message) (string, error) { return fmt.Sprintf("id-%d", len(ms)), nil }
 	}
+	if b.Overhead%3 == 1 { // a digest of a size set by the span, or an error
+		o.Digest = func(ms []Message) (string, error) {
+			if len(ms)%4 == 3 {
+				return "", fmt.Errorf("no digest of %d messages", len(ms))
+			}
+			return words("digest", 10*len(ms)*len(ms)), nil
+		}
+	}
 	var c Conversation
 	for i := 0; len(data) > 0 && i < 64; i++ {
 		kind, size := next()%8, next()
@@ -71,6 +79,14 @@ func FuzzCompact(f *testing.F) {
 			t.Fatalf("unexpected error %v", err)
 		}
 		check(t, c, b, o, res, err)
+		if o.Digest != nil {
+			// a digest never makes a compaction fail
+			plain := o
+			plain.Digest = nil
+			if _, perr := Compact(c, b, plain); (perr == nil) != (err == nil) {
+				t.Fatalf("with digests: %v; without: %v", err, perr)
+			}
+		}
 		if err == nil && wellFormed(c.Messages) && !alternates(res.Messages) {
 			t.Fatal("alternating input, output does not alternate")
 		}

@@ -30,6 +30,12 @@ type spanRec struct {
 	id       string
 	marker   string
 	storeErr string
+	// summarized: marker carries a digest; digestErr: why it does not.
+	summarized bool
+	digestErr  string
+	// plain is, while the call that made the digest runs, the notice
+	// without it (never kept in a plan).
+	plain string
 }
 
 // Messages returns the number of messages the plan covers.

@@ -34,6 +34,12 @@ type GuardOptions struct {
 	KeepRecent                          int
 	Window, Reserve, Margin             int
 	Grace                               time.Duration
+	// Summarize puts a digest of each new evicted span in its notice,
+	// written by SummarizerModel ("": the request's model) at
+	// SummarizerURL ("": the backend serving that model).
+	Summarize                      bool
+	SummarizerModel, SummarizerURL string
+	SummarizeTimeout               time.Duration
 	// Config is a TOML file of flag values (see applyConfigFile).
 	Config string
 	// Routes send models to backends (model → ollama, llamacpp, openai
@@ -92,6 +98,10 @@ func newGuardCmd(g *globals, streams IO) *cobra.Command {
 	f.IntVar(&opts.Reserve, "reserve", guard.DefaultReserve, "output tokens reserved when the request sets none")
 	f.IntVar(&opts.Margin, "margin", guard.DefaultMargin, "tokens kept free on top of the reserve")
 	f.DurationVar(&opts.Grace, "grace", 10*time.Second, "how long requests in flight may take to finish at shutdown")
+	f.BoolVar(&opts.Summarize, "summarize", false, "put a digest of each evicted span in its notice (map-reduce over the whole span, cached in the store; on failure the plain notice)")
+	f.StringVar(&opts.SummarizerModel, "summarizer-model", "", "with --summarize: the model that writes digests, e.g. gemma3:1b (default: the request's own model, already installed and loaded)")
+	f.StringVar(&opts.SummarizerURL, "summarizer-url", "", "with --summarize: the summarizer's server, an Ollama URL or an OpenAI-compatible one ending in /v1 (default: the backend serving the summarizer model)")
+	f.DurationVar(&opts.SummarizeTimeout, "summarize-timeout", guard.DefaultSummarizeTimeout, "with --summarize: how long the digests of one request may take before the plain notice is used")
 	f.StringVar(&opts.Config, "config", "", "TOML file of flag values (keep-recent = 4, no-think = true, [route], [model-window]); flags on the command line win")
 	f.StringToStringVar(&opts.Routes, "route", nil, "MODEL=BACKEND: send a model to ollama, llamacpp, openai or anthropic without asking the backends (repeatable)")
 	f.StringToIntVar(&opts.ModelWindows, "model-window", nil, "MODEL=TOKENS: the window of a model whose backend does not say (repeatable)")
@@ -155,6 +165,7 @@ func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, r
 		Ollama: ollama, LlamaCpp: opts.LlamaCpp, OpenAI: opts.OpenAI, Anthropic: opts.Anthropic,
 		Policy: policy, KeepRecent: keep, Recall: opts.Recall, Engine: offload.New(s, offload.WithLogger(logger)), Logger: logger,
 		DefaultWindow: opts.Window, Reserve: opts.Reserve, Margin: opts.Margin, Counter: counter,
+		Summarize: opts.Summarize, SummarizerModel: opts.SummarizerModel, SummarizerURL: opts.SummarizerURL, SummarizeTimeout: opts.SummarizeTimeout,
 		Windows: opts.ModelWindows, Routes: opts.Routes, NoThink: opts.NoThink,
 	})
 	if err != nil {

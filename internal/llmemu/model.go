@@ -307,6 +307,8 @@ var (
 const Dont = "I don't know"
 
 // Think is the default model. In order:
+//  0. A question asking for a summary of a marked text is answered with
+//     Summarize (see there).
 //  1. If the last kept message is a user message saying "call tool NAME"
 //     and NAME is an offered tool, it calls NAME with the JSON object that
 //     follows on the same line, or {}.
@@ -330,6 +332,11 @@ func Think(t Turn) Reply {
 				break
 			}
 		}
+	}
+	if r, ok := summaryReply(question); ok {
+		return r
+	}
+	if t.Messages != nil {
 		if last := t.Messages[len(t.Messages)-1]; last.Role == "user" && len(t.Tools) > 0 {
 			if c, ok := askedCall(last.Content, t.Tools); ok {
 				return Reply{ToolCalls: []ToolCall{c}}
