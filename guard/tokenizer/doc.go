@@ -12,7 +12,7 @@
 // Supported components:
 //
 //   - models: BPE (byte-level as GPT-2, Llama 3 and Qwen use it, merges as
-//     "a b" strings or [a, b] pairs, ignore_merges; SentencePiece-style with
+//     "a b" strings or [a, b] pairs (one form a file), ignore_merges; SentencePiece-style with
 //     byte_fallback and fuse_unk as Llama 2, Mistral and Gemma use it;
 //     continuing_subword_prefix, end_of_word_suffix), WordPiece (BERT),
 //     Unigram (T5, XLM-R: Viterbi, unknown pieces fused, byte_fallback) and

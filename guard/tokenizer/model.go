@@ -119,15 +119,15 @@ func pairKey(a, b int) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b))
 
 func parseBPE(m json.RawMessage) (*bpe, error) {
 	var v struct {
-		Vocab        map[string]int    `json:"vocab"`
-		Merges       []json.RawMessage `json:"merges"`
-		Dropout      *float64          `json:"dropout"`
-		UnkToken     *string           `json:"unk_token"`
-		Prefix       *string           `json:"continuing_subword_prefix"`
-		Suffix       *string           `json:"end_of_word_suffix"`
-		FuseUnk      bool              `json:"fuse_unk"`
-		ByteFallback bool              `json:"byte_fallback"`
-		IgnoreMerges bool              `json:"ignore_merges"`
+		Vocab        map[string]int  `json:"vocab"`
+		Merges       json.RawMessage `json:"merges"`
+		Dropout      *float64        `json:"dropout"`
+		UnkToken     *string         `json:"unk_token"`
+		Prefix       *string         `json:"continuing_subword_prefix"`
+		Suffix       *string         `json:"end_of_word_suffix"`
+		FuseUnk      bool            `json:"fuse_unk"`
+		ByteFallback bool            `json:"byte_fallback"`
+		IgnoreMerges bool            `json:"ignore_merges"`
 	}
 	if err := json.Unmarshal(m, &v); err != nil {
 		return nil, fmt.Errorf("%s: %w", "BPE", err)
@@ -167,23 +167,35 @@ func parseBPE(m json.RawMessage) (*bpe, error) {
 			}
 		}
 	}
-	b.merges = make(map[uint64]merge, len(v.Merges))
-	for rank, raw := range v.Merges {
-		var l, r string
-		var s string
-		if err := json.Unmarshal(raw, &s); err == nil {
-			var ok bool
-			l, r, ok = strings.Cut(s, " ")
-			if !ok {
-				return nil, fmt.Errorf("%s: merge %d %q is not two tokens", "BPE", rank, s)
+	// merges are "a b" strings (older files) or [a, b] pairs (newer ones)
+	var pairs [][2]string
+	var strs []string
+	if !isNull(v.Merges) {
+		if err := json.Unmarshal(v.Merges, &strs); err != nil {
+			var raw [][]string
+			if err2 := json.Unmarshal(v.Merges, &raw); err2 != nil {
+				return nil, fmt.Errorf("%s: merges are neither \"a b\" strings (%v) nor [a, b] pairs (%v)", "BPE", err, err2)
+			}
+			for rank, p := range raw {
+				if len(p) != 2 {
+					return nil, fmt.Errorf("%s: merge %d has %d parts", "BPE", rank, len(p))
+				}
+				pairs = append(pairs, [2]string{p[0], p[1]})
 			}
 		} else {
-			var p []string
-			if err := json.Unmarshal(raw, &p); err != nil || len(p) != 2 {
-				return nil, fmt.Errorf("BPE: merge %d is neither \"a b\" nor [a, b]", rank)
+			pairs = make([][2]string, len(strs))
+			for rank, s := range strs {
+				l, r, _ := strings.Cut(s, " ")
+				if strings.Count(s, " ") != 1 {
+					return nil, fmt.Errorf("%s: merge %d %q is not two tokens", "BPE", rank, s)
+				}
+				pairs[rank] = [2]string{l, r}
 			}
-			l, r = p[0], p[1]
 		}
+	}
+	b.merges = make(map[uint64]merge, len(pairs))
+	for rank, p := range pairs {
+		l, r := p[0], p[1]
 		a, ok1 := v.Vocab[l]
 		c, ok2 := v.Vocab[r]
 		// The merged token drops the right part's continuation prefix.

@@ -205,7 +205,7 @@ func TestBPE(t *testing.T) {
 	model := `{"type":"BPE","unk_token":"<unk>","fuse_unk":true,
 		"continuing_subword_prefix":"##","end_of_word_suffix":"</w>",
 		"vocab":{"<unk>":0,"a":1,"##b":2,"##c</w>":3,"ab":4,"abc</w>":5,"##b</w>":6,"c</w>":7,"c":8},
-		"merges":["a ##b",["ab","##c</w>"]]}`
+		"merges":[["a","##b"],["ab","##c</w>"]]}`
 	tok := build(t, model, map[string]string{"pre_tokenizer": `{"type":"WhitespaceSplit"}`})
 	tests := []struct {
 		in   string
@@ -376,6 +376,8 @@ func TestParseErrors(t *testing.T) {
 		{"regex", spec(bpe, map[string]string{"pre_tokenizer": `{"type":"Split","pattern":{"Regex":"(("},"behavior":"Isolated"}`}), `regex "(("`},
 		{"dropout", `{"model":{"type":"BPE","dropout":0.1,"vocab":{},"merges":[]}}`, "dropout"},
 		{"merge", `{"model":{"type":"BPE","vocab":{"a":0},"merges":["a b"]}}`, "not in the vocabulary"},
+		{"merge parts", `{"model":{"type":"BPE","vocab":{"a":0},"merges":["a a a"]}}`, "not two tokens"},
+		{"mixed merges", `{"model":{"type":"BPE","vocab":{"a":0,"aa":1},"merges":["a a",["a","a"]]}}`, "neither"},
 		{"unk", `{"model":{"type":"WordPiece","vocab":{"a":0},"unk_token":"[UNK]"}}`, `unk_token "[UNK]"`},
 		{"unk_id", `{"model":{"type":"Unigram","vocab":[["a",0]],"unk_id":3}}`, "unk_id 3"},
 		{"negative id", `{"model":{"type":"WordLevel","vocab":{"a":-1}}}`, "negative id"},
