@@ -484,6 +484,9 @@ func (g *Guard) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if g.arb != nil {
 		health["runtime"] = g.arb.status(r.Context())
 	}
+	if g.sum != nil {
+		health["summarizer"] = g.sum.status()
+	}
 	writeJSON(w, http.StatusOK, health)
 }
 

@@ -105,6 +105,16 @@ func (g *Guard) digestFunc(ctx context.Context, f *fit) func([]compact.Message) 
 	}
 }
 
+// status is the summarizer's part of /ctxkit/health: model calls, digests
+// found in the store, digests made, and failures (plain notices).
+func (s *summarizer) status() map[string]any {
+	model := s.model
+	if model == "" {
+		model = "(the request's model)"
+	}
+	return map[string]any{"model": model, "calls": s.calls.Load(), "cache_hits": s.hits.Load(), "summarized": s.misses.Load(), "failures": s.failures.Load()}
+}
+
 // digestRecord is what the store keeps of a digest.
 type digestRecord struct {
 	Digest string `json:"digest"`
@@ -196,6 +206,11 @@ func (s *summarizer) target(ctx context.Context, model string, f *fit) (*target,
 	b := s.direct
 	if b == nil {
 		b = s.g.route(ctx, model)
+	}
+	if s.g.arb != nil && b != s.direct && b != f.b && b.kind != kOpenAI && f.b.kind != kOpenAI && f.b.kind != kAnthropic {
+		// the request holds its runtime: the other one may not load a
+		// model on the GPU now
+		return nil, fmt.Errorf("summarizer model %q runs on %s while the request holds %s (--arbitrate): use the request's runtime or --summarizer-url", model, b.kind, f.b.kind)
 	}
 	t := &target{b: b, model: model}
 	switch {

@@ -93,6 +93,21 @@ func TestSummarizeMiddleNeedle(t *testing.T) {
 	if calls < 9 {
 		t.Fatalf("%d summarizer calls for a 30k-token span in a 4096 window", calls)
 	}
+	// the health endpoint counts the calls
+	resp, err := http.Get(gw + "/ctxkit/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var health struct {
+		Summarizer struct {
+			Calls, Summarized, Failures int
+		} `json:"summarizer"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&health)
+	resp.Body.Close()
+	if err != nil || health.Summarizer.Calls != calls || health.Summarizer.Summarized != 1 || health.Summarizer.Failures != 0 {
+		t.Fatalf("health %+v (%v), want %d calls, 1 summarized", health.Summarizer, err, calls)
+	}
 	// no map call was cut by the summarizer's window
 	for _, ev := range emu.Evals() {
 		if ev.Path == "/api/generate" && ev.Truncated {
@@ -352,5 +367,24 @@ func TestSummarizeReduceRecursive(t *testing.T) {
 	t.Logf("%d summarizer calls, %d of them reduces", len(small.Evals()), reduces)
 	if reduces < 3 {
 		t.Fatalf("%d reduce calls: want levels of reduce", reduces)
+	}
+}
+
+// TestSummarizeArbitrate: under --arbitrate, a summarizer model on the
+// other runtime than the request's is not called (the request holds its
+// runtime): plain notice, the reason reported.
+func TestSummarizeArbitrate(t *testing.T) {
+	emu := llmemu.NewOllama(llmemu.OllamaOptions{NumCtx: 4096})
+	up := serve(t, emu)
+	llama := llmemu.NewLlamaCpp(llmemu.LlamaCppOptions{NCtx: 8192, Model: "qwen-small.gguf", Router: true, RouterModels: []string{"qwen-small.gguf"}})
+	lurl := serve(t, llama)
+	gw := newGuard(t, guard.Options{Ollama: up, LlamaCpp: lurl, Arbitrate: true, Arbiter: guard.ArbiterOptions{MinHold: -1, StateFile: t.TempDir() + "/pin.json"},
+		Summarize: true, SummarizerModel: "qwen-small.gguf"})
+	got, rep := ask(t, gw, middleNeedle(8, 600))
+	if got != llmemu.Dont || rep.Evicted[0].Summarized || !strings.Contains(rep.Evicted[0].SummaryErr, "--arbitrate") {
+		t.Fatalf("answer %q, span %+v", got, rep.Evicted[0])
+	}
+	if n := llama.RequestCount("/v1/chat/completions"); n != 0 {
+		t.Fatalf("%d summarizer calls to llama.cpp while Ollama held the GPU", n)
 	}
 }
