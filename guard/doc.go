@@ -196,6 +196,9 @@
 // is never summarized twice, and concurrent requests with the same new span
 // share one summarization; the plan keeps the notice, so replays stay byte
 // identical. Raw prompts and messages shrunk in place get no digest.
+// GET /ctxkit/health counts the summarizer's calls, cache hits, digests and
+// failures. Under Options.Arbitrate the summarizer model must run on the
+// request's runtime (or at Options.SummarizerURL): the request holds the GPU.
 //
 // # Cost
 //
