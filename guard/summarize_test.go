@@ -236,9 +236,10 @@ func TestSummarizeOpenAIBackend(t *testing.T) {
 // BenchmarkDigest measures the guard's own cost of a digest of a 20k-token
 // span against the emulator (chunking, the calls, the store), per request
 // that evicts it, each a new conversation (no plan to replay): miss
-// summarizes a new span each time (map and reduce calls), hit finds the
-// span's digest in the store; off/new-span and off/same-span are the same
-// requests without --summarize.
+// summarizes a new span each time (every chunk new), miss-one-chunk a span
+// whose other chunks' summaries are in the store, hit finds the span's
+// digest in the store; off/new-span and off/same-span are the same requests
+// without --summarize.
 func BenchmarkDigest(b *testing.B) {
 	emu := llmemu.NewOllama(llmemu.OllamaOptions{NumCtx: 4096})
 	upSrv := httptest.NewServer(emu)
@@ -271,29 +272,35 @@ func BenchmarkDigest(b *testing.B) {
 	}
 	history := middleNeedle(10, 356)
 	seq := 0 // every conversation is new
-	fresh := func(newSpan bool) []msg {
+	// fresh returns a new conversation whose first changed tool outputs
+	// differ from every earlier one's
+	fresh := func(changed int) []msg {
 		seq++
 		h := append([]msg(nil), history...)
 		tag := fmt.Sprintf("%c%c%c", 'a'+seq%26, 'a'+seq/26%26, 'a'+seq/676%26)
 		h[len(h)-1] = msg{"role": "user", "content": "What is the secret? (ask " + tag + ")"}
-		if newSpan {
-			h[3] = msg{"role": "tool", "content": fmt.Sprint(history[3]["content"], " run ", tag), "tool_name": "read_file"}
+		for i := 3; changed > 0 && i < len(h); i += 2 {
+			if h[i]["role"] == "tool" {
+				h[i] = msg{"role": "tool", "content": fmt.Sprint("run ", tag, " ", history[i]["content"]), "tool_name": "read_file"}
+				changed--
+			}
 		}
 		return h
 	}
 	for _, bc := range []struct {
-		name               string
-		summarize, newSpan bool
-	}{{"off/new-span", false, true}, {"miss", true, true}, {"off/same-span", false, false}, {"hit", true, false}} {
+		name      string
+		summarize bool
+		changed   int // tool outputs changed: 0, the span's digest is in the store
+	}{{"off/new-span", false, 10}, {"miss", true, 10}, {"miss-one-chunk", true, 1}, {"off/same-span", false, 0}, {"hit", true, 0}} {
 		b.Run(bc.name, func(b *testing.B) {
 			gw := start(bc.summarize)
-			if !bc.newSpan {
-				post(gw, fresh(false), bc.summarize)
+			if bc.changed == 0 {
+				post(gw, fresh(0), bc.summarize)
 			}
 			calls := emu.RequestCount("/api/generate")
 			tokens := 0
 			for b.Loop() {
-				tokens = post(gw, fresh(bc.newSpan), bc.summarize)
+				tokens = post(gw, fresh(bc.changed), bc.summarize)
 			}
 			b.ReportMetric(float64(emu.RequestCount("/api/generate")-calls)/float64(b.N), "calls/op")
 			b.ReportMetric(float64(tokens), "span_tokens")
