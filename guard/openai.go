@@ -294,9 +294,9 @@ func (g *Guard) forwardRetry(w http.ResponseWriter, r *http.Request, f *fit, rel
 		retryable := resp.StatusCode >= 400 && resp.StatusCode < 500
 		var errBody []byte
 		inBand := false
-		if attempt == 0 && g.opts.Policy == PolicyCompact && resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-			// Older llama.cpp builds answer 200 and one in-band
-			// event data: {"error":...}; look at the first line.
+		if g.opts.Policy == PolicyCompact && resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			// Older llama.cpp builds and SGLang answer 200 and one
+			// in-band event data: {"error":...}; look at the first line.
 			if first, ok := inBandError(resp); ok {
 				retryable, errBody, inBand = true, first, true
 			}
@@ -339,12 +339,15 @@ func (g *Guard) forwardRetry(w http.ResponseWriter, r *http.Request, f *fit, rel
 				}
 				continue
 			}
-			if inBand {
-				errBody = append(append([]byte("data: "), errBody...), "\n\n"...)
+			if !inBand {
+				resp.Body = io.NopCloser(bytes.NewReader(errBody))
 			}
-			resp.Body = io.NopCloser(bytes.NewReader(errBody))
 		}
-		if attempt > 0 && resp.StatusCode >= 400 {
+		if inBand {
+			// Relayed as it came, with the report.
+			resp.Body = io.NopCloser(bytes.NewReader(append(append([]byte("data: "), errBody...), "\n\n"...)))
+		}
+		if attempt > 0 && (resp.StatusCode >= 400 || inBand) {
 			f.rep.Recovered = false
 		}
 		relayFn(w, r, f, resp)

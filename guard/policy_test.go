@@ -120,3 +120,33 @@ func TestInBandStreamError(t *testing.T) {
 		t.Errorf("reply %q", ev.Reply.Text)
 	}
 }
+
+// TestInBandErrorCarriesReport: when the retry fails too, the in-band
+// error event is relayed as it is, with the report in it (the stream ends
+// there, so it is the last object the client sees).
+func TestInBandErrorCarriesReport(t *testing.T) {
+	const event = `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5000,"n_ctx":4096}}`
+	tries := 0
+	up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		tries++
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte("data: " + event + "\n\n"))
+	}))
+	gw := newGuard(t, guard.Options{LlamaCpp: up, NoExact: true, DefaultWindow: 4096})
+	resp, body := postJSON(t, gw+"/v1/chat/completions", msg{"model": "m", "stream": true, "messages": agentHistory(3, 50, true)})
+	line, _, _ := bytes.Cut(bytes.TrimPrefix(body, []byte("data: ")), []byte("\n"))
+	var out struct {
+		Error  map[string]any `json:"error"`
+		Ctxkit *guard.Report  `json:"ctxkit"`
+	}
+	if err := json.Unmarshal(line, &out); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	if resp.StatusCode != http.StatusOK || tries != 2 || out.Error["type"] != "exceed_context_size_error" || out.Ctxkit == nil || out.Ctxkit.Recovered || out.Ctxkit.UpstreamError == "" {
+		t.Errorf("%d tries=%d %s", resp.StatusCode, tries, body)
+	}
+}

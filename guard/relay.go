@@ -18,9 +18,9 @@ type final func(obj []byte) []byte
 
 // relay copies an upstream response to the client: the report's headers,
 // then the body. NDJSON and SSE are relayed line by line and flushed as
-// they arrive; isFinal picks the object that gets the report (observe is
-// called on every object, for usage counts). Other bodies are read whole
-// and the report injected.
+// they arrive; isFinal picks the object that gets the report, as does an
+// error sent in-band (observe is called on every object, for usage
+// counts). Other bodies are read whole and the report injected.
 func relay(w http.ResponseWriter, resp *http.Response, rep *Report, isFinal func([]byte) bool, observe func([]byte), fin final) error {
 	defer resp.Body.Close()
 	h := w.Header()
@@ -67,7 +67,7 @@ func relay(w http.ResponseWriter, resp *http.Response, rep *Report, isFinal func
 				if observe != nil {
 					observe(obj)
 				}
-				if isFinal(obj) {
+				if isFinal(obj) || isErrorEvent(obj) {
 					line = append(prefix, fin(obj)...)
 				}
 			}
@@ -85,6 +85,14 @@ func relay(w http.ResponseWriter, resp *http.Response, rep *Report, isFinal func
 			return err
 		}
 	}
+}
+
+// isErrorEvent says whether a streamed object is an error sent in-band
+// (llama.cpp's and SGLang's {"error":...}, Anthropic's {"type":"error"}):
+// the stream ends there, so it carries the report.
+func isErrorEvent(obj []byte) bool {
+	obj = bytes.TrimSpace(obj)
+	return bytes.HasPrefix(obj, []byte(`{"error"`)) || bytes.HasPrefix(obj, []byte(`{"type":"error"`))
 }
 
 // jsonInt reads an integer field of a JSON object, following a path of
