@@ -129,7 +129,8 @@
 // message_start once and block indices following on, the report in the
 // last answer's final object only, whose usage counts that answer alone.
 // The report gains recall_rounds, recalled (the ids asked for) and
-// recall_compactions.
+// recall_compactions. An Anthropic turn's thinking blocks go back with its
+// context_recall calls, as the API requires.
 //
 // # One GPU, two runtimes
 //
