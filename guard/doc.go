@@ -170,9 +170,11 @@
 // ArbiterOptions.StateFile and read back at start, and requests for the
 // other runtime get 409 runtime_pinned (not 503: retrying does not help
 // until someone unpins). Guard.Close stops the llama-server the guard
-// started. With the emulators, a switch takes about 12 ms to a started
-// process and 6 ms back, 0.5 ms and 0.2 ms in router mode
-// (BenchmarkRuntimeSwitch); real runtimes spend seconds loading weights.
+// started. With the emulators on a loaded 2-core machine, a switch to
+// llama.cpp takes 12 to 19 ms when it starts the process and 2 to 4 ms
+// back; about 1 ms and 0.2 to 2 ms in router mode (BenchmarkRuntimeSwitch,
+// the guard's own X-Ctxkit-Runtime-Switch-Ms); real runtimes spend seconds
+// loading weights.
 //
 // # Digests
 //

@@ -55,6 +55,7 @@ type GuardOptions struct {
 	Arbitrate                 bool
 	LlamaCppCmd, RuntimeState string
 	MinHold, QueueTimeout     time.Duration
+	LlamaCppStartTimeout      time.Duration
 	QueueLimit                int
 	// Recall adds the context_recall tool and answers its calls.
 	Recall bool
@@ -111,6 +112,7 @@ func newGuardCmd(g *globals, streams IO) *cobra.Command {
 	f.DurationVar(&opts.MinHold, "min-hold", guard.DefaultMinHold, "with --arbitrate: how long a runtime keeps the GPU after a switch (0: no hold)")
 	f.DurationVar(&opts.QueueTimeout, "queue-timeout", guard.DefaultQueueTimeout, "with --arbitrate: how long a request waits for the GPU before a 503 with Retry-After")
 	f.IntVar(&opts.QueueLimit, "queue-limit", guard.DefaultQueueLimit, "with --arbitrate: how many requests may wait for the GPU")
+	f.DurationVar(&opts.LlamaCppStartTimeout, "llamacpp-start-timeout", guard.DefaultStartTimeout, "with --arbitrate: how long a started llama-server (or a router-mode load) may take to answer /health")
 	f.StringVar(&opts.RuntimeState, "runtime-state", "", "with --arbitrate: file keeping the runtime pin (default guard-runtime.json in the ctxkit home)")
 	f.BoolVar(&opts.Recall, "recall", false, "add a context_recall tool to chat requests that carry tools and answer its calls in the guard, so the model can read back what compaction removed")
 	f.StringVar(&opts.Tokenizer, "tokenizer", "", "Hugging Face tokenizer.json of the model: count tokens exactly instead of estimating (calibration can still raise the count)")
@@ -149,7 +151,7 @@ func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, r
 	if keep == 0 {
 		keep = -1 // compact: negative means none
 	}
-	arb := guard.ArbiterOptions{LlamaCppCmd: opts.LlamaCppCmd, MinHold: opts.MinHold, QueueLimit: opts.QueueLimit, QueueTimeout: opts.QueueTimeout, StateFile: opts.RuntimeState}
+	arb := guard.ArbiterOptions{LlamaCppCmd: opts.LlamaCppCmd, MinHold: opts.MinHold, QueueLimit: opts.QueueLimit, QueueTimeout: opts.QueueTimeout, StateFile: opts.RuntimeState, StartTimeout: opts.LlamaCppStartTimeout}
 	if arb.MinHold <= 0 {
 		arb.MinHold = -1 // guard: negative means none
 	}
