@@ -292,9 +292,13 @@ func (g *Guard) anthropicMessages(w http.ResponseWriter, r *http.Request, b *bac
 	_ = json.Unmarshal(body, &p)
 	f := &fit{b: b, req: &chatRequest{conv: a.conv}, model: p.Model, reserve: g.reserveOr(p.MaxTokens), rebuild: a.build,
 		rep: &Report{Policy: g.opts.Policy, Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, p.Model)}
-	f.window, f.rep.WindowSource = DefaultAnthropicWindow, "default"
-	if w := g.opts.Windows[p.Model]; w > 0 {
-		f.window, f.rep.WindowSource = w, "config"
+	if b.kind == kAnthropic {
+		f.window, f.rep.WindowSource = DefaultAnthropicWindow, "default"
+		if w := g.opts.Windows[p.Model]; w > 0 {
+			f.window, f.rep.WindowSource = w, "config"
+		}
+	} else {
+		f.window, f.rep.WindowSource = g.openaiWindow(r.Context(), b, p.Model)
 	}
 	if !g.apply(r.Context(), w, f, body) {
 		return
@@ -305,13 +309,39 @@ func (g *Guard) anthropicMessages(w http.ResponseWriter, r *http.Request, b *bac
 func (g *Guard) relayAnthropic(w http.ResponseWriter, r *http.Request, f *fit, resp *http.Response) {
 	isFinal := func(obj []byte) bool { return bytes.Contains(obj, []byte(`"type":"message_delta"`)) }
 	observe := func(obj []byte) {
+		// Ollama's /v1/messages truncates silently, as its /api/chat.
+		truncates := f.b.kind == kOllama
 		if n := jsonInt(obj, "usage", "input_tokens"); n > 0 {
-			g.observed(f, n, false)
+			g.observed(f, n, truncates)
 		} else if n := jsonInt(obj, "message", "usage", "input_tokens"); n > 0 {
-			g.observed(f, n, false)
+			g.observed(f, n, truncates)
 		}
 	}
 	if err := relay(w, resp, f.rep, isFinal, observe, f.rep.inject); err != nil && r.Context().Err() == nil {
 		g.log.Warn("relay failed", "path", r.URL.Path, "err", err)
 	}
+}
+
+// anthropicCountTokens serves /v1/messages/count_tokens: Ollama has no
+// such endpoint, so the guard answers for it with its own count of the
+// request (calibrated from Ollama's counts, template overhead included;
+// an estimate unless a tokenizer is set); other backends answer
+// themselves.
+func (g *Guard) anthropicCountTokens(w http.ResponseWriter, r *http.Request, b *backend, body []byte) {
+	if b.kind != kOllama {
+		b.proxy.ServeHTTP(w, withBody(r, body))
+		return
+	}
+	a, err := parseAnthropic(body)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"type": "error", "error": map[string]string{"type": "invalid_request_error", "message": err.Error()}})
+		return
+	}
+	var p struct {
+		Model string `json:"model"`
+	}
+	_ = json.Unmarshal(body, &p)
+	cnt := g.calibrationFor(b.kind, p.Model).snapshot(g.base)
+	n, _ := countConversation(a.conv, cnt.c, templateOverhead)
+	writeJSON(w, http.StatusOK, map[string]int{"input_tokens": n})
 }

@@ -291,8 +291,10 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.openaiRoute(w, r, g.openaiChat)
 	case r.Method == http.MethodPost && p == "/v1/completions":
 		g.openaiRoute(w, r, g.openaiCompletion)
-	case r.Method == http.MethodPost && p == "/v1/messages" && g.backends[kAnthropic] != nil:
-		g.withBackend(w, r, kAnthropic, g.anthropicMessages)
+	case r.Method == http.MethodPost && p == "/v1/messages":
+		g.openaiRoute(w, r, g.anthropicMessages)
+	case r.Method == http.MethodPost && p == "/v1/messages/count_tokens":
+		g.openaiRoute(w, r, g.anthropicCountTokens)
 	case strings.HasPrefix(p, "/v1/messages") && g.backends[kAnthropic] != nil:
 		g.backends[kAnthropic].proxy.ServeHTTP(w, r)
 	case r.Method == http.MethodGet && p == "/v1/models" && len(g.backends) > 1:

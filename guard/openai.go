@@ -135,8 +135,15 @@ func (g *Guard) openaiRoute(w http.ResponseWriter, r *http.Request, h func(http.
 		model = m.Model
 		r = withBody(r, body)
 	}
-	b := g.route(r.Context(), model)
-	if h == nil || g.opts.Policy == PolicyOff || b.kind == kAnthropic {
+	// The Messages API goes to the Anthropic backend when there is one
+	// (unless a route says otherwise), else to the model's backend: Ollama
+	// and llama.cpp serve it too.
+	messages := strings.HasPrefix(r.URL.Path, "/v1/messages")
+	b := g.backends[kAnthropic]
+	if _, routed := g.opts.Routes[model]; !messages || routed || b == nil {
+		b = g.route(r.Context(), model)
+	}
+	if h == nil || g.opts.Policy == PolicyOff || (b.kind == kAnthropic && !messages) {
 		b.proxy.ServeHTTP(w, r)
 		return
 	}

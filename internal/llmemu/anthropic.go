@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // AnthropicOptions configure an Anthropic Messages API emulator. The zero
@@ -330,10 +331,17 @@ func (s *Anthropic) messages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply := s.opts.Responder(Turn{Prompt: prompt, Messages: msgs, Tools: tools})
+	writeAnthropic(w, r, &s.Recorder, &ev, req, reply, n, s.ids.Add(1), s.opts.ChunkDelay)
+}
+
+// writeAnthropic answers a Messages request with reply (limited to its
+// max_tokens), one JSON message or the SSE events, and records ev; the
+// Anthropic emulator and Ollama's /v1/messages share it.
+func writeAnthropic(w http.ResponseWriter, r *http.Request, rec *Recorder, ev *Eval, req *anthropicRequest, reply Reply, inputTokens int, id int64, delay time.Duration) {
 	text, short := limitReply(reply.Text, *req.MaxTokens)
 	reply.Text = text
 	ev.Status, ev.Reply = http.StatusOK, reply
-	s.addEval(ev)
+	rec.addEval(*ev)
 	stop := "end_turn"
 	switch {
 	case len(reply.ToolCalls) > 0:
@@ -341,7 +349,6 @@ func (s *Anthropic) messages(w http.ResponseWriter, r *http.Request) {
 	case short:
 		stop = "max_tokens"
 	}
-	id := s.ids.Add(1)
 	var content []anthropicOutBlock
 	if reply.Text != "" || len(reply.ToolCalls) == 0 {
 		content = append(content, anthropicOutBlock{Type: "text", Text: &reply.Text})
@@ -360,13 +367,13 @@ func (s *Anthropic) messages(w http.ResponseWriter, r *http.Request) {
 	outTokens := replyTokens(reply)
 	msg := anthropicOut{
 		ID: fmt.Sprintf("msg_%024d", id), Type: "message", Role: "assistant", Model: req.Model,
-		Content: content, StopReason: &stop, Usage: anthropicUsage{InputTokens: n, OutputTokens: outTokens},
+		Content: content, StopReason: &stop, Usage: anthropicUsage{InputTokens: inputTokens, OutputTokens: outTokens},
 	}
 	if !req.Stream {
 		writeJSON(w, http.StatusOK, "application/json", msg)
 		return
 	}
-	sse := newSSE(w, r, &s.Recorder, s.opts.ChunkDelay)
+	sse := newSSE(w, r, rec, delay)
 	start := msg
 	start.Content, start.StopReason = []anthropicOutBlock{}, nil
 	start.Usage.OutputTokens = 1

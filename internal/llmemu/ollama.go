@@ -47,9 +47,10 @@ const OllamaVersion = "0.33.0"
 
 // Ollama emulates an Ollama server: /api/chat and /api/generate (NDJSON
 // streaming by default, silent truncation), /api/tags, /api/show, /api/ps,
-// /api/embed, /api/version and "/", and the OpenAI-compatible
-// /v1/chat/completions and /v1/models, which run at the server's default
-// window (they cannot set num_ctx) with the same silent truncation.
+// /api/embed, /api/version and "/", the OpenAI-compatible
+// /v1/chat/completions and /v1/models, and the Anthropic-compatible
+// /v1/messages, which run at the server's default window (they cannot set
+// num_ctx) with the same silent truncation.
 type Ollama struct {
 	Recorder
 	opts OllamaOptions
@@ -91,6 +92,7 @@ func NewOllama(opts OllamaOptions) *Ollama {
 	})
 	s.mux.HandleFunc("POST /v1/chat/completions", s.openaiChat)
 	s.mux.HandleFunc("GET /v1/models", s.openaiModels)
+	s.mux.HandleFunc("POST /v1/messages", s.anthropicMessages)
 	root := func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("Ollama is running"))

@@ -1,0 +1,49 @@
+package llmemu
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// anthropicMessages serves Ollama's Anthropic compatibility, POST
+// /v1/messages: the request is converted to a chat and goes through the
+// same rendered path as /api/chat, so an over-long prompt is cut silently
+// (whole messages from the front, then the half-window rule) and answered
+// 200, with usage.input_tokens the tokens kept. Errors are Anthropic's
+// envelope with an HTTP status (Ollama sends no in-band error events).
+// Ollama has no /v1/messages/count_tokens.
+func (s *Ollama) anthropicMessages(w http.ResponseWriter, r *http.Request) {
+	var req anthropicRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		anthropicError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return
+	}
+	if req.MaxTokens == nil {
+		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "max_tokens: Field required")
+		return
+	}
+	model := s.resolve(req.Model)
+	if model == "" {
+		anthropicError(w, http.StatusNotFound, "not_found_error", fmt.Sprintf("model %q not found, try pulling it first", req.Model))
+		return
+	}
+	msgs, tools, err := req.convert()
+	if err != nil {
+		anthropicError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return
+	}
+	numCtx, numKeep, _ := s.window(ollamaOptions{})
+	s.load(model, numCtx)
+	cut := s.truncateChat(msgs, tools, numCtx, numKeep, true, true)
+	ev := Eval{Path: r.URL.Path, Model: req.Model, SentTokens: cut.sent, PromptTokens: cut.eval, SentMessages: len(msgs),
+		KeptMessages: len(cut.kept), Truncated: cut.truncated, Prompt: cut.prompt}
+	if cut.status != 0 {
+		ev.Status = cut.status
+		s.addEval(ev)
+		anthropicError(w, cut.status, "invalid_request_error", cut.errMsg)
+		return
+	}
+	reply := s.opts.Responder(Turn{Prompt: cut.prompt, Messages: cut.kept, Tools: tools})
+	writeAnthropic(w, r, &s.Recorder, &ev, &req, reply, cut.eval, s.ids.Add(1), s.opts.ChunkDelay)
+}
