@@ -180,6 +180,11 @@ func FuzzEncode(f *testing.F) {
 			if again := ft.tok.Encode(s); !slices.Equal(ids, again) {
 				t.Fatalf("tokenizer %d: Encode(%q) not deterministic: %v then %v", i, s, ids, again)
 			}
+			if ft.tok.fast != nil {
+				if general := slow(ft.tok).Encode(s); !slices.Equal(ids, general) {
+					t.Fatalf("tokenizer %d: %q: fast path %v, general path %v", i, s, ids, general)
+				}
+			}
 			if n := ft.tok.Count(s); n != len(ids) {
 				t.Fatalf("tokenizer %d: Count(%q) = %d, len(Encode) = %d", i, s, n, len(ids))
 			}

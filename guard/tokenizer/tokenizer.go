@@ -23,6 +23,7 @@ type Tokenizer struct {
 	norm  normalizer
 	pre   preTokenizer
 	model model
+	fast  *fastByteLevel // pre for byte-level BPE, without word lists; nil: pre
 }
 
 // Load reads and parses the tokenizer.json at path.
@@ -85,6 +86,9 @@ func Parse(data []byte) (*Tokenizer, error) {
 	if t.pre, err = parsePreTokenizer(f.PreTokenizer); err != nil {
 		return nil, fmt.Errorf("tokenizer: pre_tokenizer: %w", err)
 	}
+	if _, ok := t.model.(*bpe); ok && t.pre != nil {
+		t.fast = detectFastByteLevel(f.PreTokenizer)
+	}
 	var raw, normd []addedTokenJSON
 	for _, a := range f.AddedTokens {
 		if a.Content == "" {
@@ -133,6 +137,10 @@ func (t *Tokenizer) Encode(text string) []int {
 		t.normd.split(s, func(s string, id int, first2 bool) {
 			if id >= 0 {
 				ids = append(ids, id)
+				return
+			}
+			if t.fast != nil {
+				ids = t.fast.encode(t.model.(*bpe), s, ids)
 				return
 			}
 			words := []string{s}

@@ -475,3 +475,53 @@ func TestSpaceSplit(t *testing.T) {
 		t.Errorf("cut %v\nwhole %v", head(cut), head(whole))
 	}
 }
+
+// slow returns tok without its fast byte-level path.
+func slow(tok *Tokenizer) *Tokenizer {
+	c := *tok
+	c.fast = nil
+	return &c
+}
+
+// TestFastPath checks that the byte-level fast path is taken where it
+// applies and gives the ids of the general path.
+func TestFastPath(t *testing.T) {
+	vocab := map[string]int{}
+	for b := 0; b < 256; b++ {
+		vocab[string(byteToRune[b])] = b
+	}
+	vocab["Ġa"] = 256
+	vocabJSON, _ := json.Marshal(vocab)
+	model := `{"type":"BPE","vocab":` + string(vocabJSON) + `,"merges":["Ġ a"]}`
+	split := func(pat string, prefix bool) string {
+		p, _ := json.Marshal(pat)
+		return fmt.Sprintf(`{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":%s},"behavior":"Isolated","invert":false},{"type":"ByteLevel","add_prefix_space":%v,"use_regex":false}]}`, p, prefix)
+	}
+	tests := []struct {
+		name, pre string
+		fast      bool
+	}{
+		{"gpt2", `{"type":"ByteLevel","add_prefix_space":true,"use_regex":true}`, true},
+		{"gpt2 no prefix", `{"type":"ByteLevel","add_prefix_space":false}`, true},
+		{"llama3", split(patLlama3, false), true},
+		{"qwen2 word prefix", split(patQwen2, true), true},
+		{"gpt2 split", split(patGPT2, false), true},
+		{"other regex", split(`\s+|\S+`, false), false},
+		{"no regex", `{"type":"ByteLevel","use_regex":false}`, false},
+		{"merged", strings.Replace(split(patLlama3, false), "Isolated", "MergedWithNext", 1), false},
+	}
+	texts := append(slices.Clone(scannerSeeds), mixedText()[:5000], "a a  a\n a")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tok := build(t, model, map[string]string{"pre_tokenizer": tc.pre})
+			if got := tok.fast != nil; got != tc.fast {
+				t.Fatalf("fast path = %v, want %v", got, tc.fast)
+			}
+			for _, s := range texts {
+				if got, want := tok.Encode(s), slow(tok).Encode(s); !slices.Equal(got, want) {
+					t.Errorf("%q: fast %v, general %v", s, head(got), head(want))
+				}
+			}
+		})
+	}
+}
