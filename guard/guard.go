@@ -160,7 +160,7 @@ type Guard struct {
 	metrics *metrics
 
 	stats struct {
-		requests, compacted, refused, retried, truncated, observed atomic.Int64
+		requests, compacted, refused, retried, truncated, observed, recallRounds atomic.Int64
 	}
 }
 

@@ -3,7 +3,6 @@ package guard
 import (
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,14 +31,40 @@ func newMetrics(g *Guard) *metrics {
 	opts := func(name, help string) prometheus.Opts {
 		return prometheus.Opts{Namespace: "ctxkit", Subsystem: "guard", Name: name, Help: help}
 	}
-	counter := func(name, help string, v *atomic.Int64) {
-		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts(opts(name, help)), func() float64 { return float64(v.Load()) }))
+	counter := func(name, help string, v func() int64) {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts(opts(name, help)), func() float64 { return float64(v()) }))
 	}
-	counter("requests_total", "Requests proxied (/metrics and /ctxkit/* not counted).", &g.stats.requests)
-	counter("compactions_total", "Requests compacted to fit the window.", &g.stats.compacted)
-	counter("refused_total", "Requests answered 413 (strict policy, or nothing left to remove).", &g.stats.refused)
-	counter("retries_total", "Retries after an upstream context-overflow error.", &g.stats.retried)
-	counter("upstream_truncations_total", "Silent truncations detected after the fact (upstream evaluated fewer tokens than sent).", &g.stats.truncated)
+	counter("requests_total", "Requests proxied (/metrics and /ctxkit/* not counted).", g.stats.requests.Load)
+	counter("compactions_total", "Requests compacted to fit the window.", g.stats.compacted.Load)
+	counter("refused_total", "Requests answered 413 (strict policy, or nothing left to remove).", g.stats.refused.Load)
+	counter("retries_total", "Retries after an upstream context-overflow error.", g.stats.retried.Load)
+	counter("upstream_truncations_total", "Silent truncations detected after the fact (upstream evaluated fewer tokens than sent).", g.stats.truncated.Load)
+	if g.opts.Recall {
+		counter("recall_rounds_total", "context_recall rounds the guard answered.", g.stats.recallRounds.Load)
+	}
+	// The summarizer and the arbiter are made after the metrics: read them
+	// at scrape time.
+	if g.opts.Summarize {
+		counter("summarizer_calls_total", "Calls to the summarizer model (map and reduce steps).", func() int64 { return g.sum.calls.Load() })
+		counter("summarizer_cache_hits_total", "Digests found in the store instead of being written again.", func() int64 { return g.sum.hits.Load() })
+		counter("summarizer_failures_total", "Digests that failed (the plain notice was used).", func() int64 { return g.sum.failures.Load() })
+	}
+	if g.opts.Arbitrate {
+		arb := func(field func(*arbiter) int64) func() int64 {
+			return func() int64 {
+				if g.arb == nil {
+					return 0
+				}
+				g.arb.mu.Lock()
+				defer g.arb.mu.Unlock()
+				return field(g.arb)
+			}
+		}
+		counter("runtime_switches_total", "GPU hand-overs between Ollama and llama.cpp.", arb(func(a *arbiter) int64 { return a.stats.switches }))
+		counter("runtime_queued_total", "Requests that waited for the other runtime to release the GPU.", arb(func(a *arbiter) int64 { return a.stats.queued }))
+		counter("runtime_timeouts_total", "Requests that gave up waiting for the GPU (503).", arb(func(a *arbiter) int64 { return a.stats.timedOut + a.stats.full }))
+		counter("runtime_switch_failures_total", "Switches that failed (503 runtime_switch_failed).", arb(func(a *arbiter) int64 { return a.stats.failed }))
+	}
 	m.evicted = prometheus.NewCounterVec(prometheus.CounterOpts(opts("evicted_tokens_total", "Tokens removed from prompts by compaction.")), []string{"backend"})
 	m.upstream = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "ctxkit", Subsystem: "guard", Name: "upstream_seconds", Buckets: upstreamBuckets,

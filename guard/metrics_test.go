@@ -64,3 +64,22 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsOfFeatures: recall, the summarizer and the arbiter add their
+// counters when they are on.
+func TestMetricsOfFeatures(t *testing.T) {
+	oll, lcpp := serve(t, llmemu.NewOllama(llmemu.OllamaOptions{})), serve(t, llmemu.NewLlamaCpp(llmemu.LlamaCppOptions{}))
+	gw := newGuard(t, guard.Options{Ollama: oll, LlamaCpp: lcpp, Recall: true, Summarize: true, Arbitrate: true})
+	resp, err := http.Get(gw + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, name := range []string{"recall_rounds_total", "summarizer_calls_total", "summarizer_cache_hits_total", "summarizer_failures_total",
+		"runtime_switches_total", "runtime_queued_total", "runtime_timeouts_total", "runtime_switch_failures_total"} {
+		if !strings.Contains(string(text), "\nctxkit_guard_"+name+" 0\n") {
+			t.Errorf("no %s", name)
+		}
+	}
+}

@@ -626,6 +626,7 @@ func (rc *recaller) round(r *http.Request, f *fit, a *answer) (*http.Response, e
 	}
 	rc.rounds++
 	f.rep.RecallRounds = rc.rounds
+	g.stats.recallRounds.Add(1)
 	results := make([]string, len(rec))
 	for i, c := range rec {
 		var id string
