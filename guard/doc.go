@@ -11,7 +11,7 @@
 //     path (/api/tags, /api/ps, /api/pull, HEAD /, ...) is passed through.
 //   - OpenAI: POST /v1/chat/completions (SSE when stream is set) and
 //     /v1/completions, sent to llama.cpp, an OpenAI-compatible server or
-//     Ollama by model name (flags give the backends; /api/tags and
+//     Ollama by model name (Options.Routes first, then /api/tags and
 //     /v1/models say which serves which model); GET /v1/models lists
 //     every backend's models when there are several; other /v1/* paths
 //     (/v1/embeddings, /v1/responses, ...) are passed through to the
@@ -19,12 +19,21 @@
 //   - Anthropic: POST /v1/messages (SSE when stream is set) is compacted:
 //     tool_result blocks become neutral tool messages matched to their
 //     tool_use by id, so a call and its result go together, and a message
-//     whose blocks all survive is sent byte for byte; the window is
-//     Options.Windows[model], else 200,000. /v1/messages/count_tokens is
-//     passed through.
+//     whose blocks all survive is sent byte for byte. It goes to the
+//     Anthropic backend (window Options.Windows[model], else 200,000), or,
+//     when there is none or a route says so, to the model's backend: Ollama
+//     and llama.cpp serve the Messages API too (Claude Code on a local
+//     model), with their loaded window, and Ollama's silent truncation is
+//     detected there as on /api/chat. /v1/messages/count_tokens is passed
+//     through, except to Ollama, which lacks it: the guard answers with its
+//     own calibrated count.
 //   - GET /ctxkit/evicted/{id} returns an evicted span (JSON messages) from
 //     the offload store; GET /ctxkit/health the policy, counters and
-//     calibrations.
+//     calibrations; GET /metrics the Prometheus metrics (requests,
+//     compactions, refusals, retries, truncations detected, evicted tokens
+//     per backend, upstream latency per backend and endpoint, upstream
+//     failures, and the counters of recall, digests and the arbiter when
+//     they are on), in a registry of the Guard's own.
 //
 // Pass-through uses net/http/httputil.ReverseProxy with FlushInterval -1,
 // so every chunk is flushed as it arrives; intercepted streams are relayed
@@ -89,12 +98,22 @@
 //
 // An upstream context error (llama.cpp's 400 exceed_context_size_error,
 // or its in-band first SSE event in older builds; OpenAI's
-// context_length_exceeded; Anthropic's "prompt is too long"; Ollama's
+// context_length_exceeded; vLLM's "maximum context length is M tokens ...
+// at least N input tokens", in its current and older envelopes; SGLang's
+// "Input length (N tokens) exceeds the maximum allowed length (M tokens)",
+// also in-band in a 200 stream; Anthropic's "prompt is too long"; Ollama's
 // "prompt is longer than the context length" or, on its native path,
-// llama-server's body inside its error string)
-// recalibrates the estimate from the error's numbers, takes the window it
-// names, recompacts and retries once; a second failure is returned as it
-// is, with the report.
+// llama-server's body inside its error string) recalibrates the estimate
+// from the error's numbers, takes the window it names, recompacts and
+// retries once; a second failure is returned as it is, with the report (in
+// a stream, in the in-band error event).
+//
+// Options.NoThink (ctxkit guard --no-think) turns thinking off with the
+// switch each backend reads, since the wrong one fails silently (empty
+// content, the text in a thinking field): "think": false on Ollama's
+// /api/*, "reasoning_effort": "none" on Ollama's /v1/*,
+// chat_template_kwargs.enable_thinking = false for llama.cpp and
+// OpenAI-compatible servers; a switch the client set is left alone.
 //
 // # Recall
 //
@@ -131,6 +150,33 @@
 // The report gains recall_rounds, recalled (the ids asked for) and
 // recall_compactions. An Anthropic turn's thinking blocks go back with its
 // context_recall calls, as the API requires.
+//
+// # Digests
+//
+// With Options.Summarize (ctxkit guard --summarize), the notice of each new
+// evicted span carries a digest, said to be a summary and not the original
+// and naming the stored original's id. Options.SummarizerModel writes it
+// (default: the request's own model, which is installed and loaded
+// already; a small one such as gemma3:1b is faster), through Ollama's
+// /api/generate or a llama.cpp or OpenAI-compatible /v1/chat/completions,
+// as the guard routes that model, or at Options.SummarizerURL. The span is
+// rendered as text and summarized whole: map over chunks cut to the
+// summarizer's window (found as for requests, num_ctx sent with it, room
+// left for the prompt and the output), then reduce of the partial
+// summaries, in levels while they do not fit one call, each call told to
+// keep names, numbers, ids, paths and decisions, the digest at most
+// Options.DigestTokens (400). Any failed call, or the whole passing
+// Options.SummarizeTimeout (30 s per request), leaves the plain notice and
+// the report's summary_error; a digest that would put the prompt over the
+// budget is dropped too, so a digest never makes compaction fail. Digests
+// are kept in the offload store under a hash of the span, the model and the
+// prompt (digest_<hash>, 24 h), so a span replanned or seen after a restart
+// is never summarized twice, and concurrent requests with the same new span
+// share one summarization; the plan keeps the notice, so replays stay byte
+// identical. Raw prompts and messages shrunk in place get no digest.
+// GET /ctxkit/health counts the summarizer's calls, cache hits, digests and
+// failures. Under Options.Arbitrate the summarizer model must run on the
+// request's runtime (or at Options.SummarizerURL): the request holds the GPU.
 //
 // # One GPU, two runtimes
 //
@@ -175,33 +221,6 @@
 // back; about 1 ms and 0.2 to 2 ms in router mode (BenchmarkRuntimeSwitch,
 // the guard's own X-Ctxkit-Runtime-Switch-Ms); real runtimes spend seconds
 // loading weights.
-//
-// # Digests
-//
-// With Options.Summarize (ctxkit guard --summarize), the notice of each new
-// evicted span carries a digest, said to be a summary and not the original
-// and naming the stored original's id. Options.SummarizerModel writes it
-// (default: the request's own model, which is installed and loaded
-// already; a small one such as gemma3:1b is faster), through Ollama's
-// /api/generate or a llama.cpp or OpenAI-compatible /v1/chat/completions,
-// as the guard routes that model, or at Options.SummarizerURL. The span is
-// rendered as text and summarized whole: map over chunks cut to the
-// summarizer's window (found as for requests, num_ctx sent with it, room
-// left for the prompt and the output), then reduce of the partial
-// summaries, in levels while they do not fit one call, each call told to
-// keep names, numbers, ids, paths and decisions, the digest at most
-// Options.DigestTokens (400). Any failed call, or the whole passing
-// Options.SummarizeTimeout (30 s per request), leaves the plain notice and
-// the report's summary_error; a digest that would put the prompt over the
-// budget is dropped too, so a digest never makes compaction fail. Digests
-// are kept in the offload store under a hash of the span, the model and the
-// prompt (digest_<hash>, 24 h), so a span replanned or seen after a restart
-// is never summarized twice, and concurrent requests with the same new span
-// share one summarization; the plan keeps the notice, so replays stay byte
-// identical. Raw prompts and messages shrunk in place get no digest.
-// GET /ctxkit/health counts the summarizer's calls, cache hits, digests and
-// failures. Under Options.Arbitrate the summarizer model must run on the
-// request's runtime (or at Options.SummarizerURL): the request holds the GPU.
 //
 // # Cost
 //
