@@ -34,12 +34,6 @@ type GuardOptions struct {
 	KeepRecent                          int
 	Window, Reserve, Margin             int
 	Grace                               time.Duration
-	// Summarize puts a digest of each new evicted span in its notice,
-	// written by SummarizerModel ("": the request's model) at
-	// SummarizerURL ("": the backend serving that model).
-	Summarize                      bool
-	SummarizerModel, SummarizerURL string
-	SummarizeTimeout               time.Duration
 	// Config is a TOML file of flag values (see applyConfigFile).
 	Config string
 	// Routes send models to backends (model → ollama, llamacpp, openai
@@ -49,6 +43,17 @@ type GuardOptions struct {
 	ModelWindows map[string]int
 	// NoThink turns thinking off with each backend's own switch.
 	NoThink bool
+	// Recall adds the context_recall tool and answers its calls.
+	Recall bool
+	// Summarize puts a digest of each new evicted span in its notice,
+	// written by SummarizerModel ("": the request's model) at
+	// SummarizerURL ("": the backend serving that model).
+	Summarize                      bool
+	SummarizerModel, SummarizerURL string
+	SummarizeTimeout               time.Duration
+	// Tokenizer is a Hugging Face tokenizer.json whose exact counts
+	// replace the estimate ("" keeps the estimate).
+	Tokenizer string
 	// Arbitrate and the fields below run the GPU arbiter (Ollama and
 	// llama.cpp take turns); RuntimeState "" is guard-runtime.json under
 	// the ctxkit home.
@@ -57,11 +62,6 @@ type GuardOptions struct {
 	MinHold, QueueTimeout     time.Duration
 	LlamaCppStartTimeout      time.Duration
 	QueueLimit                int
-	// Recall adds the context_recall tool and answers its calls.
-	Recall bool
-	// Tokenizer is a Hugging Face tokenizer.json whose exact counts
-	// replace the estimate ("" keeps the estimate).
-	Tokenizer string
 }
 
 func newGuardCmd(g *globals, streams IO) *cobra.Command {
@@ -74,7 +74,9 @@ func newGuardCmd(g *globals, streams IO) *cobra.Command {
 			"where it is kept (GET /ctxkit/evicted/ID), and the response carries a ctxkit report and X-Ctxkit-* headers. " +
 			"With no backend flag, Ollama is expected at " + DefaultOllamaUpstream + ". " +
 			"Policies: compact (default), strict (413 instead of truncation), observe (pass through, report, detect silent " +
-			"truncation), off.",
+			"truncation), off. --recall lets the model read back what was removed, --summarize puts a digest in the notice, " +
+			"--tokenizer counts exactly, --arbitrate lets Ollama and llama.cpp share one GPU; GET /metrics for Prometheus, " +
+			"GET /ctxkit/health for the state.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Config != "" {
@@ -99,14 +101,16 @@ func newGuardCmd(g *globals, streams IO) *cobra.Command {
 	f.IntVar(&opts.Reserve, "reserve", guard.DefaultReserve, "output tokens reserved when the request sets none")
 	f.IntVar(&opts.Margin, "margin", guard.DefaultMargin, "tokens kept free on top of the reserve")
 	f.DurationVar(&opts.Grace, "grace", 10*time.Second, "how long requests in flight may take to finish at shutdown")
-	f.BoolVar(&opts.Summarize, "summarize", false, "put a digest of each evicted span in its notice (map-reduce over the whole span, cached in the store; on failure the plain notice)")
-	f.StringVar(&opts.SummarizerModel, "summarizer-model", "", "with --summarize: the model that writes digests, e.g. gemma3:1b (default: the request's own model, already installed and loaded)")
-	f.StringVar(&opts.SummarizerURL, "summarizer-url", "", "with --summarize: the summarizer's server, an Ollama URL or an OpenAI-compatible one ending in /v1 (default: the backend serving the summarizer model)")
-	f.DurationVar(&opts.SummarizeTimeout, "summarize-timeout", guard.DefaultSummarizeTimeout, "with --summarize: how long the digests of one request may take before the plain notice is used")
 	f.StringVar(&opts.Config, "config", "", "TOML file of flag values (keep-recent = 4, no-think = true, [route], [model-window]); flags on the command line win")
 	f.StringToStringVar(&opts.Routes, "route", nil, "MODEL=BACKEND: send a model to ollama, llamacpp, openai or anthropic without asking the backends (repeatable)")
 	f.StringToIntVar(&opts.ModelWindows, "model-window", nil, "MODEL=TOKENS: the window of a model whose backend does not say (repeatable)")
 	f.BoolVar(&opts.NoThink, "no-think", false, "turn the models' thinking off with each backend's own switch (think, reasoning_effort, chat_template_kwargs)")
+	f.BoolVar(&opts.Recall, "recall", false, "add a context_recall tool to chat requests that carry tools and answer its calls in the guard, so the model can read back what compaction removed")
+	f.BoolVar(&opts.Summarize, "summarize", false, "put a digest of each evicted span in its notice (map-reduce over the whole span, cached in the store; on failure the plain notice)")
+	f.StringVar(&opts.SummarizerModel, "summarizer-model", "", "with --summarize: the model that writes digests, e.g. gemma3:1b (default: the request's own model, already installed and loaded)")
+	f.StringVar(&opts.SummarizerURL, "summarizer-url", "", "with --summarize: the summarizer's server, an Ollama URL or an OpenAI-compatible one ending in /v1 (default: the backend serving the summarizer model)")
+	f.DurationVar(&opts.SummarizeTimeout, "summarize-timeout", guard.DefaultSummarizeTimeout, "with --summarize: how long the digests of one request may take before the plain notice is used")
+	f.StringVar(&opts.Tokenizer, "tokenizer", "", "Hugging Face tokenizer.json of the model: count tokens exactly instead of estimating (calibration can still raise the count)")
 	f.BoolVar(&opts.Arbitrate, "arbitrate", false, "one GPU, two runtimes: before a request for Ollama or llama.cpp, make the other release the GPU (needs --ollama and --llamacpp)")
 	f.StringVar(&opts.LlamaCppCmd, "llamacpp-cmd", "", "with --arbitrate: command (sh -c) that starts llama-server at --llamacpp; the guard stops it to free the GPU and starts it again when needed (not needed in router mode)")
 	f.DurationVar(&opts.MinHold, "min-hold", guard.DefaultMinHold, "with --arbitrate: how long a runtime keeps the GPU after a switch (0: no hold)")
@@ -114,8 +118,6 @@ func newGuardCmd(g *globals, streams IO) *cobra.Command {
 	f.IntVar(&opts.QueueLimit, "queue-limit", guard.DefaultQueueLimit, "with --arbitrate: how many requests may wait for the GPU")
 	f.DurationVar(&opts.LlamaCppStartTimeout, "llamacpp-start-timeout", guard.DefaultStartTimeout, "with --arbitrate: how long a started llama-server (or a router-mode load) may take to answer /health")
 	f.StringVar(&opts.RuntimeState, "runtime-state", "", "with --arbitrate: file keeping the runtime pin (default guard-runtime.json in the ctxkit home)")
-	f.BoolVar(&opts.Recall, "recall", false, "add a context_recall tool to chat requests that carry tools and answer its calls in the guard, so the model can read back what compaction removed")
-	f.StringVar(&opts.Tokenizer, "tokenizer", "", "Hugging Face tokenizer.json of the model: count tokens exactly instead of estimating (calibration can still raise the count)")
 	return cmd
 }
 
@@ -167,8 +169,8 @@ func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, r
 		Ollama: ollama, LlamaCpp: opts.LlamaCpp, OpenAI: opts.OpenAI, Anthropic: opts.Anthropic,
 		Policy: policy, KeepRecent: keep, Recall: opts.Recall, Engine: offload.New(s, offload.WithLogger(logger)), Logger: logger,
 		DefaultWindow: opts.Window, Reserve: opts.Reserve, Margin: opts.Margin, Counter: counter,
-		Summarize: opts.Summarize, SummarizerModel: opts.SummarizerModel, SummarizerURL: opts.SummarizerURL, SummarizeTimeout: opts.SummarizeTimeout,
 		Windows: opts.ModelWindows, Routes: opts.Routes, NoThink: opts.NoThink,
+		Summarize: opts.Summarize, SummarizerModel: opts.SummarizerModel, SummarizerURL: opts.SummarizerURL, SummarizeTimeout: opts.SummarizeTimeout,
 	})
 	if err != nil {
 		return err
