@@ -121,3 +121,14 @@ func FuzzConfigFile(f *testing.F) {
 		}
 	})
 }
+
+// TestConfigExample: the example in examples/guard.toml is a valid file.
+func TestConfigExample(t *testing.T) {
+	fs := guardFlags(t)
+	if err := applyConfigFile(fs, "../../examples/guard.toml"); err != nil {
+		t.Fatal(err)
+	}
+	if got := fs.Lookup("route").Value.String(); got != "[gemma3:1b=ollama,qwen3-8b=llamacpp]" {
+		t.Errorf("route = %s", got)
+	}
+}
