@@ -132,7 +132,7 @@ func parseBPE(m json.RawMessage) (*bpe, error) {
 	if err := json.Unmarshal(m, &v); err != nil {
 		return nil, fmt.Errorf("%s: %w", "BPE", err)
 	}
-	if v.Dropout != nil && *v.Dropout != 0 && *v.Dropout != 1 {
+	if v.Dropout != nil && *v.Dropout != 0 {
 		return nil, fmt.Errorf("%s: dropout %g is not supported (counts would be random)", "BPE", *v.Dropout)
 	}
 	if err := checkVocab(v.Vocab); err != nil {

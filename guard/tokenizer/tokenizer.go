@@ -125,7 +125,7 @@ func (t *Tokenizer) Encode(text string) []int {
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
-	var ids []int
+	ids := make([]int, 0, len(text)/4+1)
 	t.raw.split(text, func(s string, id int, first bool) {
 		if id >= 0 {
 			ids = append(ids, id)

@@ -375,6 +375,7 @@ func TestParseErrors(t *testing.T) {
 		{"behavior", spec(bpe, map[string]string{"pre_tokenizer": `{"type":"Split","pattern":{"String":"x"},"behavior":"Sideways"}`}), `unsupported split behavior "Sideways"`},
 		{"regex", spec(bpe, map[string]string{"pre_tokenizer": `{"type":"Split","pattern":{"Regex":"(("},"behavior":"Isolated"}`}), `regex "(("`},
 		{"dropout", `{"model":{"type":"BPE","dropout":0.1,"vocab":{},"merges":[]}}`, "dropout"},
+		{"dropout 1", `{"model":{"type":"BPE","dropout":1,"vocab":{},"merges":[]}}`, "dropout"},
 		{"merge", `{"model":{"type":"BPE","vocab":{"a":0},"merges":["a b"]}}`, "not in the vocabulary"},
 		{"merge parts", `{"model":{"type":"BPE","vocab":{"a":0},"merges":["a a a"]}}`, "not two tokens"},
 		{"mixed merges", `{"model":{"type":"BPE","vocab":{"a":0,"aa":1},"merges":["a a",["a","a"]]}}`, "neither"},
