@@ -757,7 +757,7 @@ func (g *Guard) serveRuntime(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := readBody(r)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "bad_request", err.Error(), nil)
+		writeBodyError(w, err)
 		return
 	}
 	var req struct {
@@ -860,7 +860,7 @@ func (g *Guard) needs(w http.ResponseWriter, r *http.Request) (kind, string, *ht
 	case strings.HasPrefix(p, "/v1/"):
 		body, err := readBody(r)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "bad_request", err.Error(), nil)
+			writeBodyError(w, err)
 			return "", "", nil, false
 		}
 		var m struct {

@@ -322,21 +322,25 @@ func (g *Guard) withBackend(w http.ResponseWriter, r *http.Request, k kind, h fu
 	}
 	body, err := readBody(r)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "bad_request", err.Error(), nil)
+		writeBodyError(w, err)
 		return
 	}
 	h(w, r, b, body)
 }
 
+// readBody reads a client's request body, at most maxBody bytes.
 func readBody(r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil {
-		return nil, fmt.Errorf("read request body: %w", err)
+	return readLimited(r.Body, maxBody, "request body")
+}
+
+// writeBodyError answers a request whose body could not be read: 413 when
+// it is over maxBody, else 400.
+func writeBodyError(w http.ResponseWriter, err error) {
+	if isTooLarge(err) {
+		writeError(w, http.StatusRequestEntityTooLarge, "request_too_large", err.Error(), nil)
+		return
 	}
-	if len(body) > maxBody {
-		return nil, fmt.Errorf("request body over %d bytes", maxBody)
-	}
-	return body, nil
+	writeError(w, http.StatusBadRequest, "bad_request", err.Error(), nil)
 }
 
 // send posts body to the backend's path with the client's headers and
@@ -384,7 +388,7 @@ func (g *Guard) getJSON(ctx context.Context, b *backend, path string, v any) err
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s %s: status %d", b.kind, path, resp.StatusCode)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxUpstreamBody)).Decode(v); err != nil {
 		return fmt.Errorf("%s %s: %w", b.kind, path, err)
 	}
 	return nil
@@ -410,7 +414,7 @@ func (g *Guard) postJSON(ctx context.Context, b *backend, path string, body []by
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s %s: status %d", b.kind, path, resp.StatusCode)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxUpstreamBody)).Decode(v); err != nil {
 		return fmt.Errorf("%s %s: %w", b.kind, path, err)
 	}
 	return nil

@@ -125,7 +125,7 @@ func (g *Guard) openaiRoute(w http.ResponseWriter, r *http.Request, h func(http.
 	if r.Method == http.MethodPost {
 		var err error
 		if body, err = readBody(r); err != nil {
-			writeError(w, http.StatusBadRequest, "bad_request", err.Error(), nil)
+			writeBodyError(w, err)
 			return
 		}
 		var m struct {
@@ -363,11 +363,13 @@ func (g *Guard) forwardRetry(w http.ResponseWriter, r *http.Request, f *fit, rel
 }
 
 // inBandError reads the first line of an SSE answer: an error event's
-// JSON is returned; anything else is put back in front of the body.
+// JSON is returned and the body closed (the caller relays the event
+// itself); anything else is put back in front of the body.
 func inBandError(resp *http.Response) ([]byte, bool) {
 	br := bufio.NewReader(resp.Body)
-	line, err := br.ReadBytes('\n')
-	if rest, ok := bytes.CutPrefix(line, []byte("data: ")); ok && bytes.HasPrefix(rest, []byte(`{"error"`)) {
+	line, err := readLine(br)
+	if rest, ok := bytes.CutPrefix(line, []byte("data: ")); ok && !isTooLarge(err) && bytes.HasPrefix(rest, []byte(`{"error"`)) {
+		resp.Body.Close()
 		return bytes.TrimSpace(rest), true
 	}
 	var tail io.Reader = br

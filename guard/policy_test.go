@@ -3,8 +3,11 @@ package guard_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ctxkit/ctxkit/guard"
@@ -149,4 +152,56 @@ func TestInBandErrorCarriesReport(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || tries != 2 || out.Error["type"] != "exceed_context_size_error" || out.Ctxkit == nil || out.Ctxkit.Recovered || out.Ctxkit.UpstreamError == "" {
 		t.Errorf("%d tries=%d %s", resp.StatusCode, tries, body)
 	}
+}
+
+// TestInBandErrorClosesBodies: the guard closes every upstream body it
+// opens, the retry's in-band error included (its event is relayed from a
+// copy).
+func TestInBandErrorClosesBodies(t *testing.T) {
+	const event = `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5000,"n_ctx":4096}}`
+	up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte("data: " + event + "\n\n"))
+	}))
+	tr := &bodyCounter{base: http.DefaultTransport}
+	gw := newGuard(t, guard.Options{LlamaCpp: up, NoExact: true, DefaultWindow: 4096, Client: &http.Client{Transport: tr}})
+	resp, body := postJSON(t, gw+"/v1/chat/completions", msg{"model": "m", "stream": true, "messages": agentHistory(3, 50, true)})
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`exceed_context_size_error`)) {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	if opened, closed := tr.opened.Load(), tr.closed.Load(); opened != 2 || closed != opened {
+		t.Errorf("upstream bodies: %d opened, %d closed; want 2 and 2", opened, closed)
+	}
+}
+
+// bodyCounter counts the chat response bodies its transport hands out and
+// those closed.
+type bodyCounter struct {
+	base           http.RoundTripper
+	opened, closed atomic.Int64
+}
+
+func (c *bodyCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(req)
+	if err != nil || req.URL.Path != "/v1/chat/completions" {
+		return resp, err
+	}
+	c.opened.Add(1)
+	resp.Body = &countedBody{ReadCloser: resp.Body, closed: &c.closed}
+	return resp, nil
+}
+
+type countedBody struct {
+	io.ReadCloser
+	once   sync.Once
+	closed *atomic.Int64
+}
+
+func (b *countedBody) Close() error {
+	b.once.Do(func() { b.closed.Add(1) })
+	return b.ReadCloser.Close()
 }

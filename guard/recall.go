@@ -582,7 +582,7 @@ func (rc *recaller) loop(w http.ResponseWriter, r *http.Request, f *fit, resp *h
 				return
 			}
 		} else {
-			body, err := io.ReadAll(resp.Body)
+			body, err := readLimited(resp.Body, maxUpstreamBody, "upstream body")
 			resp.Body.Close()
 			if err != nil {
 				writeError(w, http.StatusBadGateway, "upstream_failed", err.Error(), f.rep)
@@ -880,12 +880,18 @@ type event struct {
 }
 
 // readEvent reads one event: an NDJSON line, or the lines of an SSE event
-// up to its blank line.
+// up to its blank line; either at most maxUpstreamLine bytes.
 func readEvent(br *bufio.Reader, sse bool) (event, error) {
 	var ev event
 	for {
-		line, err := br.ReadBytes('\n')
+		line, err := readLine(br)
 		ev.raw = append(ev.raw, line...)
+		if len(ev.raw) > maxUpstreamLine {
+			return event{}, &tooLargeError{what: "upstream stream event", limit: maxUpstreamLine}
+		}
+		if isTooLarge(err) {
+			return event{}, err
+		}
 		if !sse {
 			if t := bytes.TrimSpace(line); len(t) > 0 {
 				ev.data = t
@@ -997,8 +1003,12 @@ func (rc *recaller) stream(w http.ResponseWriter, r *http.Request, f *fit, resp 
 	holding := false
 	var held []event
 	var finalData []byte
+	read := 0 // bytes of this answer: what it holds is bounded by them
 	for {
 		ev, err := readEvent(br, sse)
+		if read += len(ev.raw); read > maxUpstreamBody && err == nil {
+			err = &tooLargeError{what: "upstream answer", limit: maxUpstreamBody}
+		}
 		if len(ev.raw) > 0 {
 			var se streamEv
 			if len(ev.data) > 0 && ev.data[0] == '{' {

@@ -5,11 +5,67 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 )
+
+// Upstream bodies are read with bounds, whatever the upstream sends: a
+// broken or hostile server must not make the guard allocate without end.
+const (
+	// maxUpstreamBody bounds a whole upstream body the guard reads (an
+	// answer, a model list, a /tokenize result), and what the recall loop
+	// holds of one streamed answer.
+	maxUpstreamBody = 64 << 20
+	// maxUpstreamLine bounds one NDJSON line, or one SSE event, of a
+	// stream the guard relays line by line.
+	maxUpstreamLine = 16 << 20
+)
+
+// tooLargeError is a body, line or event over one of the guard's bounds.
+type tooLargeError struct {
+	what  string
+	limit int
+}
+
+func (e *tooLargeError) Error() string { return fmt.Sprintf("%s over %d bytes", e.what, e.limit) }
+
+func isTooLarge(err error) bool {
+	var tl *tooLargeError
+	return errors.As(err, &tl)
+}
+
+// readLimited reads r whole, or fails with a *tooLargeError past limit
+// bytes.
+func readLimited(r io.Reader, limit int, what string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	if len(data) > limit {
+		return nil, &tooLargeError{what: what, limit: limit}
+	}
+	return data, nil
+}
+
+// readLine reads one line, its '\n' included, of at most maxUpstreamLine
+// bytes; the error is the reader's (io.EOF after a last line without
+// '\n') or a *tooLargeError.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > maxUpstreamLine {
+			return line, &tooLargeError{what: "upstream stream line", limit: maxUpstreamLine}
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
+}
 
 // final inspects and completes the last object of a response (the whole
 // body, Ollama's done chunk, OpenAI's finishing chunk): it returns the
@@ -34,7 +90,7 @@ func relay(w http.ResponseWriter, resp *http.Response, rep *Report, isFinal func
 	rep.setHeaders(h)
 	ct := resp.Header.Get("Content-Type")
 	if !strings.HasPrefix(ct, "application/x-ndjson") && !strings.HasPrefix(ct, "text/event-stream") {
-		body, err := io.ReadAll(resp.Body)
+		body, err := readLimited(resp.Body, maxUpstreamBody, "upstream body")
 		if err != nil {
 			w.WriteHeader(http.StatusBadGateway)
 			return err
@@ -53,7 +109,10 @@ func relay(w http.ResponseWriter, resp *http.Response, rep *Report, isFinal func
 	flusher, _ := w.(http.Flusher)
 	br := bufio.NewReader(resp.Body)
 	for {
-		line, err := br.ReadBytes('\n')
+		line, err := readLine(br)
+		if isTooLarge(err) {
+			return err
+		}
 		if len(line) > 0 {
 			obj := line
 			prefix := []byte(nil)
