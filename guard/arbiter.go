@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -305,10 +306,10 @@ func (a *arbiter) acquire(ctx context.Context, want kind, model string, force bo
 		if a.pinned != "" && want != a.pinned && !force {
 			a.stats.blockedByPin++
 			a.remove(w)
-			active := a.active
+			e := &arbError{status: http.StatusConflict, typ: "runtime_pinned", active: a.active, wanted: want,
+				msg: fmt.Sprintf("the GPU is pinned to %s and this request needs %s; unpin with POST /ctxkit/runtime {\"pin\":null}", a.pinned, want)}
 			a.mu.Unlock()
-			return nil, &arbError{status: http.StatusConflict, typ: "runtime_pinned", active: active, wanted: want,
-				msg: fmt.Sprintf("the GPU is pinned to %s and this request needs %s; unpin with POST /ctxkit/runtime {\"pin\":null}", a.pinnedName(), want)}
+			return nil, e
 		}
 		act, until := a.decide(w, time.Now())
 		switch act {
@@ -410,8 +411,6 @@ func (a *arbiter) activeName() string {
 	return string(a.active)
 }
 
-func (a *arbiter) pinnedName() string { return string(a.pinned) }
-
 func ms(d time.Duration) float64 { return math.Round(float64(d.Microseconds())/10) / 100 }
 
 // doSwitch makes from release the GPU and to ready.
@@ -439,16 +438,9 @@ func (a *arbiter) ollamaLoaded(ctx context.Context) ([]string, error) {
 	}
 	names := make([]string, 0, len(ps.Models))
 	for _, m := range ps.Models {
-		names = append(names, cmpOr(m.Name, m.Model))
+		names = append(names, cmp.Or(m.Name, m.Model))
 	}
 	return names, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // evictOllama unloads every model in /api/ps (keep_alive 0) and waits
@@ -588,13 +580,19 @@ func (a *arbiter) readyLlama(ctx context.Context, model string) error {
 		return nil
 	case p.alive:
 		if mode == LlamaCppExternal {
-			a.setNote("llama-server at " + a.llama.base.String() + " was not started by the guard and has no router mode: the guard cannot unload it")
+			a.setNote(a.externalNote())
 		}
 		return nil
 	case a.opts.LlamaCppCmd == "":
-		return fmt.Errorf("llama.cpp at %s does not answer /health and no llama.cpp command is set to start it", a.llama.base)
+		return fmt.Errorf("llama.cpp at %s does not answer /health and no llama.cpp command is set to start it", a.llama.base.Redacted())
 	}
 	return a.startLlama(ctx)
+}
+
+// externalNote says that llama.cpp is a server the guard can neither stop
+// nor unload.
+func (a *arbiter) externalNote() string {
+	return "llama-server at " + a.llama.base.Redacted() + " was not started by the guard and has no router mode: the guard cannot unload it"
 }
 
 func (a *arbiter) setNote(s string) {
@@ -630,7 +628,8 @@ func (a *arbiter) startLlama(ctx context.Context) error {
 	a.lastMode = LlamaCppProcess
 	a.note = ""
 	a.mu.Unlock()
-	a.g.log.Info("llama.cpp started", "pid", p.pid(), "cmd", a.opts.LlamaCppCmd)
+	// Not the command: it may carry llama-server's --api-key.
+	a.g.log.Info("llama.cpp started", "pid", p.pid())
 	err = poll(ctx, a.opts.StartTimeout, func() (bool, error) {
 		if !p.running() {
 			return false, fmt.Errorf("llama.cpp exited before answering /health (%v); its output ends with: %s", p.exitErr(), p.tail())
@@ -682,7 +681,7 @@ func (a *arbiter) releaseLlama(ctx context.Context) error {
 		a.g.log.Info("llama.cpp stopped", "pid", proc.pid())
 		return nil
 	case p.alive && mode == LlamaCppExternal:
-		msg := "llama-server at " + a.llama.base.String() + " was not started by the guard and has no router mode: it was left running and may still hold GPU memory"
+		msg := "llama-server at " + a.llama.base.Redacted() + " was not started by the guard and has no router mode: it was left running and may still hold GPU memory"
 		a.setNote(msg)
 		a.g.log.Warn(msg)
 	}
@@ -716,13 +715,13 @@ func (a *arbiter) status(ctx context.Context) map[string]any {
 		st["ollama_error"] = err.Error()
 	}
 	if p.router {
-		var names []string
+		names := []string{}
 		for _, m := range p.models {
 			if m.Status.Value != "unloaded" {
 				names = append(names, m.ID)
 			}
 		}
-		st["llamacpp_models_loaded"] = append([]string{}, names...)
+		st["llamacpp_models_loaded"] = names
 	}
 	if a.ours() {
 		st["llamacpp_pid"] = a.proc.pid()
@@ -732,7 +731,7 @@ func (a *arbiter) status(ctx context.Context) map[string]any {
 	}
 	note := a.note
 	if mode == LlamaCppExternal && p.alive && note == "" {
-		note = "llama-server at " + a.llama.base.String() + " was not started by the guard and has no router mode: the guard cannot unload it"
+		note = a.externalNote()
 	}
 	if note != "" {
 		st["note"] = note
@@ -760,21 +759,16 @@ func (g *Guard) serveRuntime(w http.ResponseWriter, r *http.Request) {
 		writeBodyError(w, err)
 		return
 	}
-	var req struct {
-		Pin *string `json:"pin"`
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(body, &raw); err != nil {
-		writeError(w, http.StatusBadRequest, "bad_request", "want {\"pin\": \"ollama\" | \"llamacpp\" | null}", nil)
-		return
-	}
-	if _, ok := raw["pin"]; !ok || json.Unmarshal(body, &req) != nil {
+	// The pin must be named, null included: {} is a mistake, not an unpin.
+	var req map[string]json.RawMessage
+	var name *string
+	if json.Unmarshal(body, &req) != nil || req["pin"] == nil || json.Unmarshal(req["pin"], &name) != nil {
 		writeError(w, http.StatusBadRequest, "bad_request", "want {\"pin\": \"ollama\" | \"llamacpp\" | null}", nil)
 		return
 	}
 	var pin kind
-	if req.Pin != nil {
-		if pin, err = parseRuntime(*req.Pin); err != nil {
+	if name != nil {
+		if pin, err = parseRuntime(*name); err != nil {
 			writeError(w, http.StatusBadRequest, "bad_request", err.Error(), nil)
 			return
 		}
@@ -847,16 +841,16 @@ func (g *Guard) Close() error {
 // ollamaNoGPU are Ollama's POST paths that do not touch the GPU.
 var ollamaNoGPU = []string{"/api/show", "/api/pull", "/api/push", "/api/create", "/api/copy", "/api/delete", "/api/blobs/"}
 
-// needs returns the runtime request r runs on ("" for none), and r with
-// its body restored when it had to be read to find the model.
+// needs returns the runtime request r runs on ("" for none), the model it
+// names, and r with its body restored when it had to be read to find the
+// model; ok is false when it answered the request itself (a body it could
+// not read).
 func (g *Guard) needs(w http.ResponseWriter, r *http.Request) (kind, string, *http.Request, bool) {
 	p := r.URL.Path
 	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions || strings.HasPrefix(p, "/ctxkit/") {
 		return "", "", r, true
 	}
 	switch {
-	case strings.HasPrefix(p, "/v1/messages") && g.backends[kAnthropic] != nil:
-		return "", "", r, true
 	case strings.HasPrefix(p, "/v1/"):
 		body, err := readBody(r)
 		if err != nil {
@@ -868,19 +862,20 @@ func (g *Guard) needs(w http.ResponseWriter, r *http.Request) (kind, string, *ht
 		}
 		_ = json.Unmarshal(body, &m)
 		r = withBody(r, body)
-		return g.route(r.Context(), m.Model).kind, m.Model, r, true
+		k := g.v1Backend(r.Context(), p, m.Model).kind
+		if k == kOllama && p == "/v1/messages/count_tokens" {
+			k = "" // the guard counts for Ollama itself (anthropicCountTokens)
+		}
+		return k, m.Model, r, true
 	case strings.HasPrefix(p, "/api/"):
 		for _, q := range ollamaNoGPU {
 			if p == q || strings.HasPrefix(p, q) && strings.HasSuffix(q, "/") {
 				return "", "", r, true
 			}
 		}
-		return kOllama, "", r, true
 	}
-	if g.backends[kOllama] != nil {
-		return kOllama, "", r, true
-	}
-	return g.defaultV1().kind, "", r, true
+	// Everything else goes to Ollama, which arbitration requires.
+	return kOllama, "", r, true
 }
 
 // arbitrate acquires the runtime r needs; it returns the request to serve

@@ -23,7 +23,7 @@ func startProc(command string) (*llamaProc, error) {
 	out := &tailBuffer{limit: 8 << 10}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start llama.cpp (%s): %w", command, err)
+		return nil, fmt.Errorf("start llama.cpp: %w", err) // not the command: it may carry --api-key
 	}
 	p := &llamaProc{cmd: cmd, done: make(chan struct{}), out: out}
 	go func() {

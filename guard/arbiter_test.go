@@ -557,3 +557,19 @@ func TestArbiterRestart(t *testing.T) {
 		t.Errorf("status %v", st)
 	}
 }
+
+// TestArbiterCountTokens: /v1/messages/count_tokens for an Ollama model is
+// answered by the guard itself, so it takes the GPU from nobody.
+func TestArbiterCountTokens(t *testing.T) {
+	rg := newRig(t, rigOpts{router: true})
+	ctx := context.Background()
+	mustOK(t, "llama.cpp", rg.llamaChat(ctx, "a.gguf"))
+	r := post(ctx, rg.url+"/v1/messages/count_tokens", msg{"model": "llama3.2", "messages": []msg{{"role": "user", "content": "hi"}}})
+	mustOK(t, "count_tokens", r)
+	if h := r.header.Get("X-Ctxkit-Runtime-Switch-Ms"); h != "" || !bytes.Contains(r.body, []byte(`"input_tokens"`)) {
+		t.Errorf("switch header %q, body %s", h, r.body)
+	}
+	if st := rg.status(t); st["active"] != "llamacpp" || stat(st, "switches") != 1 {
+		t.Errorf("after count_tokens: %v, want llama.cpp still active after 1 switch", st)
+	}
+}

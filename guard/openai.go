@@ -135,19 +135,26 @@ func (g *Guard) openaiRoute(w http.ResponseWriter, r *http.Request, h func(http.
 		model = m.Model
 		r = withBody(r, body)
 	}
-	// The Messages API goes to the Anthropic backend when there is one
-	// (unless a route says otherwise), else to the model's backend: Ollama
-	// and llama.cpp serve it too.
 	messages := strings.HasPrefix(r.URL.Path, "/v1/messages")
-	b := g.backends[kAnthropic]
-	if _, routed := g.opts.Routes[model]; !messages || routed || b == nil {
-		b = g.route(r.Context(), model)
-	}
+	b := g.v1Backend(r.Context(), r.URL.Path, model)
 	if h == nil || g.opts.Policy == PolicyOff || (b.kind == kAnthropic && !messages) {
 		b.proxy.ServeHTTP(w, r)
 		return
 	}
 	h(w, r, b, body)
+}
+
+// v1Backend is the backend of a /v1 request for model. The Messages API
+// goes to the Anthropic backend when there is one (unless a route says
+// otherwise), else to the model's backend: Ollama and llama.cpp serve it
+// too. Other paths go to the model's backend.
+func (g *Guard) v1Backend(ctx context.Context, path, model string) *backend {
+	if b := g.backends[kAnthropic]; b != nil && strings.HasPrefix(path, "/v1/messages") {
+		if _, routed := g.opts.Routes[model]; !routed {
+			return b
+		}
+	}
+	return g.route(ctx, model)
 }
 
 // openaiParams are the fields of a chat or completion request the guard
