@@ -134,9 +134,10 @@ type Options struct {
 	// cancels them).
 	Client *http.Client
 	// Arbitrate makes Ollama and llama.cpp take turns on one GPU (both
-	// backends are required); Arbiter configures it.
+	// backends are required).
 	Arbitrate bool
-	Arbiter   ArbiterOptions
+	// Arbiter configures the arbitration (zero values: the defaults).
+	Arbiter ArbiterOptions
 }
 
 // Guard is the proxy. It is an http.Handler, safe for concurrent use.
@@ -477,7 +478,7 @@ func (g *Guard) serveHealth(w http.ResponseWriter, r *http.Request) {
 	})
 	backends := map[string]string{}
 	for k, b := range g.backends {
-		backends[string(k)] = b.base.String()
+		backends[string(k)] = b.base.Redacted()
 	}
 	health := map[string]any{
 		"status": "ok", "policy": g.opts.Policy, "backends": backends,

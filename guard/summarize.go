@@ -81,7 +81,7 @@ func newSummarizer(g *Guard, o Options) (*summarizer, error) {
 		if err != nil || u.Scheme == "" || u.Host == "" {
 			return nil, fmt.Errorf("summarizer URL %q: not an http(s) URL", o.SummarizerURL)
 		}
-		s.direct = &backend{kind: k, base: u}
+		s.direct = &backend{kind: k, base: u, client: g.client}
 	}
 	return s, nil
 }
@@ -247,25 +247,7 @@ func (s *summarizer) target(ctx context.Context, model string, f *fit) (*target,
 // context_length Ollama's /api/ps gives it loaded, llama.cpp's n_ctx
 // (/props), else the configured window.
 func (s *summarizer) directWindow(ctx context.Context, model string) int {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	get := func(path string, v any) error {
-		u := *s.direct.base
-		u.Path = strings.TrimSuffix(u.Path, "/") + path
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-		if err != nil {
-			return err
-		}
-		resp, err := s.g.client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("status %d", resp.StatusCode)
-		}
-		return json.NewDecoder(resp.Body).Decode(v)
-	}
+	get := func(path string, v any) error { return s.g.getJSON(ctx, s.direct, path, v) }
 	if s.direct.kind == kOllama {
 		var ps struct {
 			Models []psEntry `json:"models"`
@@ -501,7 +483,7 @@ func (s *summarizer) call(ctx context.Context, t *target, prompt string, numPred
 	}
 	data, err := json.Marshal(body)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("summarize: encode request: %w", err)
 	}
 	u := *t.b.base
 	u.Path = strings.TrimSuffix(u.Path, "/") + path
