@@ -308,15 +308,8 @@ func (g *Guard) anthropicMessages(w http.ResponseWriter, r *http.Request, b *bac
 
 func (g *Guard) relayAnthropic(w http.ResponseWriter, r *http.Request, f *fit, resp *http.Response) {
 	isFinal := func(obj []byte) bool { return bytes.Contains(obj, []byte(`"type":"message_delta"`)) }
-	observe := func(obj []byte) {
-		// Ollama's /v1/messages truncates silently, as its /api/chat.
-		truncates := f.b.kind == kOllama
-		if n := jsonInt(obj, "usage", "input_tokens"); n > 0 {
-			g.observed(f, n, truncates)
-		} else if n := jsonInt(obj, "message", "usage", "input_tokens"); n > 0 {
-			g.observed(f, n, truncates)
-		}
-	}
+	// Ollama's /v1/messages truncates silently, as its /api/chat.
+	observe := func(obj []byte) { g.observeAnswer(rdAnthropic, f, obj) }
 	if err := relay(w, resp, f.rep, isFinal, observe, f.rep.inject); err != nil && r.Context().Err() == nil {
 		g.log.Warn("relay failed", "path", r.URL.Path, "err", err)
 	}

@@ -173,7 +173,7 @@ func withoutRecallTool(body []byte) []byte {
 	if json.Unmarshal(body, &top) != nil {
 		return body
 	}
-	dropRecallTool(top)
+	dropRecall(top, "tools")
 	out, err := json.Marshal(top)
 	if err != nil {
 		return body
@@ -181,23 +181,18 @@ func withoutRecallTool(body []byte) []byte {
 	return out
 }
 
-// dropRecallTool removes the context_recall tool from top["tools"] (and
-// the field, when no tool is left).
-func dropRecallTool(top map[string]json.RawMessage) {
-	var tools []json.RawMessage
-	if json.Unmarshal(top["tools"], &tools) != nil {
+// dropRecall removes context_recall from the list obj[key], tool schemas
+// or tool calls (and the key, when nothing is left).
+func dropRecall(obj map[string]json.RawMessage, key string) {
+	var list []json.RawMessage
+	if json.Unmarshal(obj[key], &list) != nil {
 		return
 	}
-	kept := tools[:0]
-	for _, t := range tools {
-		if toolName(t) != RecallTool {
-			kept = append(kept, t)
-		}
-	}
-	if len(kept) == 0 {
-		delete(top, "tools")
+	list = slices.DeleteFunc(list, func(t json.RawMessage) bool { return toolName(t) == RecallTool })
+	if len(list) == 0 {
+		delete(obj, key)
 	} else {
-		top["tools"], _ = json.Marshal(kept)
+		obj[key], _ = json.Marshal(list)
 	}
 }
 
@@ -557,11 +552,6 @@ func (rc *recaller) wrap(next relayFunc) relayFunc {
 	}
 }
 
-func isStream(resp *http.Response) bool {
-	ct := resp.Header.Get("Content-Type")
-	return strings.HasPrefix(ct, "application/x-ndjson") || strings.HasPrefix(ct, "text/event-stream")
-}
-
 func (rc *recaller) loop(w http.ResponseWriter, r *http.Request, f *fit, resp *http.Response, next relayFunc) {
 	g := rc.g
 	for {
@@ -696,7 +686,7 @@ func (rc *recaller) extend(f *fit, last bool) (*chatRequest, error) {
 	}
 	if last {
 		c.top = maps.Clone(base.top)
-		dropRecallTool(c.top)
+		dropRecall(c.top, "tools")
 		c.conv.Tools = nil
 		for _, t := range base.conv.Tools {
 			if t.Name != RecallTool {
@@ -786,15 +776,22 @@ func (g *Guard) fitRound(ctx context.Context, f *fit, rc *recaller, last bool, k
 	return build(res)
 }
 
-// observeAnswer calibrates from a swallowed whole answer.
-func (g *Guard) observeAnswer(k rdKind, f *fit, body []byte) {
+// observeAnswer calibrates from the usage of an answer the recall loop
+// swallowed: a whole answer, or the stream event that carries it
+// (Anthropic's in message_start). Ollama truncates silently on every path.
+func (g *Guard) observeAnswer(k rdKind, f *fit, data []byte) {
+	truncates := f.b.kind == kOllama
 	switch k {
 	case rdOllama:
-		g.observed(f, jsonInt(body, "prompt_eval_count"), true)
+		g.observed(f, jsonInt(data, "prompt_eval_count"), true)
 	case rdOpenAI:
-		g.observed(f, jsonInt(body, "usage", "prompt_tokens"), f.b.kind == kOllama)
+		g.observed(f, jsonInt(data, "usage", "prompt_tokens"), truncates)
 	case rdAnthropic:
-		g.observed(f, jsonInt(body, "usage", "input_tokens"), false)
+		n := jsonInt(data, "usage", "input_tokens")
+		if n == 0 {
+			n = jsonInt(data, "message", "usage", "input_tokens")
+		}
+		g.observed(f, n, truncates)
 	}
 }
 
@@ -970,13 +967,7 @@ func (rc *recaller) stream(w http.ResponseWriter, r *http.Request, f *fit, resp 
 	defer resp.Body.Close()
 	if !rc.started {
 		h := w.Header()
-		for k, v := range resp.Header {
-			switch k {
-			case "Content-Length", "Connection", "Transfer-Encoding", "Keep-Alive":
-				continue
-			}
-			h[k] = v
-		}
+		copyHeaders(h, resp.Header)
 		f.rep.setHeaders(h)
 		w.WriteHeader(resp.StatusCode)
 		rc.started = true
@@ -1111,14 +1102,7 @@ func (rc *recaller) stream(w http.ResponseWriter, r *http.Request, f *fit, resp 
 		}
 	}
 	if finalData != nil {
-		switch rc.k {
-		case rdOllama:
-			g.observed(f, jsonInt(finalData, "prompt_eval_count"), true)
-		case rdOpenAI:
-			g.observed(f, jsonInt(finalData, "usage", "prompt_tokens"), f.b.kind == kOllama)
-		case rdAnthropic:
-			g.observed(f, jsonInt(finalData, "message", "usage", "input_tokens"), false)
-		}
+		g.observeAnswer(rc.k, f, finalData)
 	}
 	rec, others := a.recalls()
 	if len(rec) > 0 && rc.rounds < rc.max {
@@ -1302,19 +1286,7 @@ func stripChunkCalls(data []byte, key string) []byte {
 	if json.Unmarshal(top[key], &m) != nil {
 		return data
 	}
-	var calls []json.RawMessage
-	_ = json.Unmarshal(m["tool_calls"], &calls)
-	kept := calls[:0]
-	for _, c := range calls {
-		if toolName(c) != RecallTool {
-			kept = append(kept, c)
-		}
-	}
-	if len(kept) == 0 {
-		delete(m, "tool_calls")
-	} else {
-		m["tool_calls"], _ = json.Marshal(kept)
-	}
+	dropRecall(m, "tool_calls")
 	top[key], _ = json.Marshal(m)
 	out, err := json.Marshal(top)
 	if err != nil {

@@ -80,16 +80,9 @@ type final func(obj []byte) []byte
 func relay(w http.ResponseWriter, resp *http.Response, rep *Report, isFinal func([]byte) bool, observe func([]byte), fin final) error {
 	defer resp.Body.Close()
 	h := w.Header()
-	for k, v := range resp.Header {
-		switch k {
-		case "Content-Length", "Connection", "Transfer-Encoding", "Keep-Alive":
-			continue
-		}
-		h[k] = v
-	}
+	copyHeaders(h, resp.Header)
 	rep.setHeaders(h)
-	ct := resp.Header.Get("Content-Type")
-	if !strings.HasPrefix(ct, "application/x-ndjson") && !strings.HasPrefix(ct, "text/event-stream") {
+	if !isStream(resp) {
 		body, err := readLimited(resp.Body, maxUpstreamBody, "upstream body")
 		if err != nil {
 			w.WriteHeader(http.StatusBadGateway)
@@ -104,7 +97,7 @@ func relay(w http.ResponseWriter, resp *http.Response, rep *Report, isFinal func
 		_, err = w.Write(body)
 		return err
 	}
-	sse := strings.HasPrefix(ct, "text/event-stream")
+	sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	w.WriteHeader(resp.StatusCode)
 	flusher, _ := w.(http.Flusher)
 	br := bufio.NewReader(resp.Body)
@@ -144,6 +137,26 @@ func relay(w http.ResponseWriter, resp *http.Response, rep *Report, isFinal func
 			return err
 		}
 	}
+}
+
+// copyHeaders copies an upstream response's headers to the client's, but
+// those of the upstream connection and body length (the guard's own
+// differ).
+func copyHeaders(dst, src http.Header) {
+	for k, v := range src {
+		switch k {
+		case "Content-Length", "Connection", "Transfer-Encoding", "Keep-Alive":
+			continue
+		}
+		dst[k] = v
+	}
+}
+
+// isStream says whether an upstream answer is NDJSON or SSE, relayed line
+// by line.
+func isStream(resp *http.Response) bool {
+	ct := resp.Header.Get("Content-Type")
+	return strings.HasPrefix(ct, "application/x-ndjson") || strings.HasPrefix(ct, "text/event-stream")
 }
 
 // isErrorEvent says whether a streamed object is an error sent in-band
