@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,33 +23,11 @@ func TestGuardArbitrate(t *testing.T) {
 	defer up.Close()
 	llama := httptest.NewServer(llmemu.NewLlamaCpp(llmemu.LlamaCppOptions{Router: true}))
 	defer llama.Close()
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	addr := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- runGuard(ctx, &globals{store: "memory:"}, &GuardOptions{Listen: "127.0.0.1:0", Ollama: up.URL, LlamaCpp: llama.URL, Policy: "compact",
-			KeepRecent: 4, Window: 4096, Reserve: 512, Margin: 128, Grace: 5 * time.Second,
-			Arbitrate: true, MinHold: 20 * time.Second, QueueTimeout: time.Minute, QueueLimit: 8},
-			IO{Err: io.Discard}, func(a string) { addr <- a })
-	}()
-	var base string
-	select {
-	case a := <-addr:
-		base = "http://" + a
-	case err := <-done:
-		t.Fatal(err)
-	}
-	resp, err := http.Post(base+"/ctxkit/runtime", "application/json", strings.NewReader(`{"pin":"llamacpp"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, stop := startGuard(t, GuardOptions{Ollama: up.URL, LlamaCpp: llama.URL, Policy: "compact",
+		KeepRecent: 4, Window: 4096, Reserve: 512, Margin: 128, Grace: 5 * time.Second,
+		Arbitrate: true, MinHold: 20 * time.Second, QueueTimeout: time.Minute, QueueLimit: 8})
 	var st map[string]any
-	err = json.NewDecoder(resp.Body).Decode(&st)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := postDecode(t, base+"/ctxkit/runtime", `{"pin":"llamacpp"}`, &st)
 	if resp.StatusCode != http.StatusOK || st["pinned"] != "llamacpp" || st["active"] != "llamacpp" || st["min_hold_seconds"] != 20.0 || len(ollama.Loaded()) != 0 {
 		t.Errorf("%d %v, ollama loaded %v", resp.StatusCode, st, ollama.Loaded())
 	}
@@ -60,8 +35,5 @@ func TestGuardArbitrate(t *testing.T) {
 	if err != nil || !strings.Contains(string(data), `"llamacpp"`) {
 		t.Errorf("pin file: %s %v", data, err)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 }

@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -32,41 +30,17 @@ func TestGuardSummarize(t *testing.T) {
 		summarize bool
 		want      string
 	}{{false, llmemu.Dont}, {true, "ANANAS-7734"}} {
-		ctx, cancel := context.WithCancel(t.Context())
-		addr := make(chan string, 1)
-		done := make(chan error, 1)
-		go func() {
-			done <- runGuard(ctx, &globals{store: "memory:"}, &GuardOptions{Listen: "127.0.0.1:0", Ollama: emu.URL, Policy: "compact", KeepRecent: 4,
-				Window: 4096, Reserve: 512, Margin: 128, Grace: 5 * time.Second, Summarize: tc.summarize, SummarizeTimeout: 10 * time.Second},
-				IO{Err: io.Discard}, func(a string) { addr <- a })
-		}()
-		var base string
-		select {
-		case a := <-addr:
-			base = "http://" + a
-		case err := <-done:
-			t.Fatal(err)
-		}
-		resp, err := http.Post(base+"/api/chat", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
+		base, stop := startGuard(t, GuardOptions{Ollama: emu.URL, Policy: "compact", KeepRecent: 4,
+			Window: 4096, Reserve: 512, Margin: 128, Grace: 5 * time.Second, Summarize: tc.summarize, SummarizeTimeout: 10 * time.Second})
 		var out struct {
 			Message struct{ Content string } `json:"message"`
 			Ctxkit  json.RawMessage          `json:"ctxkit"`
 		}
-		err = json.NewDecoder(resp.Body).Decode(&out)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		postDecode(t, base+"/api/chat", body, &out)
 		if out.Message.Content != tc.want {
 			t.Errorf("--summarize=%v: %q, want %q; report %s", tc.summarize, out.Message.Content, tc.want, out.Ctxkit)
 		}
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+		stop()
 	}
 }
 

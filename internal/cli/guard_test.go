@@ -17,36 +17,63 @@ import (
 	"github.com/ctxkit/ctxkit/internal/llmemu"
 )
 
+// startGuard runs `ctxkit guard` with opts (Listen: any free port) and
+// returns its base URL and stop, which shuts it down and checks that it
+// ended without error.
+func startGuard(t *testing.T, opts GuardOptions) (base string, stop func()) {
+	t.Helper()
+	if opts.Listen == "" {
+		opts.Listen = "127.0.0.1:0"
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- runGuard(ctx, &globals{store: "memory:"}, &opts, IO{Err: io.Discard}, func(a string) { addr <- a })
+	}()
+	select {
+	case a := <-addr:
+		return "http://" + a, func() {
+			t.Helper()
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+	case err := <-done:
+		cancel()
+		t.Fatal(err)
+		return "", nil
+	}
+}
+
+// postDecode posts a JSON body to url and decodes the JSON answer into
+// out.
+func postDecode(t *testing.T, url, body string, out any) *http.Response {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 // TestGuardCommand runs `ctxkit guard` in front of the Ollama emulator: an
 // overflowing chat keeps its secret and carries the report.
 func TestGuardCommand(t *testing.T) {
 	emu := httptest.NewServer(llmemu.NewOllama(llmemu.OllamaOptions{NumCtx: 2048}))
 	defer emu.Close()
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	addr := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- runGuard(ctx, &globals{store: "memory:"}, &GuardOptions{Listen: "127.0.0.1:0", Ollama: emu.URL, Policy: "compact", KeepRecent: 4, Window: 4096, Reserve: 512, Margin: 128, Grace: 5 * time.Second},
-			IO{Err: io.Discard}, func(a string) { addr <- a })
-	}()
-	var base string
-	select {
-	case a := <-addr:
-		base = "http://" + a
-	case err := <-done:
-		t.Fatal(err)
-	}
+	base, stop := startGuard(t, GuardOptions{Ollama: emu.URL, Policy: "compact", KeepRecent: 4, Window: 4096, Reserve: 512, Margin: 128, Grace: 5 * time.Second})
 	body := `{"model":"llama3.2","stream":false,"options":{"num_ctx":2048},"messages":[` +
 		`{"role":"user","content":"SECRET: ANANAS-7734"},` +
 		`{"role":"assistant","content":"noted"},` +
 		`{"role":"user","content":"` + strings.Repeat("filler ", 3000) + `"},` +
 		`{"role":"assistant","content":"ok"},` +
 		`{"role":"user","content":"What is the secret?"}]}`
-	resp, err := http.Post(base+"/api/chat", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out struct {
 		Message struct{ Content string } `json:"message"`
 		Ctxkit  struct {
@@ -54,18 +81,11 @@ func TestGuardCommand(t *testing.T) {
 			Window    int  `json:"window"`
 		} `json:"ctxkit"`
 	}
-	err = json.NewDecoder(resp.Body).Decode(&out)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := postDecode(t, base+"/api/chat", body, &out)
 	if out.Message.Content != "ANANAS-7734" || !out.Ctxkit.Compacted || out.Ctxkit.Window != 2048 || resp.Header.Get("X-Ctxkit-Compacted") != "true" {
 		t.Errorf("%+v %v", out, resp.Header)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 }
 
 func TestGuardCommandFlags(t *testing.T) {
@@ -102,41 +122,19 @@ func TestGuardTokenizer(t *testing.T) {
 	emu := httptest.NewServer(llmemu.NewOllama(llmemu.OllamaOptions{NumCtx: 8192}))
 	defer emu.Close()
 	before := func(tokenizerPath string) int {
-		ctx, cancel := context.WithCancel(t.Context())
-		defer cancel()
-		addr := make(chan string, 1)
-		done := make(chan error, 1)
-		go func() {
-			done <- runGuard(ctx, &globals{store: "memory:"}, &GuardOptions{Listen: "127.0.0.1:0", Ollama: emu.URL, Policy: "compact",
-				KeepRecent: 4, Window: 8192, Reserve: 512, Margin: 128, Grace: 5 * time.Second, Tokenizer: tokenizerPath},
-				IO{Err: io.Discard}, func(a string) { addr <- a })
-		}()
-		var base string
-		select {
-		case a := <-addr:
-			base = "http://" + a
-		case err := <-done:
-			t.Fatal(err)
-		}
+		base, stop := startGuard(t, GuardOptions{Ollama: emu.URL, Policy: "compact",
+			KeepRecent: 4, Window: 8192, Reserve: 512, Margin: 128, Grace: 5 * time.Second, Tokenizer: tokenizerPath})
+		defer stop()
 		msgs, _ := json.Marshal([]map[string]string{{"role": "system", "content": texts[0]}, {"role": "user", "content": texts[1]}})
 		body := `{"model":"llama3.2","stream":false,"messages":` + string(msgs) + `}`
-		resp, err := http.Post(base+"/api/chat", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
 		var out struct {
 			Ctxkit struct {
 				TokensBefore int `json:"tokens_before"`
 			} `json:"ctxkit"`
 		}
-		err = json.NewDecoder(resp.Body).Decode(&out)
-		resp.Body.Close()
-		if err != nil || out.Ctxkit.TokensBefore == 0 {
-			t.Fatalf("report: %+v, %v", out, err)
-		}
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatal(err)
+		postDecode(t, base+"/api/chat", body, &out)
+		if out.Ctxkit.TokensBefore == 0 {
+			t.Fatalf("report: %+v", out)
 		}
 		return out.Ctxkit.TokensBefore
 	}
