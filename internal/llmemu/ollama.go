@@ -732,6 +732,19 @@ func (s *Ollama) embed(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// compatChat runs a chat that came through a compatibility endpoint
+// (/v1/chat/completions, /v1/messages), which cannot set num_ctx: the
+// server's default window, the same two truncation layers as /api/chat.
+// ev is the request's Eval, not recorded yet.
+func (s *Ollama) compatChat(path, reqModel, model string, msgs []Message, tools []Tool) (ollamaCut, Eval) {
+	numCtx, numKeep, _ := s.window(ollamaOptions{})
+	s.load(model, numCtx)
+	cut := s.truncateChat(msgs, tools, numCtx, numKeep, true, true)
+	ev := Eval{Path: path, Model: reqModel, SentTokens: cut.sent, PromptTokens: cut.eval, SentMessages: len(msgs),
+		KeptMessages: len(cut.kept), Truncated: cut.truncated, Prompt: cut.prompt}
+	return cut, ev
+}
+
 // openaiChat is Ollama's OpenAI-compatible chat: the default window, the
 // same two truncation layers, usage.prompt_tokens = prompt_eval_count.
 func (s *Ollama) openaiChat(w http.ResponseWriter, r *http.Request) {
@@ -746,11 +759,7 @@ func (s *Ollama) openaiChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msgs, tools := req.convert()
-	numCtx, numKeep, _ := s.window(ollamaOptions{})
-	s.load(model, numCtx)
-	cut := s.truncateChat(msgs, tools, numCtx, numKeep, true, true)
-	ev := Eval{Path: r.URL.Path, Model: req.Model, SentTokens: cut.sent, PromptTokens: cut.eval, SentMessages: len(msgs),
-		KeptMessages: len(cut.kept), Truncated: cut.truncated, Prompt: cut.prompt}
+	cut, ev := s.compatChat(r.URL.Path, req.Model, model, msgs, tools)
 	if cut.status != 0 {
 		ev.Status = cut.status
 		s.addEval(ev)

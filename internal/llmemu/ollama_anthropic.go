@@ -33,11 +33,7 @@ func (s *Ollama) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return
 	}
-	numCtx, numKeep, _ := s.window(ollamaOptions{})
-	s.load(model, numCtx)
-	cut := s.truncateChat(msgs, tools, numCtx, numKeep, true, true)
-	ev := Eval{Path: r.URL.Path, Model: req.Model, SentTokens: cut.sent, PromptTokens: cut.eval, SentMessages: len(msgs),
-		KeptMessages: len(cut.kept), Truncated: cut.truncated, Prompt: cut.prompt}
+	cut, ev := s.compatChat(r.URL.Path, req.Model, model, msgs, tools)
 	if cut.status != 0 {
 		ev.Status = cut.status
 		s.addEval(ev)
