@@ -2,13 +2,11 @@ package guard_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/ctxkit/ctxkit/guard"
 	"github.com/ctxkit/ctxkit/internal/llmemu"
@@ -32,17 +30,12 @@ func TestAnthropicOnOllama(t *testing.T) {
 		t.Fatalf("directly: %d truncated=%v %s", resp.StatusCode, ev.Truncated, body)
 	}
 
-	c := anthropic.NewClient(option.WithBaseURL(gw), option.WithAPIKey("x"), option.WithMaxRetries(0))
-	params := anthropic.MessageNewParams{Model: "llama3.2", MaxTokens: 256, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("placeholder"))}}
-	opts := []option.RequestOption{option.WithJSONSet("messages", req["messages"]), option.WithJSONSet("system", req["system"]), option.WithJSONSet("tools", req["tools"])}
+	c, params, opts := sdkRequest(gw, req)
 	m, err := c.Messages.New(context.Background(), params, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep guard.Report
-	if err := json.Unmarshal([]byte(m.JSON.ExtraFields["ctxkit"].Raw()), &rep); err != nil {
-		t.Fatalf("report: %v", err)
-	}
+	rep := sdkReport(t, m)
 	if ev, _ := emu.LastEval(); len(m.Content) == 0 || !strings.Contains(m.Content[0].Text, secret) || !rep.Compacted || rep.Window != 4096 || rep.Backend != "ollama" || ev.Truncated {
 		t.Errorf("through the guard: %+v %+v truncated=%v", m.Content, rep, ev.Truncated)
 	}

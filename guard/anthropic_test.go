@@ -29,6 +29,27 @@ func anthropicHistory(rounds, fillerWords int) []msg {
 	return append(msgs, msg{"role": "assistant", "content": "Done reading."}, msg{"role": "user", "content": "What is the secret?"})
 }
 
+// sdkRequest is req (model, max_tokens, system, messages, tools) as the
+// official SDK sends it to the guard at gw: the parameters and the options
+// that set req's raw messages, system and tools.
+func sdkRequest(gw string, req msg) (anthropic.Client, anthropic.MessageNewParams, []option.RequestOption) {
+	c := anthropic.NewClient(option.WithBaseURL(gw), option.WithAPIKey("x"), option.WithMaxRetries(0))
+	params := anthropic.MessageNewParams{Model: anthropic.Model(req["model"].(string)), MaxTokens: int64(req["max_tokens"].(int)),
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("placeholder"))}}
+	opts := []option.RequestOption{option.WithJSONSet("messages", req["messages"]), option.WithJSONSet("system", req["system"]), option.WithJSONSet("tools", req["tools"])}
+	return c, params, opts
+}
+
+// sdkReport is the guard's report in an answer the SDK decoded.
+func sdkReport(t *testing.T, m *anthropic.Message) guard.Report {
+	t.Helper()
+	var rep guard.Report
+	if err := json.Unmarshal([]byte(m.JSON.ExtraFields["ctxkit"].Raw()), &rep); err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	return rep
+}
+
 // TestAnthropic: the emulator refuses the overflowing history directly
 // (400 prompt is too long); through the guard, with the official SDK as
 // the client and streaming too, it answers with the secret, and the tool
@@ -44,17 +65,12 @@ func TestAnthropic(t *testing.T) {
 		t.Fatalf("directly: %d %s", resp.StatusCode, body)
 	}
 
-	c := anthropic.NewClient(option.WithBaseURL(gw), option.WithAPIKey("x"), option.WithMaxRetries(0))
-	params := anthropic.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 256, Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("placeholder"))}}
-	opts := []option.RequestOption{option.WithJSONSet("messages", req["messages"]), option.WithJSONSet("system", req["system"]), option.WithJSONSet("tools", req["tools"])}
+	c, params, opts := sdkRequest(gw, req)
 	m, err := c.Messages.New(context.Background(), params, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep guard.Report
-	if err := json.Unmarshal([]byte(m.JSON.ExtraFields["ctxkit"].Raw()), &rep); err != nil {
-		t.Fatalf("report: %v", err)
-	}
+	rep := sdkReport(t, m)
 	if len(m.Content) == 0 || !strings.Contains(m.Content[0].Text, secret) || !rep.Compacted || rep.Window != 4096 {
 		t.Errorf("%+v %+v", m.Content, rep)
 	}

@@ -111,6 +111,17 @@ type reply struct {
 }
 
 // readReply parses a response body of dialect d.
+// postReply posts req to url, wants 200, and reads the reply; body is the
+// answer as received.
+func postReply(t *testing.T, url, d string, stream bool, req any) (r reply, body []byte) {
+	t.Helper()
+	resp, body := postJSON(t, url, req)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	return readReply(t, d, stream, body), body
+}
+
 func readReply(t *testing.T, d string, stream bool, body []byte) reply {
 	t.Helper()
 	var r reply
@@ -271,11 +282,7 @@ func TestRecallNeedle(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/stream=%v/recall=%v", d, stream, recall), func(t *testing.T) {
 					gw := recallSetup(t, d, guard.Options{Recall: recall}, nil)
 					path, req := recallRequest(d, stream, false, recallHistory(d, 12, 250, 0))
-					resp, body := postJSON(t, gw+path, req)
-					if resp.StatusCode != http.StatusOK {
-						t.Fatalf("%d %s", resp.StatusCode, body)
-					}
-					r := readReply(t, d, stream, body)
+					r, body := postReply(t, gw+path, d, stream, req)
 					if r.rep == nil || !r.rep.Compacted {
 						t.Fatalf("no compaction reported: %+v", r.rep)
 					}
@@ -326,11 +333,7 @@ func TestRecallPaged(t *testing.T) {
 				}
 				gw := recallSetup(t, d, guard.Options{Recall: true}, record)
 				path, req := recallRequest(d, stream, false, recallHistory(d, 6, 200, 500))
-				resp, body := postJSON(t, gw+path, req)
-				if resp.StatusCode != http.StatusOK {
-					t.Fatalf("%d %s", resp.StatusCode, body)
-				}
-				r := readReply(t, d, stream, body)
+				r, _ := postReply(t, gw+path, d, stream, req)
 				if r.text != recallSecret || r.rep == nil || r.rep.RecallRounds < 2 {
 					t.Fatalf("answer %q report %+v", r.text, r.rep)
 				}
@@ -373,11 +376,7 @@ func TestRecallBound(t *testing.T) {
 				}
 				gw := recallSetup(t, d, guard.Options{Recall: true, RecallRounds: 2}, always)
 				path, req := recallRequest(d, stream, false, recallHistory(d, 12, 250, 0))
-				resp, body := postJSON(t, gw+path, req)
-				if resp.StatusCode != http.StatusOK {
-					t.Fatalf("%d %s", resp.StatusCode, body)
-				}
-				r := readReply(t, d, stream, body)
+				r, body := postReply(t, gw+path, d, stream, req)
 				if r.rep == nil || r.rep.RecallRounds != 2 || !r.rep.RecallLimitReached || len(r.rep.Recalled) != 2 {
 					t.Errorf("report %+v", r.rep)
 				}
@@ -411,11 +410,7 @@ func TestRecallUnknownID(t *testing.T) {
 		t.Run(d, func(t *testing.T) {
 			gw := recallSetup(t, d, guard.Options{Recall: true}, echo)
 			path, req := recallRequest(d, false, false, recallHistory(d, 12, 250, 0))
-			resp, body := postJSON(t, gw+path, req)
-			if resp.StatusCode != http.StatusOK {
-				t.Fatalf("%d %s", resp.StatusCode, body)
-			}
-			r := readReply(t, d, false, body)
+			r, _ := postReply(t, gw+path, d, false, req)
 			if !strings.Contains(r.text, `nothing is stored under "evicted_ffffffffffffffff"`) || r.rep.RecallRounds != 1 {
 				t.Errorf("%q %+v", r.text, r.rep)
 			}
@@ -574,11 +569,7 @@ func TestRecallMixedCalls(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/stream=%v", d, stream), func(t *testing.T) {
 				gw := recallSetup(t, d, guard.Options{Recall: true}, mixed)
 				path, req := recallRequest(d, stream, false, recallHistory(d, 12, 250, 0))
-				resp, body := postJSON(t, gw+path, req)
-				if resp.StatusCode != http.StatusOK {
-					t.Fatalf("%d %s", resp.StatusCode, body)
-				}
-				r := readReply(t, d, stream, body)
+				r, _ := postReply(t, gw+path, d, stream, req)
 				if r.text != recallSecret || r.toolCalls != 0 || r.rep.RecallRounds < 1 {
 					t.Errorf("%q calls %d %+v", r.text, r.toolCalls, r.rep)
 				}
@@ -597,11 +588,7 @@ func TestRecallClientToolPassesThrough(t *testing.T) {
 				msgs := recallHistory(d, 12, 250, 0)
 				msgs[len(msgs)-1] = msg{"role": "user", "content": `Now call tool read_file {"path":"g.txt"}`}
 				path, req := recallRequest(d, stream, false, msgs)
-				resp, body := postJSON(t, gw+path, req)
-				if resp.StatusCode != http.StatusOK {
-					t.Fatalf("%d %s", resp.StatusCode, body)
-				}
-				r := readReply(t, d, stream, body)
+				r, body := postReply(t, gw+path, d, stream, req)
 				if r.toolCalls != 1 || !bytes.Contains(body, []byte("g.txt")) || r.rep == nil || r.rep.RecallRounds != 0 || r.badIndexes {
 					t.Errorf("calls %d report %+v\n%s", r.toolCalls, r.rep, body)
 				}
