@@ -160,7 +160,7 @@ func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, r
 	if opts.Arbitrate && arb.StateFile == "" {
 		dir, err := home.Dir()
 		if err != nil {
-			return err
+			return fmt.Errorf("--runtime-state: %w", err)
 		}
 		arb.StateFile = filepath.Join(dir, "guard-runtime.json")
 	}
