@@ -222,22 +222,26 @@ func (a *answer) recalls() (rec []*call, others int) {
 	return rec, others
 }
 
+// ollamaAnswer is the message of an Ollama answer, whole or a stream's
+// chunk, as the recall loop reads it.
+type ollamaAnswer struct {
+	Content   string `json:"content"`
+	ToolCalls []struct {
+		ID       string `json:"id"`
+		Function struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
 // parseAnswer reads a whole (non-streamed) answer.
 func parseAnswer(k rdKind, body []byte) *answer {
 	a := &answer{}
 	switch k {
 	case rdOllama:
 		var o struct {
-			Message struct {
-				Content   string `json:"content"`
-				ToolCalls []struct {
-					ID       string `json:"id"`
-					Function struct {
-						Name      string          `json:"name"`
-						Arguments json.RawMessage `json:"arguments"`
-					} `json:"function"`
-				} `json:"tool_calls"`
-			} `json:"message"`
+			Message ollamaAnswer `json:"message"`
 		}
 		_ = json.Unmarshal(body, &o)
 		a.text.WriteString(o.Message.Content)

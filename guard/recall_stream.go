@@ -53,19 +53,10 @@ func readEvent(br *bufio.Reader, sse bool) (event, error) {
 
 // streamEv is what the recall loop reads from one stream event.
 type streamEv struct {
-	Type    string `json:"type"`
-	Index   *int   `json:"index"`
-	Done    bool   `json:"done"`
-	Message *struct {
-		Content   string `json:"content"`
-		ToolCalls []struct {
-			ID       string `json:"id"`
-			Function struct {
-				Name      string          `json:"name"`
-				Arguments json.RawMessage `json:"arguments"`
-			} `json:"function"`
-		} `json:"tool_calls"`
-	} `json:"message"`
+	Type    string        `json:"type"`
+	Index   *int          `json:"index"`
+	Done    bool          `json:"done"`
+	Message *ollamaAnswer `json:"message"`
 	Choices []struct {
 		Delta struct {
 			Role      string  `json:"role"`
