@@ -324,7 +324,7 @@ func (a *arbiter) acquire(ctx context.Context, want kind, model string, force bo
 			a.mu.Unlock()
 			// The switch finishes even if this client leaves: the
 			// requests behind it want the same.
-			d, err := a.doSwitch(context.WithoutCancel(ctx), from, want, model)
+			d, err := a.doSwitch(context.WithoutCancel(ctx), want, model)
 			a.mu.Lock()
 			a.switching = false
 			a.lastMs = ms(d)
@@ -413,8 +413,10 @@ func (a *arbiter) activeName() string {
 
 func ms(d time.Duration) float64 { return math.Round(float64(d.Microseconds())/10) / 100 }
 
-// doSwitch makes from release the GPU and to ready.
-func (a *arbiter) doSwitch(ctx context.Context, from, to kind, model string) (time.Duration, error) {
+// doSwitch makes the runtime other than to release the GPU, whatever the
+// arbiter thinks is active (it may hold the GPU since before the guard
+// started), and readies llama.cpp when it is to (Ollama loads on demand).
+func (a *arbiter) doSwitch(ctx context.Context, to kind, model string) (time.Duration, error) {
 	start := time.Now()
 	var err error
 	if to == kLlamaCpp {
