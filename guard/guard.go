@@ -284,6 +284,19 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.serveHealth(w, r)
 	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && p == "/ctxkit/runtime":
 		g.serveRuntime(w, r)
+	case strings.HasPrefix(p, "/ctxkit/"):
+		// The guard's own paths never reach a backend, whose answer
+		// would be a confusing 404.
+		if p == "/ctxkit/health" || p == "/ctxkit/runtime" || strings.HasPrefix(p, "/ctxkit/evicted/") {
+			allow := "GET"
+			if p == "/ctxkit/runtime" {
+				allow = "GET, POST"
+			}
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" "+p+" is not served", nil)
+			return
+		}
+		writeError(w, http.StatusNotFound, "not_found", p+": no such ctxkit path (/ctxkit/health, /ctxkit/runtime, /ctxkit/evicted/ID)", nil)
 	case r.Method == http.MethodPost && p == "/api/chat":
 		g.withBackend(w, r, kOllama, g.ollamaChat)
 	case r.Method == http.MethodPost && p == "/api/generate":

@@ -415,3 +415,39 @@ func TestHealth(t *testing.T) {
 		t.Errorf("%+v", h)
 	}
 }
+
+// TestCtxkitPaths: the guard's own paths never reach the backend: a wrong
+// method is 405, an unknown path 404; /ctxkit/health does not show a
+// backend URL's password.
+func TestCtxkitPaths(t *testing.T) {
+	emu := llmemu.NewOllama(llmemu.OllamaOptions{})
+	up := strings.Replace(serve(t, emu), "http://", "http://user:hunter2@", 1)
+	gw := newGuard(t, guard.Options{Ollama: up})
+	for _, tc := range []struct {
+		method, path string
+		status       int
+	}{
+		{http.MethodGet, "/ctxkit/health", http.StatusOK},
+		{http.MethodPost, "/ctxkit/health", http.StatusMethodNotAllowed},
+		{http.MethodDelete, "/ctxkit/runtime", http.StatusMethodNotAllowed},
+		{http.MethodPost, "/ctxkit/evicted/evicted_0", http.StatusMethodNotAllowed},
+		{http.MethodGet, "/ctxkit/nothing", http.StatusNotFound},
+	} {
+		req, err := http.NewRequest(tc.method, gw+tc.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || bytes.Contains(body, []byte("hunter2")) || (resp.StatusCode == http.StatusMethodNotAllowed) != (resp.Header.Get("Allow") != "") {
+			t.Errorf("%s %s: %d %s, want %d", tc.method, tc.path, resp.StatusCode, body, tc.status)
+		}
+	}
+	if n := len(emu.Requests()); n != 0 {
+		t.Errorf("%d requests reached the backend", n)
+	}
+}
