@@ -3,6 +3,7 @@ package guard_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -129,28 +130,35 @@ func TestInBandStreamError(t *testing.T) {
 // there, so it is the last object the client sees).
 func TestInBandErrorCarriesReport(t *testing.T) {
 	const event = `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5000,"n_ctx":4096}}`
-	tries := 0
-	up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/chat/completions" {
-			http.NotFound(w, r)
-			return
-		}
-		tries++
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write([]byte("data: " + event + "\n\n"))
-	}))
-	gw := newGuard(t, guard.Options{LlamaCpp: up, NoExact: true, DefaultWindow: 4096})
-	resp, body := postJSON(t, gw+"/v1/chat/completions", msg{"model": "m", "stream": true, "messages": agentHistory(3, 50, true)})
-	line, _, _ := bytes.Cut(bytes.TrimPrefix(body, []byte("data: ")), []byte("\n"))
-	var out struct {
-		Error  map[string]any `json:"error"`
-		Ctxkit *guard.Report  `json:"ctxkit"`
-	}
-	if err := json.Unmarshal(line, &out); err != nil {
-		t.Fatalf("%v: %s", err, body)
-	}
-	if resp.StatusCode != http.StatusOK || tries != 2 || out.Error["type"] != "exceed_context_size_error" || out.Ctxkit == nil || out.Ctxkit.Recovered || out.Ctxkit.UpstreamError == "" {
-		t.Errorf("%d tries=%d %s", resp.StatusCode, tries, body)
+	// With --recall the answer goes through the recall loop's relay.
+	for _, recall := range []bool{false, true} {
+		t.Run(fmt.Sprintf("recall=%v", recall), func(t *testing.T) {
+			tries := 0
+			up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/v1/chat/completions" {
+					http.NotFound(w, r)
+					return
+				}
+				tries++
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = w.Write([]byte("data: " + event + "\n\n"))
+			}))
+			gw := newGuard(t, guard.Options{LlamaCpp: up, NoExact: true, DefaultWindow: 4096, Recall: recall})
+			req := msg{"model": "m", "stream": true, "messages": agentHistory(3, 50, true),
+				"tools": []msg{{"type": "function", "function": msg{"name": "read_file", "parameters": msg{"type": "object"}}}}}
+			resp, body := postJSON(t, gw+"/v1/chat/completions", req)
+			line, _, _ := bytes.Cut(bytes.TrimPrefix(body, []byte("data: ")), []byte("\n"))
+			var out struct {
+				Error  map[string]any `json:"error"`
+				Ctxkit *guard.Report  `json:"ctxkit"`
+			}
+			if err := json.Unmarshal(line, &out); err != nil {
+				t.Fatalf("%v: %s", err, body)
+			}
+			if resp.StatusCode != http.StatusOK || tries != 2 || out.Error["type"] != "exceed_context_size_error" || out.Ctxkit == nil || out.Ctxkit.Recovered || out.Ctxkit.UpstreamError == "" {
+				t.Errorf("%d tries=%d %s", resp.StatusCode, tries, body)
+			}
+		})
 	}
 }
 

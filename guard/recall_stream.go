@@ -374,7 +374,7 @@ func (rc *recaller) forward(f *fit, ev event, se *streamEv, blockMap map[int]int
 			}
 		}
 	}
-	if final {
+	if final || isErrorEvent(data) { // the stream ends at an error too
 		data = f.rep.inject(data)
 	}
 	if bytes.Equal(data, ev.data) {
