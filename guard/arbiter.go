@@ -91,6 +91,10 @@ type arbiter struct {
 	opts          ArbiterOptions
 	ollama, llama *backend
 
+	// pinMu orders setPin calls, so that the state file and pinned agree
+	// when two clients pin at once.
+	pinMu sync.Mutex
+
 	mu        sync.Mutex
 	changed   chan struct{} // closed and replaced on every change
 	active    kind          // "" until the first switch, or after a failed one
@@ -799,6 +803,8 @@ func (g *Guard) serveRuntime(w http.ResponseWriter, r *http.Request) {
 // setPin persists and sets the pin; requests waiting for the other
 // runtime are refused at once.
 func (a *arbiter) setPin(pin kind) error {
+	a.pinMu.Lock()
+	defer a.pinMu.Unlock()
 	if a.opts.StateFile != "" {
 		st := runtimeState{}
 		if pin != "" {

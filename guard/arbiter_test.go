@@ -573,3 +573,36 @@ func TestArbiterCountTokens(t *testing.T) {
 		t.Errorf("after count_tokens: %v, want llama.cpp still active after 1 switch", st)
 	}
 }
+
+// TestArbiterPinsAtOnce: clients that pin and unpin at once leave the state
+// file saying what the guard holds.
+func TestArbiterPinsAtOnce(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "runtime.json")
+	rg := newRig(t, rigOpts{router: true, arb: guard.ArbiterOptions{StateFile: state}})
+	var wg sync.WaitGroup
+	for i := range 40 {
+		body := msg{"pin": nil}
+		if i%2 == 0 {
+			body = msg{"pin": "ollama"}
+		}
+		wg.Go(func() {
+			if r := post(context.Background(), rg.url+"/ctxkit/runtime", body); r.err != nil || r.status != http.StatusOK {
+				t.Errorf("pin %v: %d %v %s", body, r.status, r.err, r.body)
+			}
+		})
+	}
+	wg.Wait()
+	data, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Pinned any `json:"pinned"`
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		t.Fatal(err)
+	}
+	if st := rg.status(t); st["pinned"] != file.Pinned {
+		t.Errorf("the guard holds the pin %v, the state file says %v", st["pinned"], file.Pinned)
+	}
+}
