@@ -132,6 +132,9 @@ func (s *summarizer) digest(ctx context.Context, f *fit, span []compact.Message)
 	if err != nil {
 		return "", fmt.Errorf("encode span: %w", err)
 	}
+	// A copy: the summarization may outlive the request (below), whose
+	// fit its handler goes on changing.
+	on := requestOn{b: f.b, model: f.model, window: f.window}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%d\x00", promptVersion, model, s.tokens)
 	h.Write(data)
@@ -150,7 +153,7 @@ func (s *summarizer) digest(ctx context.Context, f *fit, span []compact.Message)
 			return d, nil
 		}
 		s.misses.Add(1)
-		d, err := s.mapReduce(wctx, model, f, span)
+		d, err := s.mapReduce(wctx, model, on, span)
 		if err != nil {
 			return "", err
 		}
@@ -202,7 +205,17 @@ type target struct {
 	count  func(string) int
 }
 
-func (s *summarizer) target(ctx context.Context, model string, f *fit) (*target, error) {
+// requestOn is what the summarizer needs of the request it summarizes
+// for: the backend and model it runs on, and its window.
+type requestOn struct {
+	b      *backend
+	model  string
+	window int
+}
+
+// target is where model's summarizing calls go for a request on f, and
+// how much text one call takes.
+func (s *summarizer) target(ctx context.Context, model string, f requestOn) (*target, error) {
 	b := s.direct
 	if b == nil {
 		b = s.g.route(ctx, model)
@@ -276,7 +289,7 @@ func (s *summarizer) directWindow(ctx context.Context, model string) int {
 // summaries together (reduce), recursively while they do not fit one call.
 // Any failed call fails the digest: a digest with a hole would lose part
 // of the span without saying so.
-func (s *summarizer) mapReduce(ctx context.Context, model string, f *fit, span []compact.Message) (string, error) {
+func (s *summarizer) mapReduce(ctx context.Context, model string, f requestOn, span []compact.Message) (string, error) {
 	t, err := s.target(ctx, model, f)
 	if err != nil {
 		return "", err
