@@ -7,15 +7,18 @@
 // guard process's peak resident memory.
 //
 // Workloads:
+//
 //   - fits: a 12-message chat that fits the window, not streamed;
+//
 //   - stream: the same, streamed (latency is time to the first chunk);
+//
 //   - overflow: a 400-message agent history (about 150k tokens) into an
 //     8,192-token window; directly Ollama cuts it silently, through the
 //     guard it is compacted (every call is the same conversation, so after
 //     the first the guard replays its plan, as on a real agent's later
 //     turns).
 //
-//	go build -o /tmp/ctxkit ./cmd/ctxkit && go run ./bench/guardbench -ctxkit /tmp/ctxkit
+//     go build -o /tmp/ctxkit ./cmd/ctxkit && go run ./bench/guardbench -ctxkit /tmp/ctxkit
 package main
 
 import (
