@@ -277,7 +277,10 @@ func TestArbiterSwitch(t *testing.T) {
 func TestArbiterQueue(t *testing.T) {
 	ctx := context.Background()
 	t.Run("waits out the hold", func(t *testing.T) {
-		rg := newRig(t, rigOpts{router: true, arb: guard.ArbiterOptions{MinHold: 50 * time.Millisecond}})
+		// The hold must outlast the gap between the two requests, however
+		// loaded the machine, for the second to be queued: a second is
+		// plenty and costs this test a second.
+		rg := newRig(t, rigOpts{router: true, arb: guard.ArbiterOptions{MinHold: time.Second}})
 		mustOK(t, "ollama", rg.ollamaChat(ctx))
 		r := rg.llamaChat(ctx, "b.gguf")
 		mustOK(t, "llama.cpp after the hold", r)

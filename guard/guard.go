@@ -284,10 +284,10 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.serveHealth(w, r)
 	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && p == "/ctxkit/runtime":
 		g.serveRuntime(w, r)
-	case strings.HasPrefix(p, "/ctxkit/"):
+	case strings.HasPrefix(p, "/ctxkit/") || p == "/metrics":
 		// The guard's own paths never reach a backend, whose answer
 		// would be a confusing 404.
-		if p == "/ctxkit/health" || p == "/ctxkit/runtime" || strings.HasPrefix(p, "/ctxkit/evicted/") {
+		if p == "/metrics" || p == "/ctxkit/health" || p == "/ctxkit/runtime" || strings.HasPrefix(p, "/ctxkit/evicted/") {
 			allow := "GET"
 			if p == "/ctxkit/runtime" {
 				allow = "GET, POST"

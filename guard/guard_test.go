@@ -432,6 +432,8 @@ func TestCtxkitPaths(t *testing.T) {
 		{http.MethodDelete, "/ctxkit/runtime", http.StatusMethodNotAllowed},
 		{http.MethodPost, "/ctxkit/evicted/evicted_0", http.StatusMethodNotAllowed},
 		{http.MethodGet, "/ctxkit/nothing", http.StatusNotFound},
+		{http.MethodGet, "/metrics", http.StatusOK},
+		{http.MethodPost, "/metrics", http.StatusMethodNotAllowed},
 	} {
 		req, err := http.NewRequest(tc.method, gw+tc.path, nil)
 		if err != nil {

@@ -35,7 +35,7 @@ func newMetrics(g *Guard) *metrics {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts(opts(name, help)), func() float64 { return float64(v()) }))
 	}
 	counter("requests_total", "Requests proxied (/metrics and /ctxkit/* not counted).", g.stats.requests.Load)
-	counter("compactions_total", "Requests compacted to fit the window.", g.stats.compacted.Load)
+	counter("compactions_total", "Prompts compacted to fit the window (a request, and again each recall round that had to be).", g.stats.compacted.Load)
 	counter("refused_total", "Requests answered 413 (strict policy, or nothing left to remove).", g.stats.refused.Load)
 	counter("retries_total", "Retries after an upstream context-overflow error.", g.stats.retried.Load)
 	counter("upstream_truncations_total", "Silent truncations detected after the fact (upstream evaluated fewer tokens than sent).", g.stats.truncated.Load)

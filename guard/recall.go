@@ -776,6 +776,8 @@ func (g *Guard) fitRound(ctx context.Context, f *fit, rc *recaller, last bool, k
 		return whole()
 	}
 	f.rep.RecallCompactions++
+	g.stats.compacted.Add(1)
+	g.metrics.evicted.WithLabelValues(string(f.b.kind)).Add(float64(res.EvictedTokens))
 	return build(res)
 }
 

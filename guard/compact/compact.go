@@ -292,7 +292,7 @@ func Compact(conv Conversation, b Budget, opts Options) (*Result, error) {
 
 	cands := e.candidates()
 	ci := 0
-	markerEst, _ := e.k.text(e.notice(12, 12345, map[string]int{"tool": 1}, "ctx-0123456789abcdef", ""))
+	markerEst, _ := e.k.text(e.notice(12, 12345, map[string]int{"tool": 1}, "ctx-0123456789abcdef"))
 	markerEst += e.o.MessageOverhead
 	est := e.render(false)
 	for {
@@ -771,7 +771,7 @@ func (e *engine) shrinkNotice(what string, removed int, id string) string {
 
 // notice is the text standing for an evicted span. It carries no live
 // counter: the same span gives the same bytes on every turn.
-func (e *engine) notice(messages, tokens int, tools map[string]int, id, storeErr string) string {
+func (e *engine) notice(messages, tokens int, tools map[string]int, id string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[ctxkit: %d earlier message", messages)
 	if messages != 1 {
@@ -876,7 +876,7 @@ func (e *engine) render(final bool) int {
 				var id, errText string
 				id, errText = e.store(evicted)
 				rec = spanRec{id: id, storeErr: errText}
-				rec.marker = e.notice(sp.Messages, sp.Tokens, sp.Tools, id, errText)
+				rec.marker = e.notice(sp.Messages, sp.Tokens, sp.Tools, id)
 				e.digest(&rec, evicted)
 				if !e.ownSpans {
 					e.spanRec = copySpanRecs(e.spanRec)
@@ -884,7 +884,7 @@ func (e *engine) render(final bool) int {
 				}
 				e.spanRec[key] = rec
 			} else {
-				rec.marker = e.notice(sp.Messages, sp.Tokens, sp.Tools, "ctx-0123456789abcdef", "")
+				rec.marker = e.notice(sp.Messages, sp.Tokens, sp.Tools, "ctx-0123456789abcdef")
 			}
 		}
 		sp.StoreID, sp.StoreErr, sp.Notice = rec.id, rec.storeErr, rec.marker

@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// ErrDigestOverBudget is the DigestErr of a span whose digest was dropped
+// DigestOverBudget is the DigestErr of a span whose digest was dropped
 // because the prompt did not fit with it.
-const ErrDigestOverBudget = "digest dropped: the prompt did not fit with it"
+const DigestOverBudget = "digest dropped: the prompt did not fit with it"
 
 // digest asks Options.Digest for a digest of a new span and, if there is
 // one, makes rec's marker the notice that carries it (rec.plain keeps the
@@ -66,7 +66,7 @@ func (e *engine) fitDigests(limit int) {
 			break
 		}
 		r := e.spanRec[key]
-		r.marker, r.plain, r.summarized, r.digestErr = r.plain, "", false, ErrDigestOverBudget
+		r.marker, r.plain, r.summarized, r.digestErr = r.plain, "", false, DigestOverBudget
 		e.spanRec[key] = r
 		e.render(true)
 	}

@@ -41,7 +41,7 @@ func TestDigest(t *testing.T) {
 			[]string{`stored as "evicted_0123"`}, []string{"Digest", "summary"}},
 		{"empty digest", full / 2, store, func([]Message) (string, error) { return " \n", nil }, false, "empty digest",
 			nil, []string{"Digest"}},
-		{"digest over budget", 0, store, func([]Message) (string, error) { return words("digest", 5000), nil }, false, ErrDigestOverBudget,
+		{"digest over budget", 0, store, func([]Message) (string, error) { return words("digest", 5000), nil }, false, DigestOverBudget,
 			[]string{`stored as "evicted_0123"`}, []string{"Digest"}},
 	}
 	for _, tc := range cases {
