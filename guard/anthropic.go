@@ -278,7 +278,7 @@ func textBlock(text string) json.RawMessage {
 
 // anthropicMessages serves /v1/messages.
 func (g *Guard) anthropicMessages(w http.ResponseWriter, r *http.Request, b *backend, body []byte) {
-	body, added := g.withRecallTool(body, rdAnthropic)
+	body, added := g.withRecallTool(g.policy(r), body, rdAnthropic)
 	rc := g.recallFor(added, rdAnthropic, body)
 	a, err := parseAnthropic(body)
 	if err != nil {
@@ -291,7 +291,7 @@ func (g *Guard) anthropicMessages(w http.ResponseWriter, r *http.Request, b *bac
 	}
 	_ = json.Unmarshal(body, &p)
 	f := &fit{b: b, req: &chatRequest{conv: a.conv}, model: p.Model, reserve: g.reserveOr(p.MaxTokens), rebuild: a.build,
-		rep: &Report{Policy: g.opts.Policy, Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, p.Model)}
+		rep: &Report{Policy: g.policy(r), Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, p.Model)}
 	if b.kind == kAnthropic {
 		f.window, f.rep.WindowSource = DefaultAnthropicWindow, "default"
 		if w := g.opts.Windows[p.Model]; w > 0 {

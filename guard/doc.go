@@ -27,6 +27,9 @@
 //     detected there as on /api/chat. /v1/messages/count_tokens is passed
 //     through, except to Ollama, which lacks it: the guard answers with its
 //     own calibrated count.
+//   - The guard's own paths (/ctxkit/*, /metrics) never reach a backend:
+//     a wrong method is 405 with Allow, an unknown path 404. A request
+//     body over 256 MiB is 413, and upstream bodies are read with bounds.
 //   - GET /ctxkit/evicted/{id} returns an evicted span (JSON messages) from
 //     the offload store; GET /ctxkit/health the policy, counters and
 //     calibrations; GET /metrics the Prometheus metrics (requests,
@@ -72,13 +75,16 @@
 //
 // # Policies
 //
-// compact (default) compacts; strict answers 413 with a machine-readable
-// body ({"error":{"type":"context_overflow","n_prompt_tokens",...}}) after
-// counting only, before any compaction work; observe passes the request
-// through untouched, reports what would have been evicted, and detects
-// Ollama's silent truncation after the fact (the prompt sent counted at
-// least the window while prompt_eval_count is below it); off passes
-// everything through.
+// Options.Policy is the default; a request's X-Ctxkit-Policy header
+// (PolicyHeader) sets its own, so one agent can ask for strict or observe
+// from a shared guard (a bad value is a 400; the header is not sent
+// upstream). compact (default) compacts; strict answers 413 with a
+// machine-readable body ({"error":{"type":"context_overflow",
+// "n_prompt_tokens",...}}) after counting only, before any compaction work;
+// observe passes the request through untouched, reports what would have
+// been evicted, and detects Ollama's silent truncation after the fact (the
+// prompt sent counted at least the window while prompt_eval_count is below
+// it); off passes everything through.
 //
 // # Requests and reports
 //

@@ -54,7 +54,7 @@ func (g *Guard) apply(ctx context.Context, w http.ResponseWriter, f *fit, origin
 	tokens, chars := countConversation(f.req.conv, f.cnt.c, templateOverhead)
 	f.sent, f.chars = tokens, chars
 	f.rep.TokensBefore, f.rep.TokensAfter = tokens, tokens
-	switch g.opts.Policy {
+	switch f.rep.Policy {
 	case PolicyStrict:
 		if tokens > f.rep.Budget {
 			g.stats.refused.Add(1)

@@ -38,6 +38,22 @@ const (
 	PolicyOff Policy = "off"
 )
 
+// PolicyHeader, on a request, overrides Options.Policy for that request
+// alone: an agent can ask for strict or observe without a guard of its
+// own. It is not sent upstream.
+const PolicyHeader = "X-Ctxkit-Policy"
+
+// policyKey is the context key of a request's own policy.
+type policyKey struct{}
+
+// policy is the policy of r: its PolicyHeader, else Options.Policy.
+func (g *Guard) policy(r *http.Request) Policy {
+	if p, ok := r.Context().Value(policyKey{}).(Policy); ok {
+		return p
+	}
+	return g.opts.Policy
+}
+
 // ParsePolicy returns the policy named s ("" is PolicyCompact).
 func ParsePolicy(s string) (Policy, error) {
 	switch p := Policy(s); p {
@@ -228,6 +244,7 @@ func New(opts Options) (*Guard, error) {
 			Rewrite: func(pr *httputil.ProxyRequest) {
 				pr.SetURL(u)
 				pr.Out.Host = u.Host
+				pr.Out.Header.Del(PolicyHeader)
 			},
 			FlushInterval: -1,
 			Transport:     b.client.Transport,
@@ -267,6 +284,14 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	if p != "/metrics" && !strings.HasPrefix(p, "/ctxkit/") {
 		g.stats.requests.Add(1)
+	}
+	if h := r.Header.Get(PolicyHeader); h != "" {
+		policy, err := ParsePolicy(h)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "bad_policy", PolicyHeader+": "+err.Error(), nil)
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), policyKey{}, policy))
 	}
 	if g.arb != nil {
 		var release func()
@@ -330,7 +355,7 @@ func (g *Guard) withBackend(w http.ResponseWriter, r *http.Request, k kind, h fu
 		writeError(w, http.StatusBadGateway, "no_backend", fmt.Sprintf("no %s backend is configured", k), nil)
 		return
 	}
-	if g.opts.Policy == PolicyOff {
+	if g.policy(r) == PolicyOff {
 		b.proxy.ServeHTTP(w, r)
 		return
 	}
@@ -372,7 +397,7 @@ func (g *Guard) send(ctx context.Context, r *http.Request, b *backend, body []by
 	}
 	for k, v := range r.Header {
 		switch http.CanonicalHeaderKey(k) {
-		case "Content-Length", "Connection", "Keep-Alive", "Transfer-Encoding", "Upgrade", "Te", "Trailer", "Proxy-Connection", "Accept-Encoding":
+		case "Content-Length", "Connection", "Keep-Alive", "Transfer-Encoding", "Upgrade", "Te", "Trailer", "Proxy-Connection", "Accept-Encoding", PolicyHeader:
 			continue
 		}
 		req.Header[k] = v

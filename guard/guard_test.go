@@ -66,11 +66,27 @@ func agentHistory(rounds, fillerWords int, withIDs bool) []msg {
 
 func postJSON(t *testing.T, url string, body any) (*http.Response, []byte) {
 	t.Helper()
+	return postWithHeaders(t, url, body, nil)
+}
+
+// postWithHeaders posts body as JSON with the headers that are not empty.
+func postWithHeaders(t *testing.T, url string, body any, headers map[string]string) (*http.Response, []byte) {
+	t.Helper()
 	data, err := json.Marshal(body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post(url, "application/json", bytes.NewReader(data))
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		if v != "" {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

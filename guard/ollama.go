@@ -94,7 +94,7 @@ func (g *Guard) reserveOr(n int) int {
 
 // ollamaChat serves /api/chat.
 func (g *Guard) ollamaChat(w http.ResponseWriter, r *http.Request, b *backend, body []byte) {
-	body, added := g.withRecallTool(body, rdOllama)
+	body, added := g.withRecallTool(g.policy(r), body, rdOllama)
 	rc := g.recallFor(added, rdOllama, body)
 	req, err := parseChat(body, ollamaDialect{})
 	if err != nil {
@@ -104,7 +104,7 @@ func (g *Guard) ollamaChat(w http.ResponseWriter, r *http.Request, b *backend, b
 	model := str(req.top["model"])
 	o := ollamaOpts(req.top)
 	f := &fit{b: b, d: ollamaDialect{}, req: req, model: model, reserve: g.reserveOr(o.NumPredict),
-		rep: &Report{Policy: g.opts.Policy, Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, model)}
+		rep: &Report{Policy: g.policy(r), Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, model)}
 	f.window, f.rep.WindowSource = g.ollamaWindow(r.Context(), b, model, o)
 	if !g.apply(r.Context(), w, f, body) {
 		return
@@ -152,7 +152,7 @@ func (g *Guard) ollamaGenerate(w http.ResponseWriter, r *http.Request, b *backen
 	o := ollamaOpts(top)
 	var images []json.RawMessage
 	_ = json.Unmarshal(top["images"], &images)
-	f := &fit{b: b, model: model, reserve: g.reserveOr(o.NumPredict), rep: &Report{Policy: g.opts.Policy, Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, model)}
+	f := &fit{b: b, model: model, reserve: g.reserveOr(o.NumPredict), rep: &Report{Policy: g.policy(r), Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, model)}
 	f.window, f.rep.WindowSource = g.ollamaWindow(r.Context(), b, model, o)
 	f.body = body
 	overhead := templateOverhead + len(images)*compact.DefaultImageTokens
@@ -171,13 +171,13 @@ func (g *Guard) fitPrompt(ctx context.Context, w http.ResponseWriter, f *fit, to
 	tokens := f.cnt.c.Count(prompt) + overhead
 	f.sent, f.chars = tokens, len(prompt)
 	f.rep.TokensBefore, f.rep.TokensAfter = tokens, tokens
-	if tokens <= f.rep.Budget || g.opts.Policy == PolicyObserve {
+	if tokens <= f.rep.Budget || f.rep.Policy == PolicyObserve {
 		if tokens > f.rep.Budget {
 			f.rep.WouldEvictTokens = tokens - f.rep.Budget
 		}
 		return true
 	}
-	if g.opts.Policy == PolicyStrict {
+	if f.rep.Policy == PolicyStrict {
 		g.stats.refused.Add(1)
 		writeError(w, http.StatusRequestEntityTooLarge, "context_overflow",
 			fmt.Sprintf("prompt is about %d tokens, budget is %d (window %d); refusing rather than truncating silently", tokens, f.rep.Budget, f.window),

@@ -137,7 +137,7 @@ func (g *Guard) openaiRoute(w http.ResponseWriter, r *http.Request, h func(http.
 	}
 	messages := strings.HasPrefix(r.URL.Path, "/v1/messages")
 	b := g.v1Backend(r.Context(), r.URL.Path, model)
-	if h == nil || g.opts.Policy == PolicyOff || (b.kind == kAnthropic && !messages) {
+	if h == nil || g.policy(r) == PolicyOff || (b.kind == kAnthropic && !messages) {
 		b.proxy.ServeHTTP(w, r)
 		return
 	}
@@ -208,7 +208,7 @@ func (g *Guard) openaiWindow(ctx context.Context, b *backend, model string) (int
 // openaiChat serves /v1/chat/completions, retrying once after an upstream
 // context error with the budget recalibrated from the error's numbers.
 func (g *Guard) openaiChat(w http.ResponseWriter, r *http.Request, b *backend, body []byte) {
-	body, added := g.withRecallTool(body, rdOpenAI)
+	body, added := g.withRecallTool(g.policy(r), body, rdOpenAI)
 	rc := g.recallFor(added, rdOpenAI, body)
 	req, err := parseChat(body, openaiDialect{})
 	if err != nil {
@@ -218,12 +218,12 @@ func (g *Guard) openaiChat(w http.ResponseWriter, r *http.Request, b *backend, b
 	var p openaiParams
 	_ = json.Unmarshal(body, &p)
 	f := &fit{b: b, d: openaiDialect{}, req: req, model: p.Model, reserve: g.reserveOr(p.reserve()),
-		rep: &Report{Policy: g.opts.Policy, Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, p.Model)}
+		rep: &Report{Policy: g.policy(r), Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, p.Model)}
 	f.window, f.rep.WindowSource = g.openaiWindow(r.Context(), b, p.Model)
 	if !g.apply(r.Context(), w, f, body) {
 		return
 	}
-	if b.kind == kLlamaCpp && !g.opts.NoExact && g.opts.Policy == PolicyCompact && 2*f.sent >= f.rep.Budget && !hasImages(f.req.conv) {
+	if b.kind == kLlamaCpp && !g.opts.NoExact && f.rep.Policy == PolicyCompact && 2*f.sent >= f.rep.Budget && !hasImages(f.req.conv) {
 		if !g.exactFit(w, r, f) {
 			return
 		}
@@ -308,14 +308,14 @@ func (g *Guard) forwardRetry(w http.ResponseWriter, r *http.Request, f *fit, rel
 		retryable := resp.StatusCode >= 400 && resp.StatusCode < 500
 		var errBody []byte
 		inBand := false
-		if g.opts.Policy == PolicyCompact && resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		if f.rep.Policy == PolicyCompact && resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 			// Older llama.cpp builds and SGLang answer 200 and one
 			// in-band event data: {"error":...}; look at the first line.
 			if first, ok := inBandError(resp); ok {
 				retryable, errBody, inBand = true, first, true
 			}
 		}
-		if attempt == 0 && g.opts.Policy == PolicyCompact && retryable {
+		if attempt == 0 && f.rep.Policy == PolicyCompact && retryable {
 			if errBody == nil {
 				errBody, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 			}
@@ -514,7 +514,7 @@ func (g *Guard) openaiCompletion(w http.ResponseWriter, r *http.Request, b *back
 	}
 	var p openaiParams
 	_ = json.Unmarshal(body, &p)
-	f := &fit{b: b, model: p.Model, reserve: g.reserveOr(p.reserve()), rep: &Report{Policy: g.opts.Policy, Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, p.Model)}
+	f := &fit{b: b, model: p.Model, reserve: g.reserveOr(p.reserve()), rep: &Report{Policy: g.policy(r), Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, p.Model)}
 	f.window, f.rep.WindowSource = g.openaiWindow(r.Context(), b, p.Model)
 	f.body = body
 	if !g.fitPrompt(r.Context(), w, f, top, "prompt", prompt, templateOverhead) {

@@ -119,11 +119,11 @@ func recallToolDef(k rdKind) json.RawMessage {
 }
 
 // withRecallTool returns body with the context_recall tool appended to
-// its tools, when recall is on, the policy compacts, and the request
+// its tools, when recall is on, the request's policy compacts, and the request
 // already carries tools (none of them context_recall). ok is false when
 // the body is unchanged.
-func (g *Guard) withRecallTool(body []byte, k rdKind) ([]byte, bool) {
-	if !g.opts.Recall || g.opts.Policy != PolicyCompact {
+func (g *Guard) withRecallTool(policy Policy, body []byte, k rdKind) ([]byte, bool) {
+	if !g.opts.Recall || policy != PolicyCompact {
 		return body, false
 	}
 	var top map[string]json.RawMessage
