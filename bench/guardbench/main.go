@@ -31,7 +31,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -41,6 +40,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ctxkit/ctxkit/bench/internal/harness"
 	"github.com/ctxkit/ctxkit/internal/llmemu"
 )
 
@@ -57,7 +57,7 @@ func main() {
 		log.Fatal("-ctxkit is required")
 	}
 
-	emuAddr := freeAddr()
+	emuAddr := harness.FreeAddr()
 	emu := &http.Server{Addr: emuAddr, Handler: llmemu.NewOllama(llmemu.OllamaOptions{NumCtx: 8192}), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := emu.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
@@ -71,7 +71,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(root)
-	guardAddr := freeAddr()
+	guardAddr := harness.FreeAddr()
 	g := exec.Command(*ctxkit, "guard", "--listen", guardAddr, "--ollama", "http://"+emuAddr, "--store", filepath.Join(root, "ctxkit.db"))
 	g.Env = append(os.Environ(), "CTXKIT_HOME="+filepath.Join(root, "home"))
 	g.Stderr = io.Discard
@@ -82,7 +82,7 @@ func main() {
 		_ = g.Process.Signal(os.Interrupt)
 		_ = g.Wait()
 	}()
-	waitHealthy("http://" + guardAddr + "/ctxkit/health")
+	harness.WaitOK("http://" + guardAddr + "/ctxkit/health")
 
 	small := chat(5, 20)
 	big := chat(199, 260)
@@ -105,13 +105,13 @@ func main() {
 		for _, path := range []struct{ name, base string }{{"direct", "http://" + emuAddr}, {"guard", "http://" + guardAddr}} {
 			r := load(client, path.base+"/api/chat", body, w.stream, *clients, *duration)
 			fmt.Printf("%-9s %-7s %6d calls %8.0f/s  p50 %7.2f ms  p99 %7.2f ms  errors %d  (%d KB a request)\n",
-				w.name, path.name, r.calls, r.rate, ms(r.p50), ms(r.p99), r.errors, len(body)/1024)
+				w.name, path.name, r.calls, r.rate, harness.Ms(r.p50), harness.Ms(r.p99), r.errors, len(body)/1024)
 			if r.firstErr != nil {
 				fmt.Printf("  first error: %v\n", r.firstErr)
 			}
 		}
 	}
-	fmt.Printf("guard peak RSS %s\n", peakRSS(g.Process.Pid))
+	fmt.Printf("guard peak RSS %d MB\n", harness.PeakRSS(g.Process.Pid)>>20)
 }
 
 // chat is a conversation of a system prompt, a task, rounds of tool calls
@@ -204,41 +204,4 @@ func post(ctx context.Context, c *http.Client, url string, body []byte, stream b
 		return 0, fmt.Errorf("%d %s", resp.StatusCode, bytes.TrimSpace(append(first, rest...)))
 	}
 	return took, nil
-}
-
-func peakRSS(pid int) string {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return "unknown (" + err.Error() + ")"
-	}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func freeAddr() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func waitHealthy(url string) {
-	for range 100 {
-		if res, err := http.Get(url); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	log.Fatal("ctxkit guard did not become healthy")
 }

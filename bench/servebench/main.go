@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -31,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ctxkit/ctxkit/bench/internal/harness"
 	"github.com/ctxkit/ctxkit/internal/benchdata"
 )
 
@@ -81,7 +81,7 @@ func main() {
 	}
 	run("vault", "index", "kb")
 
-	addr := freeAddr()
+	addr := harness.FreeAddr()
 	srv := exec.Command(*ctxkit, "serve", "--addr", addr)
 	srv.Env, srv.Dir, srv.Stderr = env, project, os.Stderr
 	if err := srv.Start(); err != nil {
@@ -92,7 +92,7 @@ func main() {
 		srv.Wait()
 	}()
 	base := "http://" + addr
-	waitHealthy(base)
+	harness.WaitOK(base + "/healthz")
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *clients}}
 	type sample struct {
@@ -150,7 +150,7 @@ func main() {
 			continue
 		}
 		fmt.Printf("%-14s %7d calls  %7.0f/s  p50 %6.2f ms  p99 %6.2f ms  errors %d\n", kind, len(lat)+errs,
-			float64(len(lat)+errs)/elapsed.Seconds(), ms(lat[len(lat)/2]), ms(lat[(len(lat)-1)*99/100]), errs)
+			float64(len(lat)+errs)/elapsed.Seconds(), harness.Ms(lat[len(lat)/2]), harness.Ms(lat[(len(lat)-1)*99/100]), errs)
 		if first != nil {
 			fmt.Printf("  first error: %v\n", first)
 		}
@@ -179,8 +179,6 @@ func call(ctx context.Context, c *http.Client, url, token, body string) error {
 	return nil
 }
 
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
@@ -192,26 +190,4 @@ func lastLine(s string) string {
 	}
 	log.Fatalf("no token in %q", s)
 	return ""
-}
-
-func freeAddr() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func waitHealthy(base string) {
-	for range 100 {
-		if res, err := http.Get(base + "/healthz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	log.Fatal("ctxkit serve did not become healthy")
 }

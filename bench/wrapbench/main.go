@@ -28,6 +28,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ctxkit/ctxkit/bench/internal/harness"
 	"github.com/ctxkit/ctxkit/internal/benchdata"
 )
 
@@ -92,7 +93,7 @@ func main() {
 		fmt.Printf("throughput %s, %d callers: %.0f calls/s\n", c.name, *callers, throughput(ctx, c.cs, *callers, *n*2))
 	}
 
-	before := peakRSS(wrapper)
+	before := harness.PeakRSS(wrapper.Pid)
 	start := time.Now()
 	res, err := wrapped.CallTool(ctx, &mcp.CallToolParams{Name: "blob", Arguments: map[string]any{}})
 	if err != nil || res.IsError {
@@ -101,7 +102,7 @@ func main() {
 	elapsed := time.Since(start)
 	notice := res.Content[0].(*mcp.TextContent).Text
 	fmt.Printf("offload %d MB: %s (notice %d chars); wrapper peak RSS %d MB before, %d MB after\n",
-		*mb, elapsed.Round(time.Millisecond), len(notice), before>>20, peakRSS(wrapper)>>20)
+		*mb, elapsed.Round(time.Millisecond), len(notice), before>>20, harness.PeakRSS(wrapper.Pid)>>20)
 	_ = direct.Close()
 	_ = wrapped.Close()
 }
@@ -149,22 +150,6 @@ func throughput(ctx context.Context, cs *mcp.ClientSession, callers, calls int) 
 	}
 	wg.Wait()
 	return float64(calls/callers*callers) / time.Since(start).Seconds()
-}
-
-// peakRSS reads a process's peak resident set size (Linux).
-func peakRSS(p *os.Process) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid))
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb int64
-			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), &kb)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 type echoArgs struct {
