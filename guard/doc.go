@@ -56,7 +56,7 @@
 // like BPE tokenizers, where compact.Estimate's 3.6 bytes a token
 // undercounts code, JSON and logs up to fourfold and so lets Ollama
 // truncate silently) or Options.Counter (`ctxkit guard --tokenizer PATH`
-// sets it to guard/tokenizer's exact count from the model's Hugging Face
+// sets it to package tokenizer's exact count from the model's Hugging Face
 // tokenizer.json), times a per-backend, per-model
 // factor that only ever rises: it is calibrated from Ollama's
 // prompt_eval_count, usage.prompt_tokens, Anthropic's input_tokens and the

@@ -17,9 +17,9 @@ import (
 
 	"github.com/ctxkit/ctxkit/guard"
 	"github.com/ctxkit/ctxkit/guard/compact"
-	"github.com/ctxkit/ctxkit/guard/tokenizer"
 	"github.com/ctxkit/ctxkit/internal/home"
 	"github.com/ctxkit/ctxkit/offload"
+	"github.com/ctxkit/ctxkit/tokenizer"
 )
 
 // DefaultOllamaUpstream is where Ollama is expected when the guard takes

