@@ -1,6 +1,9 @@
 // Package tokenizer reads a Hugging Face tokenizer.json and encodes text
 // into the same token ids as the reference implementation, so that the
-// guard can count a prompt exactly instead of estimating it.
+// guard can count a prompt exactly instead of estimating it, and the
+// vault's built-in BERT embedder (vault/embed/bert) gets the ids its model
+// was trained on. NewWordPiece builds BERT's pipeline from a bare
+// vocabulary (a vocab.txt) for models that ship no tokenizer.json.
 //
 // It implements the pipeline of the tokenizers library: added tokens are
 // split out of the raw text first (leftmost-longest, with their lstrip,

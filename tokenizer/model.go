@@ -435,18 +435,22 @@ func parseWordPiece(m json.RawMessage) (*wordPiece, error) {
 	if err := json.Unmarshal(m, &v); err != nil {
 		return nil, fmt.Errorf("%s: %w", "WordPiece", err)
 	}
-	if err := checkVocab(v.Vocab); err != nil {
+	prefix := "##"
+	if v.Prefix != nil {
+		prefix = *v.Prefix
+	}
+	return newWordPiece(v.Vocab, v.Unk, prefix, v.MaxChars)
+}
+
+func newWordPiece(vocab map[string]int, unkToken, prefix string, maxChars int) (*wordPiece, error) {
+	if err := checkVocab(vocab); err != nil {
 		return nil, fmt.Errorf("%s: %w", "WordPiece", err)
 	}
-	unk, ok := v.Vocab[v.Unk]
+	unk, ok := vocab[unkToken]
 	if !ok {
-		return nil, fmt.Errorf("%s: unk_token %q is not in the vocabulary", "WordPiece", v.Unk)
+		return nil, fmt.Errorf("%s: unk_token %q is not in the vocabulary", "WordPiece", unkToken)
 	}
-	wp := &wordPiece{vocab: v.Vocab, unk: unk, prefix: "##", maxChars: v.MaxChars}
-	if v.Prefix != nil {
-		wp.prefix = *v.Prefix
-	}
-	return wp, nil
+	return &wordPiece{vocab: vocab, unk: unk, prefix: prefix, maxChars: maxChars}, nil
 }
 
 func (wp *wordPiece) encode(w string, dst []int) []int {

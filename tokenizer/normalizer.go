@@ -46,23 +46,11 @@ func parseNormalizer(m json.RawMessage) (normalizer, error) {
 	}
 	switch typ {
 	case "Sequence":
-		var v struct {
-			Normalizers []json.RawMessage `json:"normalizers"`
+		q, err := parseSequence(m, "normalizers", parseNormalizer)
+		if err != nil {
+			return nil, err
 		}
-		if err := json.Unmarshal(m, &v); err != nil {
-			return nil, fmt.Errorf("%s: %w", "Sequence", err)
-		}
-		var q normSeq
-		for i, c := range v.Normalizers {
-			n, err := parseNormalizer(c)
-			if err != nil {
-				return nil, fmt.Errorf("%s[%d]: %w", "Sequence", i, err)
-			}
-			if n != nil {
-				q = append(q, n)
-			}
-		}
-		return q, nil
+		return normSeq(q), nil
 	case "NFC":
 		return normFunc(norm.NFC.String), nil
 	case "NFD":
@@ -154,41 +142,7 @@ func parseNormalizer(m json.RawMessage) (normalizer, error) {
 		if v.StripAccents != nil {
 			strip = *v.StripAccents
 		}
-		return normFunc(func(s string) string {
-			if v.CleanText || v.Chinese {
-				var b strings.Builder
-				b.Grow(len(s))
-				for _, r := range s {
-					if r < utf8.RuneSelf && r > 0x20 && r != 0x7f {
-						b.WriteByte(byte(r)) // printable ASCII: kept
-						continue
-					}
-					if v.CleanText {
-						if r == 0 || r == 0xFFFD || isBertControl(r) {
-							continue
-						}
-						if isBertWhitespace(r) {
-							r = ' '
-						}
-					}
-					if v.Chinese && isCJK(r) {
-						b.WriteByte(' ')
-						b.WriteRune(r)
-						b.WriteByte(' ')
-						continue
-					}
-					b.WriteRune(r)
-				}
-				s = b.String()
-			}
-			if strip {
-				s = removeMarks(norm.NFD.String(s))
-			}
-			if v.Lowercase {
-				s = lower(s)
-			}
-			return s
-		}), nil
+		return bertNormalizer(v.CleanText, v.Chinese, strip, v.Lowercase), nil
 	case "Precompiled":
 		var v struct {
 			Charsmap *string `json:"precompiled_charsmap"`
@@ -208,6 +162,48 @@ func parseNormalizer(m json.RawMessage) (normalizer, error) {
 		return nil, fmt.Errorf("normalizer without a type")
 	}
 	return nil, fmt.Errorf("unsupported normalizer type %q", typ)
+}
+
+// bertNormalizer is BertNormalizer: with cleanText, control characters
+// dropped and BERT's white space made ' '; with chinese, CJK ideographs
+// padded with spaces; with strip, the marks removed after NFD; with
+// lowercase, the text lower-cased (in that order, as the Rust library does).
+func bertNormalizer(cleanText, chinese, strip, lowercase bool) normalizer {
+	return normFunc(func(s string) string {
+		if cleanText || chinese {
+			var b strings.Builder
+			b.Grow(len(s))
+			for _, r := range s {
+				if r < utf8.RuneSelf && r > 0x20 && r != 0x7f {
+					b.WriteByte(byte(r)) // printable ASCII: kept
+					continue
+				}
+				if cleanText {
+					if r == 0 || r == 0xFFFD || isBertControl(r) {
+						continue
+					}
+					if isBertWhitespace(r) {
+						r = ' '
+					}
+				}
+				if chinese && isCJK(r) {
+					b.WriteByte(' ')
+					b.WriteRune(r)
+					b.WriteByte(' ')
+					continue
+				}
+				b.WriteRune(r)
+			}
+			s = b.String()
+		}
+		if strip {
+			s = removeMarks(norm.NFD.String(s))
+		}
+		if lowercase {
+			s = lower(s)
+		}
+		return s
+	})
 }
 
 // lower lower-cases s character by character as Rust's char::to_lowercase

@@ -161,23 +161,11 @@ func parsePreTokenizer(m json.RawMessage) (preTokenizer, error) {
 	}
 	switch typ {
 	case "Sequence":
-		var v struct {
-			PreTokenizers []json.RawMessage `json:"pretokenizers"`
+		q, err := parseSequence(m, "pretokenizers", parsePreTokenizer)
+		if err != nil {
+			return nil, err
 		}
-		if err := json.Unmarshal(m, &v); err != nil {
-			return nil, fmt.Errorf("%s: %w", "Sequence", err)
-		}
-		var q preSeq
-		for i, c := range v.PreTokenizers {
-			p, err := parsePreTokenizer(c)
-			if err != nil {
-				return nil, fmt.Errorf("%s[%d]: %w", "Sequence", i, err)
-			}
-			if p != nil {
-				q = append(q, p)
-			}
-		}
-		return q, nil
+		return preSeq(q), nil
 	case "Split":
 		var v struct {
 			Pattern  patternJSON `json:"pattern"`
@@ -346,12 +334,7 @@ func parsePreTokenizer(m json.RawMessage) (preTokenizer, error) {
 			return append(dst, strings.FieldsFunc(w, unicode.IsSpace)...)
 		}), nil
 	case "BertPreTokenizer":
-		return splitter(func(w string, _ bool, dst []string) []string {
-			for _, f := range strings.FieldsFunc(w, unicode.IsSpace) {
-				dst = applyBehavior(f, runeMatches(f, isBertPunct), isolated, false, dst)
-			}
-			return dst
-		}), nil
+		return splitter(bertPreTokenize), nil
 	case "Punctuation":
 		v := struct {
 			Behavior string `json:"behavior"`
@@ -384,6 +367,15 @@ func parsePreTokenizer(m json.RawMessage) (preTokenizer, error) {
 		return nil, fmt.Errorf("pre-tokenizer without a type")
 	}
 	return nil, fmt.Errorf("unsupported pre-tokenizer type %q", typ)
+}
+
+// bertPreTokenize is BertPreTokenizer: w split at white space, each
+// punctuation character a word of its own.
+func bertPreTokenize(w string, _ bool, dst []string) []string {
+	for _, f := range strings.FieldsFunc(w, unicode.IsSpace) {
+		dst = applyBehavior(f, runeMatches(f, isBertPunct), isolated, false, dst)
+	}
+	return dst
 }
 
 // byteToRune is GPT-2's map of bytes to printable characters.

@@ -122,11 +122,26 @@ func isNull(m json.RawMessage) bool {
 
 // Encode returns the token ids of text, with no special tokens added.
 func (t *Tokenizer) Encode(text string) []int {
+	return t.EncodeN(text, -1)
+}
+
+// EncodeN returns the first n ids of Encode(text), or all of them if n
+// is negative. It stops running the model once it has n ids, so a long
+// text that is to be truncated costs less than its whole encoding.
+func (t *Tokenizer) EncodeN(text string, n int) []int {
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
-	ids := make([]int, 0, len(text)/4+1)
+	full := func(ids []int) bool { return n >= 0 && len(ids) >= n }
+	capacity := len(text)/4 + 1
+	if n >= 0 {
+		capacity = min(capacity, n+16)
+	}
+	ids := make([]int, 0, capacity)
 	t.raw.split(text, func(s string, id int, first bool) {
+		if full(ids) {
+			return
+		}
 		if id >= 0 {
 			ids = append(ids, id)
 			return
@@ -135,6 +150,9 @@ func (t *Tokenizer) Encode(text string) []int {
 			s = t.norm.normalize(s)
 		}
 		t.normd.split(s, func(s string, id int, first2 bool) {
+			if full(ids) {
+				return
+			}
 			if id >= 0 {
 				ids = append(ids, id)
 				return
@@ -148,12 +166,18 @@ func (t *Tokenizer) Encode(text string) []int {
 				words = t.pre.split(words, first && first2)
 			}
 			for _, w := range words {
+				if full(ids) {
+					return
+				}
 				if w != "" {
 					ids = t.model.encode(w, ids)
 				}
 			}
 		})
 	})
+	if n >= 0 && len(ids) > n {
+		ids = ids[:n]
+	}
 	return ids
 }
 
@@ -278,4 +302,31 @@ func typeOf(m json.RawMessage) (string, error) {
 		return "", err
 	}
 	return h.Type, nil
+}
+
+// parseSequence parses a Sequence normalizer or pre-tokenizer m: each
+// member of its list (the field named field) with parse, leaving out
+// those that are null.
+func parseSequence[T any](m json.RawMessage, field string, parse func(json.RawMessage) (T, error)) ([]T, error) {
+	var v map[string]json.RawMessage
+	if err := json.Unmarshal(m, &v); err != nil {
+		return nil, fmt.Errorf("%s: %w", "Sequence", err)
+	}
+	var members []json.RawMessage
+	if raw, ok := v[field]; ok {
+		if err := json.Unmarshal(raw, &members); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", "Sequence", field, err)
+		}
+	}
+	var q []T
+	for i, c := range members {
+		x, err := parse(c)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", "Sequence", i, err)
+		}
+		if any(x) != nil {
+			q = append(q, x)
+		}
+	}
+	return q, nil
 }

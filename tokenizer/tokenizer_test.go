@@ -85,6 +85,8 @@ func TestNormalizers(t *testing.T) {
 		{"BertCased", `{"type":"BertNormalizer","clean_text":false,"handle_chinese_chars":false,"strip_accents":false,"lowercase":false}`,
 			"Héllo\t東", "Héllo\t東"},
 		{"Sequence", `{"type":"Sequence","normalizers":[{"type":"Lowercase"},{"type":"Prepend","prepend":"_"}]}`, "AB", "_ab"},
+		{"Sequence with a null member", `{"type":"Sequence","normalizers":[null,{"type":"Lowercase"}]}`, "AB", "ab"},
+		{"empty Sequence", `{"type":"Sequence","normalizers":[]}`, "AB", "AB"},
 		{"Nmt", `{"type":"Nmt"}`, "a\x01b\tc\u200bd▁e\x7f", "ab c d e"},
 	}
 	for _, tc := range tests {
@@ -370,6 +372,8 @@ func TestParseErrors(t *testing.T) {
 		{"charsmap size", spec(bpe, map[string]string{"normalizer": `{"type":"Precompiled","precompiled_charsmap":"/////wAAAAA="}`}), "trie of"},
 		{"charsmap base64", spec(bpe, map[string]string{"normalizer": `{"type":"Precompiled","precompiled_charsmap":"%%%"}`}), "illegal base64"},
 		{"nested normalizer", spec(bpe, map[string]string{"normalizer": `{"type":"Sequence","normalizers":[{"type":"NFC"},{"type":"Bogus"}]}`}), `Sequence[1]: unsupported normalizer type "Bogus"`},
+		{"sequence not a list", spec(bpe, map[string]string{"normalizer": `{"type":"Sequence","normalizers":{"type":"NFC"}}`}), `Sequence: normalizers: json`},
+		{"nested pre-tokenizer", spec(bpe, map[string]string{"pre_tokenizer": `{"type":"Sequence","pretokenizers":[{"type":"Bogus"}]}`}), `Sequence[0]: unsupported pre-tokenizer type "Bogus"`},
 		{"pre-tokenizer", spec(bpe, map[string]string{"pre_tokenizer": `{"type":"UnicodeScripts"}`}), `unsupported pre-tokenizer type "UnicodeScripts"`},
 		{"delimiter", spec(bpe, map[string]string{"pre_tokenizer": `{"type":"CharDelimiterSplit","delimiter":"ab"}`}), `delimiter "ab"`},
 		{"behavior", spec(bpe, map[string]string{"pre_tokenizer": `{"type":"Split","pattern":{"String":"x"},"behavior":"Sideways"}`}), `unsupported split behavior "Sideways"`},
@@ -521,6 +525,32 @@ func TestFastPath(t *testing.T) {
 			for _, s := range texts {
 				if got, want := tok.Encode(s), slow(tok).Encode(s); !slices.Equal(got, want) {
 					t.Errorf("%q: fast %v, general %v", s, head(got), head(want))
+				}
+			}
+		})
+	}
+}
+
+// TestEncodeN checks that EncodeN(text, n) is the first n ids of Encode
+// for the golden texts of a WordPiece, a byte-level BPE (the fast path),
+// a SentencePiece BPE and a Unigram tokenizer, around every length.
+func TestEncodeN(t *testing.T) {
+	for _, name := range []string{"bert", "llama3", "llama2", "t5tiny"} {
+		t.Run(name, func(t *testing.T) {
+			g, tok := loadGolden(t, name)
+			for i, c := range g.Cases {
+				if c.Text == nil {
+					continue
+				}
+				all := tok.Encode(*c.Text)
+				for _, n := range []int{-1, 0, 1, 2, 7, len(all) - 1, len(all), len(all) + 5} {
+					want := all
+					if n >= 0 && n < len(all) {
+						want = all[:n]
+					}
+					if got := tok.EncodeN(*c.Text, n); !slices.Equal(got, want) {
+						t.Errorf("case %d: EncodeN(%q, %d) = %v, want %v", i, *c.Text, n, head(got), head(want))
+					}
 				}
 			}
 		})
