@@ -560,8 +560,10 @@ func (rc *recaller) loop(w http.ResponseWriter, r *http.Request, f *fit, resp *h
 	for {
 		if resp.StatusCode != http.StatusOK {
 			if rc.started {
+				detail, _ := readLimited(resp.Body, 4<<10, "upstream error")
 				resp.Body.Close()
 				g.log.Warn("recall round failed upstream", "backend", f.b.kind, "status", resp.StatusCode)
+				rc.failStream(w, f, fmt.Sprintf("a context_recall round failed upstream: %d %s", resp.StatusCode, bytes.TrimSpace(detail)))
 				return
 			}
 			next(w, r, f, resp)
@@ -600,7 +602,9 @@ func (rc *recaller) loop(w http.ResponseWriter, r *http.Request, f *fit, resp *h
 				return
 			}
 			g.log.Warn("recall round failed", "backend", f.b.kind, "err", err)
-			if !rc.started {
+			if rc.started {
+				rc.failStream(w, f, "a context_recall round failed: "+err.Error())
+			} else {
 				writeError(w, http.StatusBadGateway, "recall_failed", err.Error(), f.rep)
 			}
 			return

@@ -432,3 +432,29 @@ func stripChunkCalls(data []byte, key string) []byte {
 	}
 	return out
 }
+
+// failStream ends a stream whose status line the client already has with
+// an error in its dialect's in-band shape, carrying the report: Ollama's
+// {"error":...} line, OpenAI-style data: {"error":{...}} (as llama.cpp
+// sends), Anthropic's event: error. Without it the stream would just stop,
+// and the client could take a cut answer for a whole one.
+func (rc *recaller) failStream(w http.ResponseWriter, f *fit, msg string) {
+	var obj any
+	var prefix, suffix string
+	switch rc.k {
+	case rdOllama:
+		obj, suffix = map[string]string{"error": msg}, "\n"
+	case rdOpenAI:
+		obj, prefix, suffix = map[string]any{"error": map[string]string{"type": "upstream_failed", "message": msg}}, "data: ", "\n\n"
+	case rdAnthropic:
+		obj, prefix, suffix = map[string]any{"type": "error", "error": map[string]string{"type": "api_error", "message": msg}}, "event: error\ndata: ", "\n\n"
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return
+	}
+	_, _ = w.Write([]byte(prefix + string(f.rep.inject(data)) + suffix))
+	if flusher, ok := w.(http.Flusher); ok {
+		flusher.Flush()
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -597,5 +598,50 @@ func TestRecallClientToolPassesThrough(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestRecallRoundFailsInBand: when a recall round's upstream request fails
+// after the client's stream has begun, the stream ends with an error in
+// its dialect's in-band shape, with the report, instead of just stopping.
+func TestRecallRoundFailsInBand(t *testing.T) {
+	want := map[string]string{"ollama": `{"error":"a context_recall round failed`, "openai": `data: {"error":{"message":"a context_recall round failed`, "anthropic": "event: error\ndata: {\"error\":{\"message\":\"a context_recall round failed"}
+	for _, d := range dialects {
+		t.Run(d, func(t *testing.T) {
+			var emu http.Handler
+			opts := guard.Options{Recall: true, Windows: map[string]int{"model.gguf": recallWindow, "claude-sonnet-4-5": recallWindow}}
+			switch d {
+			case "ollama":
+				emu = llmemu.NewOllama(llmemu.OllamaOptions{NumCtx: recallWindow})
+			case "openai":
+				emu = llmemu.NewOpenAI(llmemu.OpenAIOptions{MaxContext: recallWindow, Models: []string{"model.gguf"}})
+			case "anthropic":
+				emu = llmemu.NewAnthropic(llmemu.AnthropicOptions{MaxContext: recallWindow})
+			}
+			// The backend answers the first generation (the model calls
+			// context_recall) and fails every one after it.
+			var gens atomic.Int64
+			up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost && gens.Add(1) > 1 {
+					http.Error(w, `{"error":"backend went away"}`, http.StatusInternalServerError)
+					return
+				}
+				emu.ServeHTTP(w, r)
+			}))
+			switch d {
+			case "ollama":
+				opts.Ollama = up
+			case "openai":
+				opts.OpenAI = up
+			case "anthropic":
+				opts.Anthropic = up
+			}
+			gw := newGuard(t, opts)
+			path, req := recallRequest(d, true, false, recallHistory(d, 12, 250, 0))
+			resp, body := postJSON(t, gw+path, req)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want[d]) || !strings.Contains(string(body), "backend went away") || !strings.Contains(string(body), `"recall_rounds":1`) {
+				t.Errorf("%d %s", resp.StatusCode, body)
+			}
+		})
 	}
 }
