@@ -13,12 +13,15 @@
 // or the tokenizer's truncation length when smaller) are truncated to
 // their first word pieces: callers chunk long documents before embedding.
 //
-// The tokenizer is BERT's: control characters dropped, CJK ideographs
-// split into single characters, lower-casing and accent stripping (NFD,
-// combining marks removed) for uncased models, splitting on white space
-// and punctuation, then greedy longest-match WordPiece with "##"
-// continuations, [UNK] for words that do not match or exceed
-// max_input_chars_per_word (100).
+// Tokenization is package tokenizer's (github.com/ctxkit/ctxkit/tokenizer),
+// with [CLS] and [SEP] added around the word pieces: a tokenizer.json is
+// encoded as it says (for BERT models a BertNormalizer, BertPreTokenizer
+// and WordPiece model); a vocab.txt alone gets BERT's uncased pipeline
+// (tokenizer.NewWordPiece): control characters dropped, CJK ideographs
+// split into single characters, accent stripping (NFD, combining marks
+// removed) and lower-casing, splitting on white space and punctuation,
+// then greedy longest-match WordPiece with "##" continuations, [UNK] for
+// words that do not match or exceed 100 characters.
 //
 // The matrix products of the Linear layers are shared out over
 // runtime.GOMAXPROCS goroutines in tiles. On amd64 CPUs with AVX2 and FMA

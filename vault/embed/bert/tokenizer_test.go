@@ -114,12 +114,14 @@ func TestTokenizerJSONOptions(t *testing.T) {
 		wantErr    bool
 		check      func(*Tokenizer) bool
 	}{
-		{"cased", `{"normalizer":{"type":"BertNormalizer","lowercase":false},"model":{"type":"WordPiece","vocab":{"[UNK]":0,"[CLS]":1,"[SEP]":2,"[PAD]":3,"Ab":4}}}`, false,
-			func(tk *Tokenizer) bool {
-				return !tk.Lowercase && !tk.StripAccents && slices.Equal(tk.Encode("Ab", 0), []int{1, 4, 2})
+		{"cased", `{"normalizer":{"type":"BertNormalizer","lowercase":false},"model":{"type":"WordPiece","vocab":{"[UNK]":0,"[CLS]":1,"[SEP]":2,"[PAD]":3,"Ab":4,"Éb":5}}}`, false,
+			func(tk *Tokenizer) bool { // neither lower-cased nor accents stripped
+				return slices.Equal(tk.Encode("Ab", 0), []int{1, 4, 2}) && slices.Equal(tk.Encode("Éb", 0), []int{1, 5, 2})
 			}},
-		{"truncation", `{"truncation":{"max_length":128},"model":{"type":"WordPiece","max_input_chars_per_word":5,"vocab":{"[UNK]":0,"[CLS]":1,"[SEP]":2,"[PAD]":3}}}`, false,
-			func(tk *Tokenizer) bool { return tk.MaxLen == 128 && tk.MaxWordChars == 5 }},
+		{"truncation", `{"truncation":{"max_length":128},"model":{"type":"WordPiece","max_input_chars_per_word":5,"vocab":{"[UNK]":0,"[CLS]":1,"[SEP]":2,"[PAD]":3,"a":4,"##a":5}}}`, false,
+			func(tk *Tokenizer) bool { // MaxLen 128, at most 5 characters a word
+				return tk.MaxLen == 128 && slices.Equal(tk.Encode("aaaaa", 0), []int{1, 4, 5, 5, 5, 5, 2}) && slices.Equal(tk.Encode("aaaaaa", 0), []int{1, 0, 2})
+			}},
 		{"not wordpiece", `{"model":{"type":"BPE","vocab":{}}}`, true, nil},
 		{"no special tokens", `{"model":{"type":"WordPiece","vocab":{"a":0}}}`, true, nil},
 		{"negative id", `{"model":{"type":"WordPiece","vocab":{"[UNK]":-1,"[CLS]":1,"[SEP]":2,"[PAD]":3}}}`, true, nil},
@@ -157,4 +159,31 @@ func FuzzEncode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkEncode measures Encode on the tiny vocabulary: a sentence, and
+// a 16 KB mixed text (ASCII, accents, CJK) cut at 256 ids or not cut.
+func BenchmarkEncode(b *testing.B) {
+	tok := tinyTokenizer(b)
+	sentence := "The quick brown fox jumps over the lazy dog."
+	var long strings.Builder
+	for long.Len() < 16<<10 {
+		long.WriteString("Cut cloud costs by 15%! Café naïve — un-affable? 中文 and 日本語 text. HeLLo WoRLD, financial constraints.\n")
+	}
+	for _, bc := range []struct {
+		name   string
+		text   string
+		maxLen int
+	}{
+		{"sentence", sentence, 0},
+		{"16KB_max256", long.String(), 256},
+		{"16KB_nolimit", long.String(), 0},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.text)))
+			for b.Loop() {
+				tok.Encode(bc.text, bc.maxLen)
+			}
+		})
+	}
 }
