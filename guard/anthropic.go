@@ -292,14 +292,7 @@ func (g *Guard) anthropicMessages(w http.ResponseWriter, r *http.Request, b *bac
 	_ = json.Unmarshal(body, &p)
 	f := &fit{b: b, req: &chatRequest{conv: a.conv}, model: p.Model, reserve: g.reserveOr(p.MaxTokens), rebuild: a.build,
 		rep: &Report{Policy: g.policy(r), Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, p.Model)}
-	if b.kind == kAnthropic {
-		f.window, f.rep.WindowSource = DefaultAnthropicWindow, "default"
-		if w := g.opts.Windows[p.Model]; w > 0 {
-			f.window, f.rep.WindowSource = w, "config"
-		}
-	} else {
-		f.window, f.rep.WindowSource = g.openaiWindow(r.Context(), b, p.Model)
-	}
+	f.window, f.rep.WindowSource = g.openaiWindow(r.Context(), b, p.Model)
 	if !g.apply(r.Context(), w, f, body) {
 		return
 	}

@@ -13,7 +13,10 @@
 //     /v1/completions, sent to llama.cpp, an OpenAI-compatible server or
 //     Ollama by model name (Options.Routes first, then /api/tags and
 //     /v1/models say which serves which model); GET /v1/models lists
-//     every backend's models when there are several; other /v1/* paths
+//     every backend's models, each with the window its backend has loaded
+//     (context_length when the backend gave none, and a ctxkit object with
+//     the window, its source and the budget), asked with the client's
+//     credentials; other /v1/* paths
 //     (/v1/embeddings, /v1/responses, ...) are passed through to the
 //     model's backend.
 //   - Anthropic: POST /v1/messages (SSE when stream is set) is compacted:

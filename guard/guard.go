@@ -336,7 +336,7 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.openaiRoute(w, r, g.anthropicCountTokens)
 	case strings.HasPrefix(p, "/v1/messages") && g.backends[kAnthropic] != nil:
 		g.backends[kAnthropic].proxy.ServeHTTP(w, r)
-	case r.Method == http.MethodGet && p == "/v1/models" && len(g.backends) > 1:
+	case r.Method == http.MethodGet && p == "/v1/models" && g.policy(r) != PolicyOff:
 		g.serveModels(w, r)
 	case strings.HasPrefix(p, "/v1/"):
 		g.openaiRoute(w, r, nil)
@@ -411,6 +411,12 @@ func (g *Guard) send(ctx context.Context, r *http.Request, b *backend, body []by
 
 // getJSON reads a backend's JSON endpoint into v.
 func (g *Guard) getJSON(ctx context.Context, b *backend, path string, v any) error {
+	return g.getJSONWith(ctx, b, path, nil, v)
+}
+
+// getJSONWith is getJSON sending header too (a client's credentials, for
+// an endpoint that wants them).
+func (g *Guard) getJSONWith(ctx context.Context, b *backend, path string, header http.Header, v any) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	u := *b.base
@@ -418,6 +424,9 @@ func (g *Guard) getJSON(ctx context.Context, b *backend, path string, v any) err
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return err
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
 	}
 	resp, err := b.client.Do(req)
 	if err != nil {

@@ -87,8 +87,20 @@ func (g *Guard) route(ctx context.Context, model string) *backend {
 }
 
 // serveModels answers /v1/models with every backend's models (Ollama's
-// and Anthropic's too), each once, in backend order.
+// and Anthropic's too), each once, in backend order, asked with the
+// client's credentials. Each model says the window its backend has loaded
+// (as the guard finds it for a request): context_length when the backend
+// gave none (Ollama's and llama.cpp's lists do not; their trained maximum is
+// not what a client may send), and a ctxkit object with the window, where it
+// comes from and the budget left after the default reserve, so that a client
+// sizing its own prompts sizes them to what will fit.
 func (g *Guard) serveModels(w http.ResponseWriter, r *http.Request) {
+	creds := http.Header{}
+	for _, k := range []string{"Authorization", "X-Api-Key", "Anthropic-Version"} {
+		if v := r.Header.Get(k); v != "" {
+			creds.Set(k, v)
+		}
+	}
 	seen := map[string]bool{}
 	data := []json.RawMessage{}
 	for _, k := range []kind{kLlamaCpp, kOpenAI, kOllama, kAnthropic} {
@@ -99,19 +111,31 @@ func (g *Guard) serveModels(w http.ResponseWriter, r *http.Request) {
 		var list struct {
 			Data []json.RawMessage `json:"data"`
 		}
-		if err := g.getJSON(r.Context(), b, "/v1/models", &list); err != nil {
+		if err := g.getJSONWith(r.Context(), b, "/v1/models", creds, &list); err != nil {
 			g.log.Warn("model list", "backend", k, "err", err)
 			continue
 		}
 		for _, m := range list.Data {
-			var id struct {
-				ID string `json:"id"`
-			}
-			if json.Unmarshal(m, &id) != nil || seen[id.ID] {
+			var obj map[string]json.RawMessage
+			var id string
+			if json.Unmarshal(m, &obj) != nil || json.Unmarshal(obj["id"], &id) != nil || seen[id] {
 				continue
 			}
-			seen[id.ID] = true
-			data = append(data, m)
+			seen[id] = true
+			window, source := g.openaiWindow(r.Context(), b, id)
+			if _, ok := obj["context_length"]; !ok {
+				obj["context_length"] = json.RawMessage(strconv.Itoa(window))
+			}
+			info, err := json.Marshal(map[string]any{"backend": k, "window": window, "window_source": source, "budget": g.budget(window, g.opts.Reserve)})
+			if err != nil {
+				continue
+			}
+			obj["ctxkit"] = info
+			out, err := json.Marshal(obj)
+			if err != nil {
+				continue
+			}
+			data = append(data, out)
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
@@ -177,8 +201,8 @@ func (p openaiParams) reserve() int {
 }
 
 // openaiWindow is the window of a /v1 request: llama.cpp's per-slot n_ctx
-// (/props), Ollama's loaded window (its /v1 cannot set num_ctx), else the
-// configured one.
+// (/props), Ollama's loaded window (its /v1 cannot set num_ctx), an
+// Anthropic model's configured window or 200,000, else the configured one.
 func (g *Guard) openaiWindow(ctx context.Context, b *backend, model string) (int, string) {
 	switch b.kind {
 	case kLlamaCpp:
@@ -201,6 +225,11 @@ func (g *Guard) openaiWindow(ctx context.Context, b *backend, model string) (int
 		}
 	case kOllama:
 		return g.ollamaWindow(ctx, b, model, ollamaOptions{})
+	case kAnthropic:
+		if w := g.opts.Windows[model]; w > 0 {
+			return w, "config"
+		}
+		return DefaultAnthropicWindow, "default"
 	}
 	return g.configWindow(model), "config"
 }

@@ -1,6 +1,7 @@
 package guard_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -45,5 +46,76 @@ func TestFixedRoutes(t *testing.T) {
 	_, err := guard.New(guard.Options{Ollama: ollURL, Routes: map[string]string{"m": "llamacpp"}})
 	if err == nil || !strings.Contains(err.Error(), "no llamacpp backend") {
 		t.Errorf("route to an absent backend: %v", err)
+	}
+}
+
+// TestModelsWindow: GET /v1/models says, per model, the window its backend
+// has loaded and the budget (llama.cpp's per-slot n_ctx, Ollama's loaded
+// context_length, the configured window of an OpenAI-compatible model),
+// keeps a context_length the backend gave, passes the client's credentials
+// to the backends, and is passed through untouched under the off policy.
+func TestModelsWindow(t *testing.T) {
+	oll := llmemu.NewOllama(llmemu.OllamaOptions{NumCtx: 8192})
+	lcp := llmemu.NewLlamaCpp(llmemu.LlamaCppOptions{Model: "qwen.gguf", NCtx: 2048})
+	oai := llmemu.NewOpenAI(llmemu.OpenAIOptions{Models: []string{"gpt-4o-mini"}})
+	ollURL := serve(t, oll)
+	opts := guard.Options{Ollama: ollURL, LlamaCpp: serve(t, lcp), OpenAI: serve(t, oai), Windows: map[string]int{"gpt-4o-mini": 128000}}
+	gw := newGuard(t, opts)
+	// Load the Ollama model with its window (directly: the guard would
+	// remember /api/ps from before the load for a second).
+	if resp, body := postJSON(t, ollURL+"/api/chat", msg{"model": "llama3.2", "stream": false, "messages": []msg{{"role": "user", "content": "hi"}}}); resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	type model struct {
+		ID            string `json:"id"`
+		ContextLength int    `json:"context_length"`
+		Ctxkit        struct {
+			Backend string `json:"backend"`
+			Window  int    `json:"window"`
+			Budget  int    `json:"budget"`
+		} `json:"ctxkit"`
+	}
+	get := func(gw string) map[string]model {
+		req, err := http.NewRequest(http.MethodGet, gw+"/v1/models", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer sk-test")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var list struct {
+			Data []model `json:"data"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%d %v", resp.StatusCode, err)
+		}
+		out := map[string]model{}
+		for _, m := range list.Data {
+			out[m.ID] = m
+		}
+		return out
+	}
+	models := get(gw)
+	for id, want := range map[string]struct {
+		backend string
+		window  int
+	}{"qwen.gguf": {"llamacpp", 2048}, "llama3.2:latest": {"ollama", 8192}, "gpt-4o-mini": {"openai", 128000}} {
+		m := models[id]
+		if m.Ctxkit.Backend != want.backend || m.Ctxkit.Window != want.window || m.ContextLength != want.window || m.Ctxkit.Budget <= 0 || m.Ctxkit.Budget >= want.window {
+			t.Errorf("%s: %+v, want %s with window %d", id, m, want.backend, want.window)
+		}
+	}
+	if r, _ := oai.LastRequest(); r.Header.Get("Authorization") != "Bearer sk-test" {
+		t.Errorf("the client's credentials did not reach the backend: %v", r.Header)
+	}
+
+	opts.Policy = guard.PolicyOff
+	for _, m := range get(newGuard(t, opts)) {
+		if m.Ctxkit.Backend != "" {
+			t.Errorf("off: %+v", m)
+		}
 	}
 }
