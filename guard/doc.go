@@ -7,8 +7,12 @@
 // # What it serves
 //
 //   - Ollama: POST /api/chat (NDJSON stream by default, or one JSON body)
-//     and /api/generate (a raw prompt keeps its head and tail); every other
-//     path (/api/tags, /api/ps, /api/pull, HEAD /, ...) is passed through.
+//     and /api/generate (a raw prompt keeps its head and tail); POST
+//     /api/embed is passed on as it is, but the inputs longer than the
+//     embedding model's window, whose end Ollama cuts silently, are named in
+//     the X-Ctxkit-Embed-Truncated header and an EmbedReport (strict refuses
+//     them once the window is known); every other path (/api/tags, /api/ps,
+//     /api/pull, HEAD /, ...) is passed through.
 //   - OpenAI: POST /v1/chat/completions (SSE when stream is set) and
 //     /v1/completions, sent to llama.cpp, an OpenAI-compatible server or
 //     Ollama by model name (Options.Routes first, then /api/tags and

@@ -324,6 +324,8 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", p+": no such ctxkit path (/ctxkit/health, /ctxkit/runtime, /ctxkit/evicted/ID)", nil)
 	case r.Method == http.MethodPost && p == "/api/chat":
 		g.withBackend(w, r, kOllama, g.ollamaChat)
+	case r.Method == http.MethodPost && p == "/api/embed":
+		g.withBackend(w, r, kOllama, g.ollamaEmbed)
 	case r.Method == http.MethodPost && p == "/api/generate":
 		g.withBackend(w, r, kOllama, g.ollamaGenerate)
 	case r.Method == http.MethodPost && p == "/v1/chat/completions":

@@ -115,21 +115,29 @@ func (rep *Report) fill(conv compact.Conversation, res *compact.Result) {
 // inject adds the report to a JSON object as its "ctxkit" field; anything
 // that is not an object is returned unchanged.
 func (rep *Report) inject(obj []byte) []byte {
-	t := bytes.TrimRight(obj, " \t\r\n")
-	if len(t) < 2 || t[len(t)-1] != '}' || bytes.TrimLeft(t, " \t\r\n")[0] != '{' {
-		return obj
-	}
 	data, err := json.Marshal(rep)
 	if err != nil {
 		return obj
 	}
-	out := make([]byte, 0, len(obj)+len(data)+16)
+	return appendField(obj, "ctxkit", data)
+}
+
+// appendField adds "key": value at the end of the JSON object obj, leaving
+// its bytes as they were; anything that is not an object is returned as
+// it is.
+func appendField(obj []byte, key string, value []byte) []byte {
+	t := bytes.TrimRight(obj, " \t\r\n")
+	if len(t) < 2 || t[len(t)-1] != '}' || bytes.TrimLeft(t, " \t\r\n")[0] != '{' {
+		return obj
+	}
+	out := make([]byte, 0, len(obj)+len(key)+len(value)+16)
 	out = append(out, t[:len(t)-1]...)
 	if len(bytes.TrimSpace(t[:len(t)-1])) > 1 {
 		out = append(out, ',')
 	}
-	out = append(out, `"ctxkit":`...)
-	out = append(out, data...)
+	out = strconv.AppendQuote(out, key)
+	out = append(out, ':')
+	out = append(out, value...)
 	out = append(out, '}')
 	return append(out, obj[len(t):]...)
 }
