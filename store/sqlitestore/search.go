@@ -17,6 +17,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/ctxkit/ctxkit/internal/sqlitebusy"
 	"github.com/ctxkit/ctxkit/store"
 )
 
@@ -247,7 +248,7 @@ func (s *itemSearch) run(limit int) ([]store.Hit, int, error) {
 		}
 		ids, err := ftsRowids(s.t, qMatchItems, ftsPrefix(prefix, q.stems[i]), lo, hi)
 		if err != nil {
-			if s.t.ctx.Err() != nil || isBusy(err) {
+			if s.t.ctx.Err() != nil || sqlitebusy.IsBusy(err) {
 				return nil, 0, err
 			}
 			// A word SQLite tokenizes differently can make an invalid
@@ -384,7 +385,7 @@ func (s *itemSearch) matchSubstrings(substr []int, lo, hi int64) error {
 		}
 		found, err := ftsRowids(s.t, qMatchItems, expr, lo, hi)
 		if err != nil {
-			if s.t.ctx.Err() != nil || isBusy(err) {
+			if s.t.ctx.Err() != nil || sqlitebusy.IsBusy(err) {
 				return err
 			}
 			filtered = false

@@ -6,15 +6,14 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/ctxkit/ctxkit/internal/sqlitebusy"
 	"github.com/ctxkit/ctxkit/store"
 )
 
@@ -42,9 +41,6 @@ type Options struct {
 const (
 	defaultBusyTimeout = 10 * time.Second
 	defaultReadConns   = 4
-	// busyRetries bounds how often a transaction is retried after
-	// SQLITE_BUSY got past busy_timeout.
-	busyRetries = 8
 	// writerCachePages is the page cache of the writer connection, in
 	// pages (4 MiB at pageSize). Put appends rows in id order, so it keeps
 	// few pages hot: the cache mostly holds the transaction's dirty pages
@@ -256,7 +252,7 @@ func (s *Store) migrate(ctx context.Context) error {
 // commits it, retrying the whole transaction when SQLite reports the
 // database busy past busy_timeout. fn must have no effects outside tx.
 func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
-	return retry(ctx, func() error {
+	return sqlitebusy.Retry(ctx, func() error {
 		tx, err := s.w.BeginTx(ctx, nil)
 		if err != nil {
 			return err
@@ -280,7 +276,7 @@ func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
 // database, retrying when SQLite reports the database busy (as it can while
 // another process recovers the WAL).
 func (s *Store) read(ctx context.Context, fn func(t *txn) error) error {
-	return retry(ctx, func() error {
+	return sqlitebusy.Retry(ctx, func() error {
 		tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
 			return err
@@ -288,44 +284,4 @@ func (s *Store) read(ctx context.Context, fn func(t *txn) error) error {
 		defer tx.Rollback()
 		return fn(&txn{ctx: ctx, tx: tx, stmts: s.rst})
 	})
-}
-
-// retry calls attempt until it succeeds, fails with something other than
-// SQLITE_BUSY, or busyRetries is exhausted, backing off with jitter.
-func retry(ctx context.Context, attempt func() error) error {
-	delay := 5 * time.Millisecond
-	for i := 0; ; i++ {
-		err := attempt()
-		if err == nil {
-			return nil
-		}
-		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-			err = fmt.Errorf("%w (%v)", cerr, err)
-		}
-		if !isBusy(err) || i >= busyRetries || ctx.Err() != nil {
-			return err
-		}
-		t := time.NewTimer(delay/2 + rand.N(delay))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%w (%v)", ctx.Err(), err)
-		case <-t.C:
-		}
-		delay = min(2*delay, time.Second)
-	}
-}
-
-// isBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED, in any
-// of their extended forms.
-func isBusy(err error) bool {
-	var se *sqlite.Error
-	if !errors.As(err, &se) {
-		return false
-	}
-	switch se.Code() & 0xff {
-	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-		return true
-	}
-	return false
 }

@@ -30,8 +30,8 @@ import (
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
+	"github.com/ctxkit/ctxkit/internal/sqlitebusy"
 	"github.com/ctxkit/ctxkit/vault/embed"
-
 	"github.com/ctxkit/ctxkit/vault/episodic"
 )
 
@@ -123,7 +123,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	db.SetMaxOpenConns(4)
 	s := &Store{db: db}
-	if err := s.migrate(ctx); err != nil {
+	// SQLITE_BUSY while reading the schema version (a WAL being recovered,
+	// or checkpointed by another process's last connection) is not
+	// covered by busy_timeout.
+	if err := sqlitebusy.Retry(ctx, func() error { return s.migrate(ctx) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open episodes %s: %w", path, err)
 	}

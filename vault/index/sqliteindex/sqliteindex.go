@@ -20,8 +20,8 @@ import (
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
+	"github.com/ctxkit/ctxkit/internal/sqlitebusy"
 	"github.com/ctxkit/ctxkit/vault/embed"
-
 	"github.com/ctxkit/ctxkit/vault/index"
 )
 
@@ -77,7 +77,10 @@ func Open(ctx context.Context, path string) (*Index, error) {
 	}
 	db.SetMaxOpenConns(4)
 	x := &Index{db: db}
-	if err := x.migrate(ctx); err != nil {
+	// Opening reads the schema version: SQLITE_BUSY there (a WAL being
+	// recovered, or checkpointed by the last connection of another
+	// process closing) is not covered by busy_timeout.
+	if err := sqlitebusy.Retry(ctx, func() error { return x.migrate(ctx) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
