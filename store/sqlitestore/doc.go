@@ -38,7 +38,8 @@
 // of a WAL a crashed process left, processes creating the schema of a new
 // file at once) or when another process holds the lock longer than the
 // timeout (indexing a very large list); the store then retries the whole
-// transaction a bounded number of times with jittered backoff.
+// transaction a bounded number of times with jittered backoff
+// (internal/sqlitebusy, which the vault's SQLite files use too).
 // Transactions have no effect outside the database, so a retry is safe. No
 // "database is locked" reaches a caller unless the lock stays taken through
 // every retry.
