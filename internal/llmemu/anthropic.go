@@ -338,17 +338,8 @@ func (s *Anthropic) messages(w http.ResponseWriter, r *http.Request) {
 // max_tokens), one JSON message or the SSE events, and records ev; the
 // Anthropic emulator and Ollama's /v1/messages share it.
 func writeAnthropic(w http.ResponseWriter, r *http.Request, rec *Recorder, ev *Eval, req *anthropicRequest, reply Reply, inputTokens int, id int64, delay time.Duration) {
-	text, short := limitReply(reply.Text, *req.MaxTokens)
-	reply.Text = text
-	ev.Status, ev.Reply = http.StatusOK, reply
-	rec.addEval(*ev)
-	stop := "end_turn"
-	switch {
-	case len(reply.ToolCalls) > 0:
-		stop = "tool_use"
-	case short:
-		stop = "max_tokens"
-	}
+	reply, finish := rec.answered(ev, reply, *req.MaxTokens)
+	stop := map[string]string{"tool_calls": "tool_use", "length": "max_tokens", "stop": "end_turn"}[finish]
 	var content []anthropicOutBlock
 	if reply.Text != "" || len(reply.ToolCalls) == 0 {
 		content = append(content, anthropicOutBlock{Type: "text", Text: &reply.Text})

@@ -323,18 +323,7 @@ func (s *LlamaCpp) chat(w http.ResponseWriter, r *http.Request) {
 		s.overflow(w, ev)
 		return
 	}
-	reply := s.opts.Responder(Turn{Prompt: prompt, Messages: msgs, Tools: tools})
-	text, short := limitReply(reply.Text, s.generationLimit(n, req.maxTokens()))
-	reply.Text = text
-	ev.Status, ev.Reply = http.StatusOK, reply
-	s.addEval(ev)
-	finish := "stop"
-	switch {
-	case len(reply.ToolCalls) > 0:
-		finish = "tool_calls"
-	case short:
-		finish = "length"
-	}
+	reply, finish := s.answered(&ev, s.opts.Responder(Turn{Prompt: prompt, Messages: msgs, Tools: tools}), s.generationLimit(n, req.maxTokens()))
 	model := req.Model
 	if model == "" {
 		model = s.opts.Model

@@ -132,6 +132,22 @@ func ollamaError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, "application/json; charset=utf-8", map[string]string{"error": msg})
 }
 
+// installed answers, as Ollama does, a request without a model (400) or
+// with one that is not installed (404); otherwise it returns the installed
+// name.
+func (s *Ollama) installed(w http.ResponseWriter, name string) (string, bool) {
+	if name == "" {
+		ollamaError(w, http.StatusBadRequest, "model is required")
+		return "", false
+	}
+	model := s.resolve(name)
+	if model == "" {
+		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model %q not found, try pulling it first", name))
+		return "", false
+	}
+	return model, true
+}
+
 // resolve returns the installed name of model, or "" if none.
 func (s *Ollama) resolve(model string) string {
 	if !strings.Contains(model, ":") {
@@ -389,13 +405,8 @@ func (s *Ollama) chat(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if req.Model == "" {
-		ollamaError(w, http.StatusBadRequest, "model is required")
-		return
-	}
-	model := s.resolve(req.Model)
-	if model == "" {
-		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model %q not found, try pulling it first", req.Model))
+	model, ok := s.installed(w, req.Model)
+	if !ok {
 		return
 	}
 	numCtx, numKeep, numPredict := s.window(req.Options)
@@ -438,13 +449,8 @@ func (s *Ollama) generate(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if req.Model == "" {
-		ollamaError(w, http.StatusBadRequest, "model is required")
-		return
-	}
-	model := s.resolve(req.Model)
-	if model == "" {
-		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model %q not found, try pulling it first", req.Model))
+	model, ok := s.installed(w, req.Model)
+	if !ok {
 		return
 	}
 	numCtx, numKeep, numPredict := s.window(req.Options)
@@ -705,9 +711,8 @@ func (s *Ollama) embed(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	model := s.resolve(req.Model)
-	if model == "" {
-		ollamaError(w, http.StatusNotFound, fmt.Sprintf("model %q not found, try pulling it first", req.Model))
+	model, ok := s.installed(w, req.Model)
+	if !ok {
 		return
 	}
 	numCtx, _, _ := s.window(req.Options)
@@ -766,18 +771,7 @@ func (s *Ollama) openaiChat(w http.ResponseWriter, r *http.Request) {
 		openaiError(w, cut.status, cut.errMsg, "invalid_request_error", nil, nil)
 		return
 	}
-	reply := s.opts.Responder(Turn{Prompt: cut.prompt, Messages: cut.kept, Tools: tools})
-	text, short := limitReply(reply.Text, req.maxTokens())
-	reply.Text = text
-	ev.Status, ev.Reply = http.StatusOK, reply
-	s.addEval(ev)
-	finish := "stop"
-	switch {
-	case len(reply.ToolCalls) > 0:
-		finish = "tool_calls"
-	case short:
-		finish = "length"
-	}
+	reply, finish := s.answered(&ev, s.opts.Responder(Turn{Prompt: cut.prompt, Messages: cut.kept, Tools: tools}), req.maxTokens())
 	writeOAIChat(w, r, &s.Recorder, req.Stream, req.includeUsage(), oaiResult{
 		id: fmt.Sprintf("chatcmpl-%d", s.ids.Add(1)), model: req.Model, reply: reply, finish: finish,
 		promptTokens: cut.eval, completionTokens: replyTokens(reply), callIDs: &s.ids,

@@ -267,18 +267,7 @@ func (s *OpenAI) chat(w http.ResponseWriter, r *http.Request) {
 		s.opts.Flavor.overflow(w, max, n, mt, req.Stream)
 		return
 	}
-	reply := s.opts.Responder(Turn{Prompt: ev.Prompt, Messages: msgs, Tools: tools})
-	text, short := limitReply(reply.Text, req.maxTokens())
-	reply.Text = text
-	ev.Status, ev.Reply = http.StatusOK, reply
-	s.addEval(ev)
-	finish := "stop"
-	switch {
-	case len(reply.ToolCalls) > 0:
-		finish = "tool_calls"
-	case short:
-		finish = "length"
-	}
+	reply, finish := s.answered(&ev, s.opts.Responder(Turn{Prompt: ev.Prompt, Messages: msgs, Tools: tools}), req.maxTokens())
 	res := oaiResult{
 		id: fmt.Sprintf("chatcmpl-%d", s.ids.Add(1)), model: req.Model, reply: reply, finish: finish,
 		promptTokens: n, completionTokens: replyTokens(reply), callIDs: &s.ids,

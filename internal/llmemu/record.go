@@ -156,6 +156,23 @@ func (r *Recorder) record(req *http.Request) ([]byte, error) {
 	return body, nil
 }
 
+// answered limits reply's text to max tokens (max <= 0: no limit), records
+// ev as answered with it, and returns it with its finish reason in OpenAI's
+// words: tool_calls, length (cut short) or stop.
+func (r *Recorder) answered(ev *Eval, reply Reply, max int) (Reply, string) {
+	text, short := limitReply(reply.Text, max)
+	reply.Text = text
+	ev.Status, ev.Reply = http.StatusOK, reply
+	r.addEval(*ev)
+	switch {
+	case len(reply.ToolCalls) > 0:
+		return reply, "tool_calls"
+	case short:
+		return reply, "length"
+	}
+	return reply, "stop"
+}
+
 func (r *Recorder) addEval(e Eval) {
 	r.mu.Lock()
 	r.evals = append(r.evals, e)
