@@ -45,15 +45,14 @@ func (g *Guard) ollamaEmbed(w http.ResponseWriter, r *http.Request, b *backend, 
 		Model    string          `json:"model"`
 		Input    json.RawMessage `json:"input"`
 		Truncate *bool           `json:"truncate"`
+		Options  ollamaOptions   `json:"options"`
 	}
 	var inputs []string
 	if json.Unmarshal(body, &req) != nil || (req.Truncate != nil && !*req.Truncate) || !parseInputs(req.Input, &inputs) {
 		b.proxy.ServeHTTP(w, withBody(r, body))
 		return
 	}
-	var top map[string]json.RawMessage
-	_ = json.Unmarshal(body, &top)
-	o := ollamaOpts(top)
+	o := req.Options
 	rep := &EmbedReport{Policy: g.policy(r), Tokens: make([]int, len(inputs))}
 	cnt := g.calibrationFor(b.kind, req.Model).snapshot(g.base)
 	for i, in := range inputs {

@@ -125,8 +125,7 @@ func (g *Guard) compactInto(ctx context.Context, w http.ResponseWriter, f *fit) 
 	for _, m := range res.Messages {
 		f.chars += len(m.Text)
 	}
-	g.stats.compacted.Add(1)
-	g.metrics.evicted.WithLabelValues(string(f.b.kind)).Add(float64(res.EvictedTokens))
+	g.compacted(f, res.EvictedTokens)
 	g.log.Info("compacted", "backend", f.b.kind, "model", f.model, "before", res.TokensBefore, "after", res.TokensAfter,
 		"budget", f.rep.Budget, "window", f.window, "evicted", res.EvictedTokens, "strategy", res.Strategy)
 	return true

@@ -123,3 +123,10 @@ func (g *Guard) timedClient(k kind) *http.Client {
 	c.Transport = timedTransport{base: base, backend: string(k), m: g.metrics}
 	return &c
 }
+
+// compacted counts one compaction of f's prompt that removed evicted
+// tokens, for /ctxkit/health and /metrics.
+func (g *Guard) compacted(f *fit, evicted int) {
+	g.stats.compacted.Add(1)
+	g.metrics.evicted.WithLabelValues(string(f.b.kind)).Add(float64(evicted))
+}

@@ -217,8 +217,7 @@ func (g *Guard) fitPrompt(ctx context.Context, w http.ResponseWriter, f *fit, to
 		return false
 	}
 	f.body, f.sent, f.chars = body, res.TokensAfter, len(res.Prompt)
-	g.stats.compacted.Add(1)
-	g.metrics.evicted.WithLabelValues(string(f.b.kind)).Add(float64(res.EvictedTokens))
+	g.compacted(f, res.EvictedTokens)
 	return true
 }
 

@@ -780,8 +780,7 @@ func (g *Guard) fitRound(ctx context.Context, f *fit, rc *recaller, last bool, k
 		return whole()
 	}
 	f.rep.RecallCompactions++
-	g.stats.compacted.Add(1)
-	g.metrics.evicted.WithLabelValues(string(f.b.kind)).Add(float64(res.EvictedTokens))
+	g.compacted(f, res.EvictedTokens)
 	return build(res)
 }
 

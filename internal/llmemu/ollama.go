@@ -386,6 +386,18 @@ func (s *Ollama) load(model string, numCtx int) {
 	s.mu.Unlock()
 }
 
+// loadOrUnload answers a request with nothing to generate, which Ollama
+// uses to load a model (or, with keep_alive 0, to unload it), and returns
+// the done_reason it gives.
+func (s *Ollama) loadOrUnload(model string, numCtx int, keepAlive json.RawMessage) string {
+	if unloads(keepAlive) {
+		s.unload(model)
+		return "unload"
+	}
+	s.load(model, numCtx)
+	return "load"
+}
+
 func (s *Ollama) unload(model string) {
 	s.mu.Lock()
 	delete(s.loaded, model)
@@ -411,13 +423,7 @@ func (s *Ollama) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	numCtx, numKeep, numPredict := s.window(req.Options)
 	if len(req.Messages) == 0 {
-		reason := "load"
-		if unloads(req.KeepAlive) {
-			s.unload(model)
-			reason = "unload"
-		} else {
-			s.load(model, numCtx)
-		}
+		reason := s.loadOrUnload(model, numCtx, req.KeepAlive)
 		writeJSON(w, http.StatusOK, "application/json; charset=utf-8", map[string]any{
 			"model": req.Model, "created_at": now(), "message": map[string]string{"role": "assistant", "content": ""},
 			"done": true, "done_reason": reason,
@@ -455,13 +461,7 @@ func (s *Ollama) generate(w http.ResponseWriter, r *http.Request) {
 	}
 	numCtx, numKeep, numPredict := s.window(req.Options)
 	if req.Prompt == "" && len(req.Images) == 0 {
-		reason := "load"
-		if unloads(req.KeepAlive) {
-			s.unload(model)
-			reason = "unload"
-		} else {
-			s.load(model, numCtx)
-		}
+		reason := s.loadOrUnload(model, numCtx, req.KeepAlive)
 		writeJSON(w, http.StatusOK, "application/json; charset=utf-8", map[string]any{
 			"model": req.Model, "created_at": now(), "response": "", "done": true, "done_reason": reason,
 		})
