@@ -9,54 +9,33 @@
 //
 // # Concurrency
 //
-// SQLite allows many readers and one writer. The database is in WAL mode,
-// so readers never block the writer and the writer never blocks readers;
-// what remains is writers contending with each other, within a process and
-// across processes.
-//
-// Every write is an immediate transaction (BEGIN IMMEDIATE, through the
-// driver's _txlock=immediate), which takes the write lock before it reads
-// anything. A deferred transaction would read first and upgrade to a write
-// lock later; when another connection has written in between, the upgrade
-// fails at once with SQLITE_BUSY, and busy_timeout cannot help, since
-// waiting would not make the stale read current. Measured under contention,
-// deferred transactions lost a third to two thirds of their commits that
-// way and immediate ones none. An immediate transaction instead waits, under
-// busy_timeout, for the lock, and then reads the latest data, so that a
-// read-check-write such as Put's conflict check or DeleteItems' renumbering
-// is serialised with every other writer in every process.
-//
-// Within a process all writes go through one connection (a *sql.DB limited
-// to one open connection), so goroutines queue in database/sql rather than
-// spin on SQLite's file lock; reads use a separate pool of query_only
-// connections. Every pragma (busy_timeout, foreign_keys, journal_mode=WAL,
-// synchronous=NORMAL) is set through the DSN, so each pooled connection
-// gets it when it is opened. A read that needs several statements (a
+// The file is opened as every ctxkit SQLite database is (internal/sqlitedb):
+// WAL, so readers never block the writer nor the writer them; every write an
+// immediate transaction (BEGIN IMMEDIATE), which takes the write lock before
+// it reads anything, so that a read-check-write such as Put's conflict check
+// or DeleteItems' renumbering is serialised with every other writer in every
+// process; all writes of a process through one connection, reads through a
+// pool of query_only connections; and a transaction retried a bounded number
+// of times with jittered backoff when SQLite reports the database busy
+// where busy_timeout does not help. A read that needs several statements (a
 // search, a scan) runs in one read transaction and sees one snapshot.
+// Transactions have no effect outside the database, so a retry is safe.
 //
-// SQLITE_BUSY can still happen where busy_timeout does not apply (recovery
-// of a WAL a crashed process left, processes creating the schema of a new
-// file at once) or when another process holds the lock longer than the
-// timeout (indexing a very large list); the store then retries the whole
-// transaction a bounded number of times with jittered backoff
-// (internal/sqlitebusy, which the vault's SQLite files use too).
-// Transactions have no effect outside the database, so a retry is safe. No
-// "database is locked" reaches a caller unless the lock stays taken through
-// every retry.
-//
-// The connection that commits does not checkpoint the WAL (which would make
-// the Put of a large list pay for copying it all into the database file
-// again); a goroutine runs passive checkpoints on a read connection once
-// enough has been written.
+// What is the store's own: 16 KiB pages, a writer page cache of 256 pages,
+// and checkpoints. The connection that commits does not checkpoint the WAL
+// (which would make the Put of a large list pay for copying it all into the
+// database file again); a goroutine runs passive checkpoints on a read
+// connection once enough has been written.
 //
 // # What is safe across processes
 //
 // Everything the store does. Each method is one transaction (DeleteExpired
 // is one per workspace), so another process sees a Put, an append or a
-// deletion whole or not at all. Schema migrations run in immediate
-// transactions keyed on PRAGMA user_version, so processes opening a new or
-// older file at once apply each migration exactly once; a file whose
-// version is newer than the code, or that is not a ctxkit store, is refused.
+// deletion whole or not at all. The schema is a list of migration steps
+// keyed on PRAGMA user_version (internal/migrate): opening a current file
+// takes no write lock, and processes opening a new or older file at once
+// apply each step exactly once; a file whose version is newer than the
+// code, or that is not a ctxkit store (PRAGMA application_id), is refused.
 // Indexing a workspace after Put (below) is idempotent: whichever process
 // takes the write lock first does it. The file must not be shared over a
 // network file system, where SQLite's locks and WAL's shared memory do not

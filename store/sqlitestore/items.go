@@ -11,7 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/ctxkit/ctxkit/internal/sqlitebusy"
+	"github.com/ctxkit/ctxkit/internal/sqlitedb"
 	"github.com/ctxkit/ctxkit/store"
 )
 
@@ -136,7 +136,7 @@ func (s *Store) ScanItems(ctx context.Context, id string) iter.Seq2[json.RawMess
 			tx   *sql.Tx
 			rows *sql.Rows
 		)
-		err := sqlitebusy.Retry(ctx, func() error {
+		err := sqlitedb.Retry(ctx, func() error {
 			var err error
 			if tx, err = s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}); err != nil {
 				return err

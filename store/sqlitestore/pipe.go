@@ -75,7 +75,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/ctxkit/ctxkit/internal/sqlitebusy"
+	"github.com/ctxkit/ctxkit/internal/sqlitedb"
 	"github.com/ctxkit/ctxkit/offload/pipeline"
 	"github.com/ctxkit/ctxkit/store"
 )
@@ -156,7 +156,7 @@ func (s *Store) pipeWith(ctx context.Context, id string, p *pipeline.Pipeline, m
 		value  any
 		pushed int
 	)
-	err := sqlitebusy.Retry(ctx, func() error {
+	err := sqlitedb.Retry(ctx, func() error {
 		tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
 			return err

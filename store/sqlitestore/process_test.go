@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/migrate"
+	"github.com/ctxkit/ctxkit/internal/sqlitedb/sqlitedbtest"
 	"github.com/ctxkit/ctxkit/store"
 )
 
@@ -244,13 +246,13 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.w.ExecContext(t.Context(), fmt.Sprintf(`PRAGMA user_version = %d`, len(migrations)+1)); err != nil {
+	if _, err := s.w.ExecContext(t.Context(), fmt.Sprintf(`PRAGMA user_version = %d`, len(schema.Steps)+1)); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
 	_, err = Open(t.Context(), path, Options{})
-	if !errors.Is(err, errNewerSchema) {
-		t.Fatalf("Open of a newer schema: %v, want errNewerSchema", err)
+	if !errors.Is(err, migrate.ErrNewer) {
+		t.Fatalf("Open of a newer schema: %v, want migrate.ErrNewer", err)
 	}
 }
 
@@ -269,7 +271,7 @@ func TestOpenRefusesForeignDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if _, err := Open(t.Context(), path, Options{}); err == nil || !strings.Contains(err.Error(), "not a ctxkit database") {
+	if _, err := Open(t.Context(), path, Options{}); !errors.Is(err, migrate.ErrForeign) {
 		t.Fatalf("Open of a foreign database: %v", err)
 	}
 }
@@ -292,17 +294,60 @@ func TestOpenTwiceConcurrently(t *testing.T) {
 	wg.Wait()
 }
 
-// TestPathWithSpecialCharacters checks that a path with URI syntax in it
-// names that very file.
-func TestPathWithSpecialCharacters(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a?b#c%20d", "ctx kit?.db")
+// TestOpenWhileWriteLocked: opening a current database takes no write
+// lock, so it succeeds while another connection holds one (it failed with
+// "database is locked" when each migration ran in an immediate transaction
+// whether or not it was needed).
+func TestOpenWhileWriteLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ctxkit.db")
 	s, err := Open(t.Context(), path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	if _, err := os.Stat(path); err != nil {
-		t.Errorf("database not at %q: %v", path, err)
+	sqlitedbtest.HoldWriteLock(t, path)
+	// A short busy_timeout: a write lock needed fails quickly.
+	s, err = Open(t.Context(), path, Options{BusyTimeout: time.Millisecond, NoBackgroundIndex: true})
+	if err != nil {
+		t.Fatalf("Open while another connection holds the write lock: %v", err)
+	}
+	defer s.Close()
+	if _, err := s.List(t.Context(), store.ListOptions{}); err != nil {
+		t.Errorf("List: %v", err)
+	}
+}
+
+// TestOpenOldFile opens a file the code before internal/sqlitedb wrote
+// (testdata/store-be54a98.db.gz, made by
+// internal/sqlitedb/testdata/mkfixtures/be54a98.go.txt at that commit): its
+// data is all there, searchable, and the store writes to it.
+func TestOpenOldFile(t *testing.T) {
+	path := sqlitedbtest.Fixture(t, "testdata/store-be54a98.db.gz", "ctxkit.db")
+	ctx := t.Context()
+	s, err := Open(ctx, path, Options{NoBackgroundIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	items, err := s.Items(ctx, "old_list", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkJSONItems(t, "old_list", items, []json.RawMessage{json.RawMessage(`{"name":"alpha","n":1}`), json.RawMessage(`{"name":"beta","n":2}`)})
+	hits, _, err := s.SearchItems(ctx, "old_list", store.Query{Text: "beta"})
+	if err != nil || len(hits) != 1 || hits[0].Index != 1 {
+		t.Errorf("search of the old list: %+v, %v", hits, err)
+	}
+	text, err := s.TextSlice(ctx, "old_text", 0, 100)
+	if err != nil || text != "an old text kept across versions" {
+		t.Errorf("old text: %q, %v", text, err)
+	}
+	if found, err := s.SearchText(ctx, "old_text", store.TextQuery{Text: "versions"}); err != nil || len(found) != 1 {
+		t.Errorf("search of the old text: %+v, %v", found, err)
+	}
+	ws := &store.Workspace{ID: "new_list", Type: "t", Shape: store.ShapeList, Format: "json", Producer: "p"}
+	if err := s.Put(ctx, ws, &store.Content{Items: []json.RawMessage{json.RawMessage(`{"name":"gamma"}`)}}); err != nil {
+		t.Errorf("Put into the old file: %v", err)
 	}
 }
 

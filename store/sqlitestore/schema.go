@@ -1,16 +1,22 @@
 package sqlitestore
 
+import (
+	"database/sql"
+
+	"github.com/ctxkit/ctxkit/internal/migrate"
+	"github.com/ctxkit/ctxkit/internal/sqlitedb"
+)
+
 // applicationID marks a SQLite file as a ctxkit store ("ctxk"), so that Open
 // refuses a database that belongs to something else.
 const applicationID = 0x6374786b
 
-// migrations are the schema changes, in order; migration i (from 0) moves
-// the database from PRAGMA user_version i to i+1. Each runs in its own
-// immediate transaction. A published migration is never edited, only
-// followed by new ones.
-var migrations = []string{
+// schema is the store's schema, as migration steps: step i (from 0) moves
+// the database from PRAGMA user_version i to i+1. A published step is never
+// edited, only followed by new ones.
+var schema = migrate.Schema[*sql.Tx]{Name: "ctxkit store", Steps: []migrate.Step[*sql.Tx]{
 	// 1: the initial schema.
-	`
+	sqlitedb.Exec(`
 CREATE TABLE workspaces (
 	key         INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused, so neither are item and chunk ids
 	id          TEXT NOT NULL UNIQUE,
@@ -82,5 +88,5 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5 (
 -- segments while a big list is indexed, and less merging.
 INSERT INTO items_fts (items_fts, rank) VALUES ('hashsize', 16777216);
 INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('hashsize', 16777216);
-`,
-}
+`),
+}}

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/ctxkit/ctxkit/internal/sqlitebusy"
+	"github.com/ctxkit/ctxkit/internal/sqlitedb"
 	"github.com/ctxkit/ctxkit/store"
 )
 
@@ -248,7 +248,7 @@ func (s *itemSearch) run(limit int) ([]store.Hit, int, error) {
 		}
 		ids, err := ftsRowids(s.t, qMatchItems, ftsPrefix(prefix, q.stems[i]), lo, hi)
 		if err != nil {
-			if s.t.ctx.Err() != nil || sqlitebusy.IsBusy(err) {
+			if s.t.ctx.Err() != nil || sqlitedb.IsBusy(err) {
 				return nil, 0, err
 			}
 			// A word SQLite tokenizes differently can make an invalid
@@ -385,7 +385,7 @@ func (s *itemSearch) matchSubstrings(substr []int, lo, hi int64) error {
 		}
 		found, err := ftsRowids(s.t, qMatchItems, expr, lo, hi)
 		if err != nil {
-			if s.t.ctx.Err() != nil || sqlitebusy.IsBusy(err) {
+			if s.t.ctx.Err() != nil || sqlitedb.IsBusy(err) {
 				return err
 			}
 			filtered = false

@@ -3,17 +3,13 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"modernc.org/sqlite"
 
-	"github.com/ctxkit/ctxkit/internal/sqlitebusy"
+	"github.com/ctxkit/ctxkit/internal/sqlitedb"
 	"github.com/ctxkit/ctxkit/store"
 )
 
@@ -39,8 +35,6 @@ type Options struct {
 
 // Defaults and bounds.
 const (
-	defaultBusyTimeout = 10 * time.Second
-	defaultReadConns   = 4
 	// writerCachePages is the page cache of the writer connection, in
 	// pages (4 MiB at pageSize). Put appends rows in id order, so it keeps
 	// few pages hot: the cache mostly holds the transaction's dirty pages
@@ -62,6 +56,7 @@ const (
 // use by many goroutines, and several processes may open the same file.
 type Store struct {
 	path       string
+	db         *sqlitedb.DB
 	w          *sql.DB // the one writer connection; every write transaction is immediate
 	r          *sql.DB // read-only connections
 	wst, rst   stmts   // statements prepared on w and r
@@ -79,37 +74,10 @@ var _ store.Store = (*Store)(nil)
 // Open opens the store in the SQLite file at path, creating the file (mode
 // 0600) and its directory (mode 0700) when they are missing, and brings its
 // schema up to date. It refuses a file whose schema is newer than this code
-// knows, or that is not a ctxkit store.
+// knows (migrate.ErrNewer), or that is not a ctxkit store
+// (migrate.ErrForeign).
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
-	if path == "" {
-		return nil, errors.New("sqlitestore: empty database path")
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("sqlitestore: resolve %q: %w", path, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, fmt.Errorf("sqlitestore: create directory of %q: %w", abs, err)
-	}
-	// Create the file ourselves so that it gets mode 0600; SQLite gives its
-	// WAL and shared-memory files the same mode.
-	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("sqlitestore: open %q: %w", abs, err)
-	}
-	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("sqlitestore: close %q: %w", abs, err)
-	}
-
-	busy := opts.BusyTimeout
-	if busy <= 0 {
-		busy = defaultBusyTimeout
-	}
-	readConns := opts.ReadConns
-	if readConns <= 0 {
-		readConns = defaultReadConns
-	}
-	s := &Store{path: abs, chunkRunes: opts.chunkRunes, indexInline: opts.indexInline}
+	s := &Store{chunkRunes: opts.chunkRunes, indexInline: opts.indexInline, staged: &stager{}}
 	if s.chunkRunes <= 0 {
 		s.chunkRunes = defaultChunkRunes
 	}
@@ -119,40 +87,31 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	case s.indexInline < 0:
 		s.indexInline = 0
 	}
-
-	// Each Store has its own driver so that the SQL function it registers
-	// reaches only its own connections.
-	s.staged = &stager{}
-	d := &sqlite.Driver{}
-	if err := d.RegisterScalarFunction("ctxkit_staged", 1, s.staged.fn); err != nil {
-		return nil, fmt.Errorf("sqlitestore: register ctxkit_staged: %w", err)
+	var err error
+	s.path = path
+	s.db, err = sqlitedb.Open(ctx, path, sqlitedb.Options{
+		Schema:           schema,
+		ApplicationID:    applicationID,
+		BusyTimeout:      opts.BusyTimeout,
+		ReadConns:        opts.ReadConns,
+		PageSize:         pageSize,
+		WriterCache:      writerCachePages,
+		CheckpointPages:  -1, // see checkpoint.go
+		JournalSizeLimit: walSizeLimit,
+		Register: func(d *sqlite.Driver) error {
+			return d.RegisterScalarFunction("ctxkit_staged", 1, s.staged.fn)
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: %s: %w", s.path, err)
 	}
-	// The driver runs busy_timeout first, then the _pragma values, then the
-	// shorthand keys such as _journal_mode: page_size must precede the
-	// switch to WAL to take effect on a new file (on an existing one it is
-	// a no-op).
-	base := "file:" + escapeURIPath(abs) + "?" + fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", busy.Milliseconds())
-	s.w = sql.OpenDB(connector{d: d, dsn: base +
-		fmt.Sprintf("&_pragma=page_size(%d)&_pragma=cache_size(%d)", pageSize, writerCachePages) +
-		fmt.Sprintf("&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(%d)", walSizeLimit) +
-		"&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate"})
-	s.w.SetMaxOpenConns(1)
-	s.w.SetMaxIdleConns(1)
-	s.w.SetConnMaxLifetime(0)
-	s.r = sql.OpenDB(connector{d: d, dsn: base + "&_query_only=1"})
-	s.r.SetMaxOpenConns(readConns)
-	s.r.SetMaxIdleConns(readConns)
-
-	if err := s.migrate(ctx); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("sqlitestore: %s: %w", abs, err)
-	}
+	s.w, s.r = s.db.Writer(), s.db.Reader()
 	if s.wst, err = prepareAll(ctx, s.w, writeQueries); err == nil {
 		s.rst, err = prepareAll(ctx, s.r, readQueries)
 	}
 	if err != nil {
 		s.Close()
-		return nil, fmt.Errorf("sqlitestore: %s: %w", abs, err)
+		return nil, fmt.Errorf("sqlitestore: %s: %w", s.path, err)
 	}
 	s.ckpt = newCheckpointer(s.r)
 	if !opts.NoBackgroundIndex {
@@ -169,119 +128,31 @@ func (s *Store) Close() error {
 	if s.ckpt != nil {
 		s.ckpt.close()
 	}
-	return errors.Join(s.rst.close(), s.wst.close(), s.r.Close(), s.w.Close())
-}
-
-// connector opens connections of one DSN through a Store's own driver.
-type connector struct {
-	d   *sqlite.Driver
-	dsn string
-}
-
-func (c connector) Connect(context.Context) (driver.Conn, error) { return c.d.Open(c.dsn) }
-func (c connector) Driver() driver.Driver                        { return c.d }
-
-// escapeURIPath escapes the characters that would end or corrupt the path of
-// a file: URI; SQLite decodes %XX escapes in it.
-func escapeURIPath(p string) string {
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; c {
-		case '%', '?', '#':
-			fmt.Fprintf(&b, "%%%02X", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-// errNewerSchema is returned by Open for a database a newer ctxkit wrote.
-var errNewerSchema = errors.New("database schema is newer than this version of ctxkit")
-
-// migrate brings the schema up to date, one immediate transaction per
-// migration. Two processes opening a fresh file at once serialise on the
-// write lock; the second finds each migration applied and skips it.
-func (s *Store) migrate(ctx context.Context) error {
-	for i, m := range migrations {
-		target := i + 1
-		err := s.write(ctx, func(t *txn) error {
-			tx := t.tx
-			var version, appID int
-			if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
-				return err
-			}
-			if err := tx.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&appID); err != nil {
-				return err
-			}
-			if version > len(migrations) {
-				return fmt.Errorf("%w: version %d, this code knows up to %d", errNewerSchema, version, len(migrations))
-			}
-			if version >= target {
-				if appID != applicationID {
-					return fmt.Errorf("not a ctxkit database (application_id %#x)", appID)
-				}
-				return nil
-			}
-			if version == 0 {
-				var tables int
-				if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&tables); err != nil {
-					return err
-				}
-				if tables > 0 || appID != 0 {
-					return fmt.Errorf("not a ctxkit database (application_id %#x, %d schema objects)", appID, tables)
-				}
-			}
-			if _, err := tx.ExecContext(ctx, m); err != nil {
-				return fmt.Errorf("migration %d: %w", target, err)
-			}
-			// PRAGMA takes no parameters; both values are integers we own.
-			if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d; PRAGMA application_id = %d`, target, applicationID)); err != nil {
-				return fmt.Errorf("migration %d: %w", target, err)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return errors.Join(s.rst.close(), s.wst.close(), s.db.Close())
 }
 
 // write runs fn in an immediate transaction on the writer connection and
 // commits it, retrying the whole transaction when SQLite reports the
 // database busy past busy_timeout. fn must have no effects outside tx.
 func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
-	return sqlitebusy.Retry(ctx, func() error {
-		tx, err := s.w.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
+	var wrote int64
+	err := s.db.Write(ctx, func(tx *sql.Tx) error {
 		t := &txn{ctx: ctx, tx: tx, stmts: s.wst}
-		if err := fn(t); err != nil {
-			tx.Rollback()
-			return err
-		}
-		if err := tx.Commit(); err != nil {
-			return err
-		}
-		if s.ckpt != nil {
-			s.ckpt.wrote(t.wrote)
-		}
-		return nil
+		err := fn(t)
+		wrote = t.wrote
+		return err
 	})
+	if err == nil && s.ckpt != nil {
+		s.ckpt.wrote(wrote)
+	}
+	return err
 }
 
 // read runs fn in a read transaction, which sees one snapshot of the
 // database, retrying when SQLite reports the database busy (as it can while
 // another process recovers the WAL).
 func (s *Store) read(ctx context.Context, fn func(t *txn) error) error {
-	return sqlitebusy.Retry(ctx, func() error {
-		tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
+	return s.db.Read(ctx, func(tx *sql.Tx) error {
 		return fn(&txn{ctx: ctx, tx: tx, stmts: s.rst})
 	})
 }

@@ -11,7 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/ctxkit/ctxkit/internal/sqlitebusy"
+	"github.com/ctxkit/ctxkit/internal/sqlitedb"
 	"github.com/ctxkit/ctxkit/store"
 )
 
@@ -235,7 +235,7 @@ func searchChunks(t *txn, ref *wsRef, q *query, limit int) ([]store.TextHit, err
 		var err error
 		if expr != "" {
 			ids, err = ftsRowids(t, qMatchChunks, expr, lo, hi)
-			if err != nil && (t.ctx.Err() != nil || sqlitebusy.IsBusy(err)) {
+			if err != nil && (t.ctx.Err() != nil || sqlitedb.IsBusy(err)) {
 				return nil, err
 			}
 		}

@@ -7,6 +7,6 @@ import (
 
 // SetUserVersionForTest stamps the file with another schema version.
 func (x *Index) SetUserVersionForTest(ctx context.Context, v int) error {
-	_, err := x.db.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v))
+	_, err := x.db.Writer().ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v))
 	return err
 }

@@ -2,10 +2,13 @@
 // vault folder (modernc.org/sqlite, pure Go), chunks in a table, an FTS5
 // index over their text and heading path (porter stemming on unicode61
 // tokens, BM25 ranking by SQLite), and vectors as little-endian float32
-// blobs. WAL mode and immediate write transactions let several processes
-// index and query one vault; each Put replaces a document in one
-// transaction, so a process killed during indexing leaves every document
-// either as it was or as it became.
+// blobs. The file is opened as every ctxkit SQLite database is
+// (internal/sqlitedb): WAL, one writer connection with immediate
+// transactions and a pool of read connections, so several processes index
+// and query one vault; each Put replaces a document in one transaction, so
+// a process killed during indexing leaves every document either as it was
+// or as it became. [OpenMemory] opens an index with no file, for vaults
+// kept in memory.
 package sqliteindex
 
 import (
@@ -14,30 +17,32 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
-
-	"github.com/ctxkit/ctxkit/internal/sqlitebusy"
+	"github.com/ctxkit/ctxkit/internal/migrate"
+	"github.com/ctxkit/ctxkit/internal/sqlitedb"
 	"github.com/ctxkit/ctxkit/vault/embed"
 	"github.com/ctxkit/ctxkit/vault/index"
 )
 
-// schemaVersion is the user_version of the schema below; a newer file is
-// refused rather than misread.
-const schemaVersion = 2
+// applicationID marks a SQLite file as a vault index ("ctxi").
+const applicationID = 0x63747869
 
-const schema = `
-CREATE TABLE IF NOT EXISTS docs (
+// schema is the index's schema, as migration steps. Files written before
+// the schema had its mark (application_id) are at version 2 or 1; they are
+// marked when opened.
+var schema = migrate.Schema[*sql.Tx]{Name: "vault index", Unmarked: 2, Steps: []migrate.Step[*sql.Tx]{
+	// 1: documents, their chunks and the chunks' text index.
+	sqlitedb.Exec(`
+CREATE TABLE docs (
 	path    TEXT PRIMARY KEY,
 	hash    TEXT NOT NULL,
 	meta    TEXT,
 	chunks  INTEGER NOT NULL,
 	indexed TEXT NOT NULL
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS chunks (
+CREATE TABLE chunks (
 	id      INTEGER PRIMARY KEY,
 	doc     TEXT NOT NULL,
 	idx     INTEGER NOT NULL,
@@ -46,73 +51,56 @@ CREATE TABLE IF NOT EXISTS chunks (
 	text    TEXT NOT NULL,
 	vector  BLOB
 );
-CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc, idx);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+CREATE INDEX chunks_doc ON chunks(doc, idx);
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
 	text, heading, content='chunks', content_rowid='id', tokenize='porter unicode61'
 );
-CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
+CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
 	INSERT INTO chunks_fts(rowid, text, heading) VALUES (new.id, new.text, new.heading);
 END;
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-INSERT OR IGNORE INTO meta VALUES ('generation', 0);
-CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
+CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
 	INSERT INTO chunks_fts(chunks_fts, rowid, text, heading) VALUES ('delete', old.id, old.text, old.heading);
 END;
-`
+`),
+	// 2: the generation every change moves.
+	sqlitedb.Exec(`
+CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO meta VALUES ('generation', 0);
+`),
+}}
 
-// Index is a vault index in one SQLite file.
+// options are the index's database settings: SQLite's defaults.
+var options = sqlitedb.Options{Schema: schema, ApplicationID: applicationID}
+
+// Index is a vault index in one SQLite database.
 type Index struct {
-	db *sql.DB
+	db *sqlitedb.DB
 }
 
 var _ index.Index = (*Index)(nil)
 
-// Open opens or creates the index file at path.
+// Open opens or creates the index file at path. It refuses a file whose
+// schema is newer than this code knows (migrate.ErrNewer), or that is not
+// a vault index (migrate.ErrForeign).
 func Open(ctx context.Context, path string) (*Index, error) {
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlitedb.Open(ctx, path, options)
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
-	db.SetMaxOpenConns(4)
-	x := &Index{db: db}
-	// Opening reads the schema version: SQLITE_BUSY there (a WAL being
-	// recovered, or checkpointed by the last connection of another
-	// process closing) is not covered by busy_timeout.
-	if err := sqlitebusy.Retry(ctx, func() error { return x.migrate(ctx) }); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open index %s: %w", path, err)
-	}
-	return x, nil
+	return &Index{db: db}, nil
 }
 
-func (x *Index) migrate(ctx context.Context) error {
-	var version int
-	if err := x.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return err
-	}
-	if version > schemaVersion {
-		return fmt.Errorf("the index has schema %d, newer than this ctxkit's %d; upgrade ctxkit", version, schemaVersion)
-	}
-	if version == schemaVersion {
-		return nil
-	}
-	tx, err := x.db.BeginTx(ctx, nil)
+// OpenMemory opens a new, empty index that lives in memory, with no file,
+// until it is closed.
+func OpenMemory(ctx context.Context) (*Index, error) {
+	db, err := sqlitedb.OpenMemory(ctx, options)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("open an index in memory: %w", err)
 	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, schema); err != nil {
-		return fmt.Errorf("create schema: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return &Index{db: db}, nil
 }
 
-// Close closes the file.
+// Close closes the database.
 func (x *Index) Close() error { return x.db.Close() }
 
 // Put replaces a document and its chunks in one transaction.
@@ -124,52 +112,40 @@ func (x *Index) Put(ctx context.Context, doc index.Doc, chunks []index.Chunk) er
 	if doc.Indexed.IsZero() {
 		doc.Indexed = time.Now()
 	}
-	tx, err := x.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, "DELETE FROM chunks WHERE doc = ?", doc.Path); err != nil {
-		return fmt.Errorf("replace %s: %w", doc.Path, err)
-	}
-	ins, err := tx.PrepareContext(ctx, "INSERT INTO chunks (doc, idx, heading, page, text, vector) VALUES (?, ?, ?, ?, ?, ?)")
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
-	for i, c := range chunks {
-		if _, err := ins.ExecContext(ctx, doc.Path, i, c.Heading, c.Page, c.Text, embed.VectorBytes(c.Vector)); err != nil {
-			return fmt.Errorf("index %s chunk %d: %w", doc.Path, i, err)
+	return x.db.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM chunks WHERE doc = ?", doc.Path); err != nil {
+			return fmt.Errorf("replace %s: %w", doc.Path, err)
 		}
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO docs (path, hash, meta, chunks, indexed) VALUES (?, ?, ?, ?, ?)
+		ins, err := tx.PrepareContext(ctx, "INSERT INTO chunks (doc, idx, heading, page, text, vector) VALUES (?, ?, ?, ?, ?, ?)")
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		for i, c := range chunks {
+			if _, err := ins.ExecContext(ctx, doc.Path, i, c.Heading, c.Page, c.Text, embed.VectorBytes(c.Vector)); err != nil {
+				return fmt.Errorf("index %s chunk %d: %w", doc.Path, i, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO docs (path, hash, meta, chunks, indexed) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT(path) DO UPDATE SET hash = excluded.hash, meta = excluded.meta, chunks = excluded.chunks, indexed = excluded.indexed`,
-		doc.Path, doc.Hash, string(meta), len(chunks), doc.Indexed.UTC().Format(time.RFC3339Nano)); err != nil {
-		return fmt.Errorf("record %s: %w", doc.Path, err)
-	}
-	if err := bump(ctx, tx); err != nil {
-		return err
-	}
-	return tx.Commit()
+			doc.Path, doc.Hash, string(meta), len(chunks), doc.Indexed.UTC().Format(time.RFC3339Nano)); err != nil {
+			return fmt.Errorf("record %s: %w", doc.Path, err)
+		}
+		return bump(ctx, tx)
+	})
 }
 
 // Delete removes a document and its chunks.
 func (x *Index) Delete(ctx context.Context, path string) error {
-	tx, err := x.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, "DELETE FROM chunks WHERE doc = ?", path); err != nil {
-		return fmt.Errorf("delete %s: %w", path, err)
-	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM docs WHERE path = ?", path); err != nil {
-		return fmt.Errorf("delete %s: %w", path, err)
-	}
-	if err := bump(ctx, tx); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return x.db.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM chunks WHERE doc = ?", path); err != nil {
+			return fmt.Errorf("delete %s: %w", path, err)
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM docs WHERE path = ?", path); err != nil {
+			return fmt.Errorf("delete %s: %w", path, err)
+		}
+		return bump(ctx, tx)
+	})
 }
 
 // bump moves the generation, inside a change's transaction.
@@ -184,13 +160,13 @@ func bump(ctx context.Context, tx *sql.Tx) error {
 // moves.
 func (x *Index) Generation(ctx context.Context) (int64, error) {
 	var g int64
-	err := x.db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'generation'").Scan(&g)
+	err := x.db.Reader().QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'generation'").Scan(&g)
 	return g, err
 }
 
 // Doc returns one document.
 func (x *Index) Doc(ctx context.Context, path string) (index.Doc, error) {
-	row := x.db.QueryRowContext(ctx, "SELECT path, hash, meta, chunks, indexed FROM docs WHERE path = ?", path)
+	row := x.db.Reader().QueryRowContext(ctx, "SELECT path, hash, meta, chunks, indexed FROM docs WHERE path = ?", path)
 	d, err := scanDoc(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, fmt.Errorf("document %q: %w", path, index.ErrNotFound)
@@ -200,7 +176,7 @@ func (x *Index) Doc(ctx context.Context, path string) (index.Doc, error) {
 
 // Docs returns every document by path.
 func (x *Index) Docs(ctx context.Context) ([]index.Doc, error) {
-	rows, err := x.db.QueryContext(ctx, "SELECT path, hash, meta, chunks, indexed FROM docs ORDER BY path")
+	rows, err := x.db.Reader().QueryContext(ctx, "SELECT path, hash, meta, chunks, indexed FROM docs ORDER BY path")
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +212,7 @@ func scanDoc(s scanner) (index.Doc, error) {
 
 // Chunk returns one chunk.
 func (x *Index) Chunk(ctx context.Context, id int64) (index.Chunk, error) {
-	row := x.db.QueryRowContext(ctx, "SELECT id, doc, idx, heading, page, text, vector FROM chunks WHERE id = ?", id)
+	row := x.db.Reader().QueryRowContext(ctx, "SELECT id, doc, idx, heading, page, text, vector FROM chunks WHERE id = ?", id)
 	var c index.Chunk
 	var vec []byte
 	err := row.Scan(&c.ID, &c.Doc, &c.Index, &c.Heading, &c.Page, &c.Text, &vec)
@@ -256,7 +232,7 @@ func (x *Index) Lexical(ctx context.Context, query string, n int) ([]index.Hit, 
 	}
 	// Rank in the FTS table alone, then read only the top n chunks: joining
 	// first would read the text of every match.
-	rows, err := x.db.QueryContext(ctx, `SELECT c.id, c.doc, c.idx, c.heading, c.page, c.text, top.rank
+	rows, err := x.db.Reader().QueryContext(ctx, `SELECT c.id, c.doc, c.idx, c.heading, c.page, c.text, top.rank
 		FROM (SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?) AS top
 		JOIN chunks c ON c.id = top.rowid ORDER BY top.rank, c.id`, match, n)
 	if err != nil {
@@ -288,7 +264,7 @@ func ftsQuery(text string) string {
 
 // EachText streams the chunks' text and heading paths.
 func (x *Index) EachText(ctx context.Context, fn func(id int64, text, heading string) error) error {
-	rows, err := x.db.QueryContext(ctx, "SELECT id, text, heading FROM chunks ORDER BY id")
+	rows, err := x.db.Reader().QueryContext(ctx, "SELECT id, text, heading FROM chunks ORDER BY id")
 	if err != nil {
 		return fmt.Errorf("read the chunks' text: %w", err)
 	}
@@ -308,7 +284,7 @@ func (x *Index) EachText(ctx context.Context, fn func(id int64, text, heading st
 
 // EachVector streams the chunks' vectors.
 func (x *Index) EachVector(ctx context.Context, fn func(id int64, v []float32) error) error {
-	rows, err := x.db.QueryContext(ctx, "SELECT id, vector FROM chunks WHERE vector IS NOT NULL ORDER BY id")
+	rows, err := x.db.Reader().QueryContext(ctx, "SELECT id, vector FROM chunks WHERE vector IS NOT NULL ORDER BY id")
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,4 @@
-// Package sqlitebusy retries SQLite work that failed with SQLITE_BUSY where
-// busy_timeout does not help: the recovery of a WAL another process left,
-// the moment a last connection closes and checkpoints, processes creating
-// a new file's schema at once, or a lock held past the timeout. The SQLite
-// stores (offload's, the vault index's, the episodic store's) share it so
-// that "database is locked" reaches a caller only when the lock stayed
-// taken through every retry.
-package sqlitebusy
+package sqlitedb
 
 import (
 	"context"
@@ -26,6 +19,13 @@ const Retries = 8
 // SQLITE_BUSY or SQLITE_LOCKED, or Retries is exhausted, backing off with
 // jitter from 5 ms to 1 s. attempt must be safe to run again: a whole
 // transaction, or an open.
+//
+// It covers SQLITE_BUSY where busy_timeout does not help: the recovery of a
+// WAL another process left, the moment a last connection closes and
+// checkpoints, processes creating a new file's schema at once, or a lock
+// held past the timeout. "database is locked" then reaches a caller only
+// when the lock stayed taken through every retry. [DB.Write] and [DB.Read]
+// retry through it.
 func Retry(ctx context.Context, attempt func() error) error {
 	delay := 5 * time.Millisecond
 	for i := 0; ; i++ {

@@ -1,4 +1,4 @@
-package sqlitebusy
+package sqlitedb
 
 import (
 	"context"
