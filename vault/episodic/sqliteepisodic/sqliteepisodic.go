@@ -1,7 +1,10 @@
 // Package sqliteepisodic is the default store of an episodic vault: one
-// SQLite file in the vault's data folder (modernc.org/sqlite, pure Go), in
-// WAL mode with immediate write transactions so several processes can
-// write at once, and a schema version with ordered migrations.
+// SQLite file in the vault's data folder (modernc.org/sqlite, pure Go),
+// opened as every ctxkit SQLite database is (internal/sqlitedb): WAL, one
+// writer connection with immediate transactions and a pool of read
+// connections, so several processes can write at once, and a schema
+// version with ordered migration steps. [OpenMemory] opens a store with no
+// file, for vaults kept in memory.
 //
 // Statements are rows that never change; versions are rows whose only
 // change is the closing of their transaction interval (tx_to, from NULL to
@@ -21,23 +24,25 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
-	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
-
-	"github.com/ctxkit/ctxkit/internal/sqlitebusy"
+	"github.com/ctxkit/ctxkit/internal/migrate"
+	"github.com/ctxkit/ctxkit/internal/sqlitedb"
 	"github.com/ctxkit/ctxkit/vault/embed"
 	"github.com/ctxkit/ctxkit/vault/episodic"
 )
 
-// migrations[i] moves the schema from version i to i+1; the file's
-// user_version says how many have run.
-var migrations = []string{`
+// applicationID marks a SQLite file as an episodic store ("ctxe").
+const applicationID = 0x63747865
+
+// schema is the store's schema, as migration steps: step i moves it from
+// version i to i+1, and the file's user_version says how many have run.
+// Files written before the schema had its mark (application_id) are at
+// version 1; they are marked when opened.
+var schema = migrate.Schema[*sql.Tx]{Name: "episodic store", Unmarked: 1, Recognize: sqlitedb.HasTables("statements", "versions"), Steps: []migrate.Step[*sql.Tx]{sqlitedb.Exec(`
 CREATE TABLE statements (
 	n           INTEGER PRIMARY KEY,
 	id          TEXT NOT NULL UNIQUE,
@@ -99,68 +104,48 @@ CREATE VIRTUAL TABLE statements_fts USING fts5(
 	content, entities, content='statements', content_rowid='n', tokenize='porter unicode61'
 );
 INSERT INTO statements_fts(statements_fts, rank) VALUES ('automerge', 16);
-`}
+`)}}
 
-// Store is an episodic store in one SQLite file.
+// options are the store's database settings: a 32 MiB page cache per
+// connection, and checkpoints every 8,192 pages of WAL.
+var options = sqlitedb.Options{
+	Schema:          schema,
+	ApplicationID:   applicationID,
+	WriterCache:     -32768,
+	ReaderCache:     -32768,
+	CheckpointPages: 8192,
+}
+
+// Store is an episodic store in one SQLite database. Its writers queue for
+// the database's one writer connection.
 type Store struct {
-	db *sql.DB
-	// writeMu queues this process's writers: SQLite's busy handler, which
-	// arbitrates between processes, waits by sleeping (up to 100 ms a
-	// time), so writers of one process wait here instead, in order.
-	writeMu sync.Mutex
+	db *sqlitedb.DB
 }
 
 var _ episodic.Store = (*Store)(nil)
 
 // Open opens or creates the store at path, migrating an older schema and
-// refusing a newer one.
+// refusing a newer one (migrate.ErrNewer) or another application's file
+// (migrate.ErrForeign).
 func Open(ctx context.Context, path string) (*Store, error) {
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=cache_size(-32768)&_pragma=wal_autocheckpoint(8192)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlitedb.Open(ctx, path, options)
 	if err != nil {
 		return nil, fmt.Errorf("open episodes %s: %w", path, err)
 	}
-	db.SetMaxOpenConns(4)
-	s := &Store{db: db}
-	// SQLITE_BUSY while reading the schema version (a WAL being recovered,
-	// or checkpointed by another process's last connection) is not
-	// covered by busy_timeout.
-	if err := sqlitebusy.Retry(ctx, func() error { return s.migrate(ctx) }); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open episodes %s: %w", path, err)
-	}
-	return s, nil
+	return &Store{db: db}, nil
 }
 
-func (s *Store) migrate(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+// OpenMemory opens a new, empty store that lives in memory, with no file,
+// until it is closed.
+func OpenMemory(ctx context.Context) (*Store, error) {
+	db, err := sqlitedb.OpenMemory(ctx, options)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("open episodes in memory: %w", err)
 	}
-	defer tx.Rollback()
-	var version int
-	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return err
-	}
-	if version > len(migrations) {
-		return fmt.Errorf("the episodes file has schema %d, newer than this ctxkit's %d; upgrade ctxkit", version, len(migrations))
-	}
-	for i := version; i < len(migrations); i++ {
-		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
-			return fmt.Errorf("migrate the schema to %d: %w", i+1, err)
-		}
-	}
-	if version == len(migrations) {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return &Store{db: db}, nil
 }
 
-// Close closes the file.
+// Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
@@ -204,74 +189,78 @@ func rowOf(ctx context.Context, q execer, id string) (int64, error) {
 
 // Apply commits c in one immediate transaction.
 func (s *Store) Apply(ctx context.Context, c *episodic.Change, now time.Time) (time.Time, error) {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	var at int64
+	err := s.db.Write(ctx, func(tx *sql.Tx) error {
+		var err error
+		at, err = apply(ctx, tx, c, now)
+		return err
+	})
 	if err != nil {
-		return time.Time{}, fmt.Errorf("begin: %w", err)
+		return time.Time{}, err
 	}
-	defer tx.Rollback()
+	return fromMicros(at), nil
+}
+
+// apply writes c in tx and returns its transaction time.
+func apply(ctx context.Context, tx *sql.Tx, c *episodic.Change, now time.Time) (int64, error) {
 	var last int64
 	if err := tx.QueryRowContext(ctx, "SELECT tx FROM clock").Scan(&last); err != nil {
-		return time.Time{}, fmt.Errorf("read the clock: %w", err)
+		return 0, fmt.Errorf("read the clock: %w", err)
 	}
 	at := max(micros(episodic.Normalize(now)), last+1)
 	w := newWriter(ctx, tx, at)
 	for _, e := range c.Expect {
 		if err := w.expect(e, false); err != nil {
-			return time.Time{}, err
+			return 0, err
 		}
 	}
 	for _, e := range c.Close {
 		if err := w.expect(e, true); err != nil {
-			return time.Time{}, err
+			return 0, err
 		}
 	}
 	for i := range c.Statements {
 		if err := w.statement(&c.Statements[i], at); err != nil {
-			return time.Time{}, err
+			return 0, err
 		}
 	}
 	if err := w.flushStatements(); err != nil {
-		return time.Time{}, err
+		return 0, err
 	}
 	for i := range c.Versions {
 		v := c.Versions[i]
 		v.RecordedAt, v.ClosedAt = fromMicros(at), nil
 		if err := w.version(&v); err != nil {
-			return time.Time{}, err
+			return 0, err
 		}
 	}
 	if err := w.flush(&w.versions); err != nil {
-		return time.Time{}, fmt.Errorf("insert versions: %w", err)
+		return 0, fmt.Errorf("insert versions: %w", err)
 	}
 	for _, a := range c.Attestations {
 		if a.RecordedAt.IsZero() {
 			a.RecordedAt = fromMicros(at)
 		}
 		if err := w.attestation(a); err != nil {
-			return time.Time{}, err
+			return 0, err
 		}
 	}
 	for _, d := range c.Disputes {
 		d.RecordedAt = fromMicros(at)
 		if err := w.dispute(d); err != nil {
-			return time.Time{}, err
+			return 0, err
 		}
 	}
 	for _, r := range c.Recalls {
 		r.RecordedAt = fromMicros(at)
 		if err := w.recall(r); err != nil {
-			return time.Time{}, err
+			return 0, err
 		}
 	}
 	if _, err := tx.ExecContext(ctx, "UPDATE clock SET tx = ?", at); err != nil {
-		return time.Time{}, err
+		return 0, err
 	}
-	if err := tx.Commit(); err != nil {
-		return time.Time{}, fmt.Errorf("commit: %w", err)
-	}
-	return fromMicros(at), nil
+	return at, nil
 }
 
 // writer inserts rows inside one transaction, resolving statement ids.
@@ -635,7 +624,7 @@ func (s *Store) Scan(ctx context.Context, f episodic.Filter, order episodic.Orde
 	} else {
 		q = "SELECT " + columns + " FROM versions v JOIN statements s ON s.n = v.statement WHERE " + where + " ORDER BY " + orderBy
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.db.Reader().QueryContext(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("scan episodes: %w", err)
 	}
@@ -675,7 +664,7 @@ func (s *Store) Search(ctx context.Context, f episodic.Filter, text string, limi
 	}
 	q += " ORDER BY m.rank, v.seq DESC LIMIT ?"
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.db.Reader().QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search episodes: %w", err)
 	}
@@ -720,7 +709,7 @@ func (s *Store) Episodes(ctx context.Context, f episodic.Filter, ids []string) (
 			q = with + q + " AND s.n IN (SELECT n FROM cand)"
 			in = append(eargs, in...)
 		}
-		rows, err := s.db.QueryContext(ctx, q, append(in, args...)...)
+		rows, err := s.db.Reader().QueryContext(ctx, q, append(in, args...)...)
 		if err != nil {
 			return nil, fmt.Errorf("read episodes: %w", err)
 		}
@@ -744,9 +733,9 @@ func (s *Store) Episodes(ctx context.Context, f episodic.Filter, ids []string) (
 func (s *Store) Get(ctx context.Context, id string, known *time.Time) (episodic.Episode, bool, error) {
 	f := episodic.Filter{KnownAt: known}
 	where, args := conditions(&f)
-	r, err := scanView(s.db.QueryRowContext(ctx, "SELECT "+viewColumns+" FROM statements s CROSS JOIN versions v ON v.statement = s.n WHERE s.id = ? AND "+where, append([]any{id}, args...)...))
+	r, err := scanView(s.db.Reader().QueryRowContext(ctx, "SELECT "+viewColumns+" FROM statements s CROSS JOIN versions v ON v.statement = s.n WHERE s.id = ? AND "+where, append([]any{id}, args...)...))
 	if errors.Is(err, sql.ErrNoRows) {
-		if _, err := rowOf(ctx, s.db, id); err != nil {
+		if _, err := rowOf(ctx, s.db.Reader(), id); err != nil {
 			return episodic.Episode{}, false, err
 		}
 		return episodic.Episode{}, false, nil
@@ -811,7 +800,7 @@ func (s *Store) Annotate(ctx context.Context, eps []episodic.Episode, known *tim
 
 // Record returns everything about one statement.
 func (s *Store) Record(ctx context.Context, id string) (*episodic.Record, error) {
-	n, err := rowOf(ctx, s.db, id)
+	n, err := rowOf(ctx, s.db.Reader(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -820,7 +809,7 @@ func (s *Store) Record(ctx context.Context, id string) (*episodic.Record, error)
 
 func (s *Store) record(ctx context.Context, n int64) (*episodic.Record, error) {
 	rec := &episodic.Record{}
-	rows, err := s.db.QueryContext(ctx, "SELECT "+viewColumns+", s.embedding FROM statements s JOIN versions v ON v.statement = s.n WHERE s.n = ? ORDER BY v.seq", n)
+	rows, err := s.db.Reader().QueryContext(ctx, "SELECT "+viewColumns+", s.embedding FROM statements s JOIN versions v ON v.statement = s.n WHERE s.n = ? ORDER BY v.seq", n)
 	if err != nil {
 		return nil, err
 	}
@@ -880,7 +869,7 @@ func (s *Store) record(ctx context.Context, n int64) (*episodic.Record, error) {
 
 // each runs a query and calls fn with a scanner for each row.
 func (s *Store) each(ctx context.Context, q string, args []any, fn func(scan func(...any) error) error) error {
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.db.Reader().QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
@@ -895,7 +884,7 @@ func (s *Store) each(ctx context.Context, q string, args []any, fn func(scan fun
 
 // Successors returns the statements that supersede or revise id.
 func (s *Store) Successors(ctx context.Context, id string) ([]string, error) {
-	n, err := rowOf(ctx, s.db, id)
+	n, err := rowOf(ctx, s.db.Reader(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -961,14 +950,14 @@ func (s *Store) Stats(ctx context.Context, known *time.Time) (episodic.Stats, er
 	f := episodic.Filter{KnownAt: known}
 	where, args := conditions(&f)
 	var st episodic.Stats
-	err := s.db.QueryRowContext(ctx, "SELECT count(*), count(*) FILTER (WHERE v.state = 'open') FROM versions v JOIN statements s ON s.n = v.statement WHERE "+where, args...).Scan(&st.Total, &st.Open)
+	err := s.db.Reader().QueryRowContext(ctx, "SELECT count(*), count(*) FILTER (WHERE v.state = 'open') FROM versions v JOIN statements s ON s.n = v.statement WHERE "+where, args...).Scan(&st.Total, &st.Open)
 	if err != nil {
 		return st, err
 	}
 	st.Closed = st.Total - st.Open
 	f.Disputed = true
 	where, args = conditions(&f)
-	err = s.db.QueryRowContext(ctx, "SELECT count(*) FROM versions v JOIN statements s ON s.n = v.statement WHERE "+where, args...).Scan(&st.Disputed)
+	err = s.db.Reader().QueryRowContext(ctx, "SELECT count(*) FROM versions v JOIN statements s ON s.n = v.statement WHERE "+where, args...).Scan(&st.Disputed)
 	return st, err
 }
 
@@ -997,13 +986,11 @@ func (s *Store) Export(ctx context.Context, fn func(*episodic.Record) error) err
 
 // Import inserts records as given, in one transaction.
 func (s *Store) Import(ctx context.Context, recs []*episodic.Record) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
+	return s.db.Write(ctx, func(tx *sql.Tx) error { return importRecords(ctx, tx, recs) })
+}
+
+// importRecords inserts records in tx.
+func importRecords(ctx context.Context, tx *sql.Tx, recs []*episodic.Record) error {
 	var last int64
 	if err := tx.QueryRowContext(ctx, "SELECT tx FROM clock").Scan(&last); err != nil {
 		return err
@@ -1069,8 +1056,6 @@ func (s *Store) Import(ctx context.Context, recs []*episodic.Record) error {
 			}
 		}
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE clock SET tx = ?", last); err != nil {
-		return err
-	}
-	return tx.Commit()
+	_, err := tx.ExecContext(ctx, "UPDATE clock SET tx = ?", last)
+	return err
 }

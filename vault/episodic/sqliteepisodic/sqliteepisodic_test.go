@@ -2,11 +2,14 @@ package sqliteepisodic_test
 
 import (
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/migrate"
+	"github.com/ctxkit/ctxkit/internal/sqlitedb/sqlitedbtest"
 	"github.com/ctxkit/ctxkit/vault/episodic"
 	"github.com/ctxkit/ctxkit/vault/episodic/episodictest"
 	"github.com/ctxkit/ctxkit/vault/episodic/sqliteepisodic"
@@ -27,6 +30,69 @@ func TestConformance(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return s
 	})
+}
+
+func TestConformanceInMemory(t *testing.T) {
+	episodictest.Run(t, func(t *testing.T) episodic.Store {
+		s, err := sqliteepisodic.OpenMemory(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+// TestOpenWhileWriteLocked: opening a current store takes no write lock,
+// so it succeeds while another connection holds one (it failed with
+// "database is locked" when the version was read in an immediate
+// transaction).
+func TestOpenWhileWriteLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "episodes.db")
+	open(t, path).Close()
+	sqlitedbtest.HoldWriteLock(t, path)
+	s := open(t, path)
+	defer s.Close()
+	if _, err := s.Stats(t.Context(), nil); err != nil {
+		t.Errorf("Stats: %v", err)
+	}
+}
+
+// TestOpenOldFile opens a file the code before internal/sqlitedb wrote
+// (testdata/episodes-be54a98.db.gz, made by
+// internal/sqlitedb/testdata/mkfixtures/be54a98.go.txt at that commit, with
+// no application_id): its episodes are there and searchable, and the store
+// writes to it.
+func TestOpenOldFile(t *testing.T) {
+	path := sqlitedbtest.Fixture(t, "testdata/episodes-be54a98.db.gz", "episodes.db")
+	s := open(t, path)
+	defer s.Close()
+	ctx := t.Context()
+	day := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	e, ok, err := s.Get(ctx, "a", nil)
+	if err != nil || !ok || e.Content != "kept across versions" || !e.RecordedAt.Equal(day) {
+		t.Fatalf("old episode: %+v ok=%v %v", e, ok, err)
+	}
+	if res, err := s.Search(ctx, episodic.Filter{}, "versions", 5); err != nil || len(res) != 1 {
+		t.Errorf("search of the old file: %+v %v", res, err)
+	}
+	at, err := s.Apply(ctx, &episodic.Change{Recalls: []episodic.Recall{{Statement: "a"}}}, day)
+	if err != nil || !at.After(day) {
+		t.Errorf("first change to the old file at %v (%v), want after %v", at, err, day)
+	}
+}
+
+// TestOpenRefusesAnotherStoresFile: a vault index from before the marks, at
+// the version an episodic file of then would have, is not taken for an
+// episodic store.
+func TestOpenRefusesAnotherStoresFile(t *testing.T) {
+	path := sqlitedbtest.Fixture(t, "../../index/sqliteindex/testdata/index-5aa90b1.db.gz", "index.db")
+	if s, err := sqliteepisodic.Open(t.Context(), path); !errors.Is(err, migrate.ErrForeign) {
+		if err == nil {
+			s.Close()
+		}
+		t.Fatalf("Open of an index file: %v, want migrate.ErrForeign", err)
+	}
 }
 
 func TestReopenKeepsData(t *testing.T) {

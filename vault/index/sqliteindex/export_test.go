@@ -2,6 +2,7 @@ package sqliteindex
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
@@ -10,3 +11,6 @@ func (x *Index) SetUserVersionForTest(ctx context.Context, v int) error {
 	_, err := x.db.Writer().ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v))
 	return err
 }
+
+// ReaderForTest returns the index's read connections.
+func (x *Index) ReaderForTest() *sql.DB { return x.db.Reader() }

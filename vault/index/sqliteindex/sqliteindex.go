@@ -30,9 +30,9 @@ import (
 const applicationID = 0x63747869
 
 // schema is the index's schema, as migration steps. Files written before
-// the schema had its mark (application_id) are at version 2 or 1; they are
+// the schema had its mark (application_id) are at version 1 or 2; they are
 // marked when opened.
-var schema = migrate.Schema[*sql.Tx]{Name: "vault index", Unmarked: 2, Steps: []migrate.Step[*sql.Tx]{
+var schema = migrate.Schema[*sql.Tx]{Name: "vault index", Unmarked: 2, Recognize: sqlitedb.HasTables("docs", "chunks"), Steps: []migrate.Step[*sql.Tx]{
 	// 1: documents, their chunks and the chunks' text index.
 	sqlitedb.Exec(`
 CREATE TABLE docs (

@@ -1,11 +1,16 @@
 package sqliteindex_test
 
 import (
+	"database/sql"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/ctxkit/ctxkit/internal/migrate"
+	"github.com/ctxkit/ctxkit/internal/sqlitedb/sqlitedbtest"
 	"github.com/ctxkit/ctxkit/vault/index"
 	"github.com/ctxkit/ctxkit/vault/index/indextest"
 	"github.com/ctxkit/ctxkit/vault/index/sqliteindex"
@@ -20,6 +25,37 @@ func TestConformance(t *testing.T) {
 		t.Cleanup(func() { x.Close() })
 		return x
 	})
+}
+
+func TestConformanceInMemory(t *testing.T) {
+	indextest.Run(t, func(t *testing.T) index.Index {
+		x, err := sqliteindex.OpenMemory(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { x.Close() })
+		return x
+	})
+}
+
+// TestInMemoryIndexesAreSeparate: each OpenMemory is an index of its own.
+func TestInMemoryIndexesAreSeparate(t *testing.T) {
+	a, err := sqliteindex.OpenMemory(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := sqliteindex.OpenMemory(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := a.Put(t.Context(), index.Doc{Path: "a.md", Hash: "h"}, []index.Chunk{{Text: "only in a"}}); err != nil {
+		t.Fatal(err)
+	}
+	if docs, err := b.Docs(t.Context()); err != nil || len(docs) != 0 {
+		t.Errorf("the other index holds %+v, %v", docs, err)
+	}
 }
 
 func TestReopenKeepsTheIndex(t *testing.T) {
@@ -60,7 +96,111 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	x.Close()
-	if _, err := sqliteindex.Open(t.Context(), path); err == nil || !strings.Contains(err.Error(), "upgrade ctxkit") {
+	_, err = sqliteindex.Open(t.Context(), path)
+	if !errors.Is(err, migrate.ErrNewer) || !strings.Contains(err.Error(), "upgrade ctxkit") || !strings.Contains(err.Error(), "99") {
 		t.Errorf("a newer schema: %v", err)
+	}
+}
+
+// TestOpenWhileWriteLocked: opening a current index takes no write lock,
+// so it succeeds while another connection holds one.
+func TestOpenWhileWriteLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "index.db")
+	x, err := sqliteindex.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	sqlitedbtest.HoldWriteLock(t, path)
+	x, err = sqliteindex.Open(t.Context(), path)
+	if err != nil {
+		t.Fatalf("Open while another connection holds the write lock: %v", err)
+	}
+	defer x.Close()
+	if _, err := x.Generation(t.Context()); err != nil {
+		t.Errorf("Generation: %v", err)
+	}
+}
+
+// TestConcurrentFirstOpens opens one new file from several goroutines, each
+// with its own Index as separate processes would have.
+func TestConcurrentFirstOpens(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "index.db")
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Go(func() {
+			x, err := sqliteindex.Open(t.Context(), path)
+			if err != nil {
+				t.Errorf("Open: %v", err)
+				return
+			}
+			x.Close()
+		})
+	}
+	wg.Wait()
+}
+
+// TestOpenOldFiles opens index files older code wrote, made by
+// internal/sqlitedb/testdata/mkfixtures/*.go.txt at the commits their names
+// give: schema 1 (before the generation) and schema 2, both without
+// application_id. Their documents are all there and searchable, the
+// generation works, and the file is marked as a vault index.
+func TestOpenOldFiles(t *testing.T) {
+	for _, fixture := range []string{"index-5aa90b1.db.gz", "index-be54a98.db.gz"} {
+		t.Run(fixture, func(t *testing.T) {
+			path := sqlitedbtest.Fixture(t, filepath.Join("testdata", fixture), "index.db")
+			ctx := t.Context()
+			x, err := sqliteindex.Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.Close()
+			d, err := x.Doc(ctx, "a.md")
+			if err != nil || d.Hash != "h1" || d.Meta["k"] != "v" || d.Chunks != 1 {
+				t.Errorf("old document: %+v, %v", d, err)
+			}
+			hits, err := x.Lexical(ctx, "persistent", 3)
+			if err != nil || len(hits) != 1 || hits[0].Heading != "A" {
+				t.Fatalf("search of the old index: %+v, %v", hits, err)
+			}
+			if c, err := x.Chunk(ctx, hits[0].ID); err != nil || len(c.Vector) != 2 || c.Vector[1] != 0.8 {
+				t.Errorf("old chunk: %+v, %v", c, err)
+			}
+			g, err := x.Generation(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := x.Delete(ctx, "a.md"); err != nil {
+				t.Fatal(err)
+			}
+			if g2, err := x.Generation(ctx); err != nil || g2 != g+1 {
+				t.Errorf("generation after a delete: %d, %v; was %d", g2, err, g)
+			}
+			if hits, err := x.Lexical(ctx, "persistent", 3); err != nil || len(hits) != 0 {
+				t.Errorf("search after the delete: %+v, %v", hits, err)
+			}
+			var appID int
+			if err := x.ReaderForTest().QueryRowContext(ctx, `PRAGMA application_id`).Scan(&appID); err != nil || appID != 0x63747869 {
+				t.Errorf("application_id: %#x, %v", appID, err)
+			}
+		})
+	}
+}
+
+// TestOpenRefusesAnotherStoresFile: an episodic store's file from before the
+// marks is not taken for an index, and is left as it was.
+func TestOpenRefusesAnotherStoresFile(t *testing.T) {
+	path := sqlitedbtest.Fixture(t, "../../episodic/sqliteepisodic/testdata/episodes-be54a98.db.gz", "episodes.db")
+	if _, err := sqliteindex.Open(t.Context(), path); !errors.Is(err, migrate.ErrForeign) {
+		t.Fatalf("Open of an episodes file: %v, want migrate.ErrForeign", err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var tables int
+	if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM sqlite_schema WHERE name IN ('docs', 'chunks', 'meta')`).Scan(&tables); err != nil || tables != 0 {
+		t.Errorf("the episodes file got index tables: %d, %v", tables, err)
 	}
 }
