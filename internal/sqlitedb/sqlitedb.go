@@ -32,11 +32,12 @@
 // [OpenMemory] opens a database that lives in memory, with no file, for as
 // long as the handle is open: SQLite's memdb VFS under a random name, shared
 // by the writer and the readers of that one handle and by nothing else. It
-// has no WAL: a write transaction keeps readers out from its BEGIN to its
-// end, and waits for the readers already in to finish before it commits
-// (all under busy_timeout). A goroutine that writes must therefore not hold
-// a read (an unfinished *sql.Rows) of the same database open; on a file,
-// WAL makes that harmless.
+// has no WAL: a write transaction keeps new readers out from its BEGIN to
+// its end, and waits for the readers already in to finish before it commits
+// (all under busy_timeout). A goroutine that holds a read open (an
+// unfinished *sql.Rows) must therefore neither write nor start another read
+// of the same database, or it waits out busy_timeout; on a file, WAL makes
+// both harmless.
 package sqlitedb
 
 import (
