@@ -14,8 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"unicode/utf8"
 	"time"
+	"unicode/utf8"
 )
 
 // ErrLocked is returned by Lock when another holder kept the lock for the

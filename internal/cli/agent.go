@@ -66,7 +66,6 @@ func newAgentListCmd(g *globals, streams IO) *cobra.Command {
 	return cmd
 }
 
-
 func runAgentList(ctx context.Context, v *vaults, opts *AgentOptions, streams IO) error {
 	agents, err := v.svc.Agents(ctx, v.caller)
 	if err != nil {
