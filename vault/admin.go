@@ -198,8 +198,9 @@ func (s *Service) vaultDir(scope Scope, name, path string) (string, os.FileMode)
 }
 
 // checkFolder refuses a vault folder that would expose more than a vault:
-// the file system's root, the home folder, or a folder holding ctxkit's
-// data directory.
+// the file system's root, the home folder, a folder holding ctxkit's data
+// directory, or one inside it but for its vaults folder (where global
+// vaults live).
 func (s *Service) checkFolder(dir string) error {
 	real := realPath(dir)
 	if real == filepath.VolumeName(real)+string(filepath.Separator) {
@@ -209,7 +210,8 @@ func (s *Service) checkFolder(dir string) error {
 		return invalid("path", "a vault folder cannot be your home folder %s; use a folder inside it", dir)
 	}
 	for _, p := range s.protected {
-		if within(real, p) || within(p, real) {
+		vaults := filepath.Join(p, "vaults")
+		if within(real, p) || (within(p, real) && (real == vaults || !within(vaults, real))) {
 			return invalid("path", "folder %s holds or is inside ctxkit's data directory %s", dir, s.home)
 		}
 	}

@@ -38,8 +38,8 @@ func outside(rel, why string) *Error {
 //     project root, .git, editor and agent configurations — none of them is
 //     a document, and none may be reached as one;
 //   - paths whose existing part leads out through a symlink;
-//   - paths into the protected folders (ctxkit's home, when a vault holds
-//     it).
+//   - paths into a protected folder (ctxkit's data directory) that the
+//     vault folder holds.
 //
 // Too long a path is ErrInvalid. The path need not exist.
 func (s *Service) resolve(v *Vault, rel string) (abs, name string, err error) {
@@ -87,7 +87,10 @@ func (s *Service) resolve(v *Vault, rel string) (abs, name string, err error) {
 	}
 	abs = filepath.Join(real, rest)
 	for _, p := range s.protected {
-		if within(p, abs) {
+		// A vault folder that holds a protected folder must not reach it
+		// (a vault inside one, as global vaults are in ctxkit's home,
+		// reaches only its own folder anyway).
+		if within(root, p) && within(p, abs) {
 			return "", "", outside(rel, "is inside ctxkit's own folder")
 		}
 	}
