@@ -167,7 +167,7 @@ func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, r
 	h, err := guard.New(guard.Options{
 		Arbitrate: opts.Arbitrate, Arbiter: arb,
 		Ollama: ollama, LlamaCpp: opts.LlamaCpp, OpenAI: opts.OpenAI, Anthropic: opts.Anthropic,
-		Policy: policy, KeepRecent: keep, Recall: opts.Recall, Engine: offload.New(b.Workspaces(), offload.WithLogger(logger)), Logger: logger,
+		Policy: policy, KeepRecent: keep, Recall: opts.Recall, Engine: offload.New(b.Workspaces(), offload.WithLogger(logger)), KV: b.KV(), Logger: logger,
 		DefaultWindow: opts.Window, Reserve: opts.Reserve, Margin: opts.Margin, Counter: counter,
 		Windows: opts.ModelWindows, Routes: opts.Routes, NoThink: opts.NoThink,
 		Summarize: opts.Summarize, SummarizerModel: opts.SummarizerModel, SummarizerURL: opts.SummarizerURL, SummarizeTimeout: opts.SummarizeTimeout,
