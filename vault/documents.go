@@ -427,6 +427,8 @@ func extractWithin(ctx context.Context, rel string, data []byte, timeout time.Du
 
 // DocInfo is an indexed document of a semantic vault.
 type DocInfo struct {
+	// ID is the document's id, DocID of its path.
+	ID     string `json:"id" jsonschema:"the document's id: the hex SHA-256 of its path"`
 	Path   string `json:"path" jsonschema:"the document's path in the vault"`
 	Chunks int    `json:"chunks"`
 	// Indexed is when it was last indexed (UTC).
@@ -456,9 +458,17 @@ func (s *Service) Docs(ctx context.Context, c Caller, name string) ([]DocInfo, e
 		if meta == nil {
 			meta = map[string]string{}
 		}
-		out[i] = DocInfo{Path: d.Path, Chunks: d.Chunks, Indexed: d.Indexed.UTC(), Metadata: meta}
+		out[i] = DocInfo{ID: DocID(d.Path), Path: d.Path, Chunks: d.Chunks, Indexed: d.Indexed.UTC(), Metadata: meta}
 	}
 	return out, nil
+}
+
+// DocID is the id of the document at path (its canonical name in the
+// vault): the hex SHA-256 of the path, as CtxVault makes document ids, so
+// that a document is addressable without its path's characters.
+func DocID(path string) string {
+	sum := sha256.Sum256([]byte(path))
+	return hex.EncodeToString(sum[:])
 }
 
 // DocText is a document's text as extracted for indexing.
@@ -478,6 +488,33 @@ func (s *Service) ReadDoc(ctx context.Context, c Caller, name, path string) (*Do
 	if err != nil {
 		return nil, err
 	}
+	return s.readDoc(ctx, v, path)
+}
+
+// ReadDocByID is ReadDoc of the indexed document with this id (DocID).
+func (s *Service) ReadDocByID(ctx context.Context, c Caller, name, id string) (*DocText, error) {
+	v, err := s.open(ctx, c, name, Read, "read-doc", Semantic)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := s.b.Index(ctx, v.ID)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := idx.Docs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range docs {
+		if DocID(d.Path) == id {
+			return s.readDoc(ctx, v, d.Path)
+		}
+	}
+	return nil, &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("no document with id %s in vault %q", id, v.Name), Field: "id",
+		Fix: "list the vault's documents to see their ids"}
+}
+
+func (s *Service) readDoc(ctx context.Context, v *Vault, path string) (*DocText, error) {
 	abs, rel, err := s.resolve(v, path)
 	if err != nil {
 		return nil, err

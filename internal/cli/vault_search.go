@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -48,14 +49,6 @@ func newVaultIndexCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 }
 
 func runVaultIndex(ctx context.Context, v *vaults, opts *VaultIndexOptions, streams IO) error {
-	info, err := v.svc.DescribeVault(ctx, v.caller, opts.Vault)
-	if err != nil {
-		return err
-	}
-	if info.Type == vault.Skill {
-		// A skill vault has no search index: indexing validates its skills.
-		return runVaultSkills(ctx, v, opts.Vault, opts.JSON, streams)
-	}
 	var progress func(done, total int, path string)
 	if f, ok := streams.Err.(*os.File); ok && isTerminal(f) && !opts.JSON {
 		progress = func(done, total int, path string) {
@@ -66,6 +59,13 @@ func runVaultIndex(ctx context.Context, v *vaults, opts *VaultIndexOptions, stre
 		}
 	}
 	rep, err := v.svc.Index(ctx, v.caller, opts.Vault, vault.IndexRequest{Path: opts.Path, Reindex: opts.Reindex, Force: opts.Force}, progress)
+	if errors.Is(err, vault.ErrWrongType) && opts.Path == "" && !opts.Reindex {
+		// A skill vault has no search index: indexing validates its
+		// skills.
+		if info, derr := v.svc.DescribeVault(ctx, v.caller, opts.Vault); derr == nil && info.Type == vault.Skill {
+			return runVaultSkills(ctx, v, opts.Vault, opts.JSON, streams)
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -352,13 +352,6 @@ type (
 	}
 )
 
-// docID is the reference's id of the document at path: the hex SHA-256
-// of the path.
-func docID(path string) string {
-	h := sha256.Sum256([]byte(path))
-	return hex.EncodeToString(h[:])
-}
-
 // chunkID is the reference's id of a document's chunk: the doc_id, "::"
 // and the hex SHA-256 of the chunk's index as 8 bytes big-endian.
 func chunkID(doc string, i int) string {
@@ -531,7 +524,7 @@ func optMeta(meta map[string]string, keys ...string) *string {
 
 // docInfo describes d in the reference's shape.
 func docInfo(d vault.DocInfo) compatDocInfo {
-	return compatDocInfo{Source: d.Path, Filetype: path.Ext(d.Path), DocID: docID(d.Path), ChunksCount: d.Chunks}
+	return compatDocInfo{Source: d.Path, Filetype: path.Ext(d.Path), DocID: vault.DocID(d.Path), ChunksCount: d.Chunks}
 }
 
 // indexed splits an index run's files into the reference's lists.
@@ -638,20 +631,20 @@ func (a *api) compatRoutes() []route {
 				if err := compatVault(q.VaultName); err != nil {
 					return compatDocContentResponse{}, 0, err
 				}
+				id := req.PathValue("doc_id")
+				text, err := a.svc.ReadDocByID(req.Context(), caller(req), q.VaultName, id)
+				if err != nil {
+					return compatDocContentResponse{}, 0, err
+				}
 				docs, err := a.svc.Docs(req.Context(), caller(req), q.VaultName)
 				if err != nil {
 					return compatDocContentResponse{}, 0, err
 				}
-				id := req.PathValue("doc_id")
-				i := slices.IndexFunc(docs, func(d vault.DocInfo) bool { return docID(d.Path) == id })
+				i := slices.IndexFunc(docs, func(d vault.DocInfo) bool { return d.ID == id })
 				if i < 0 {
 					return compatDocContentResponse{}, 0, fmt.Errorf("document %s in vault %q: %w", id, q.VaultName, vault.ErrNotFound)
 				}
 				d := docs[i]
-				text, err := a.svc.ReadDoc(req.Context(), caller(req), q.VaultName, d.Path)
-				if err != nil {
-					return compatDocContentResponse{}, 0, err
-				}
 				sum := sha256.Sum256([]byte(text.Text))
 				return compatDocContentResponse{VaultName: q.VaultName, Document: compatDocContent{compatDocInfo: docInfo(d),
 					Content: text.Text, ReconstructedTextHash: hex.EncodeToString(sum[:]),
@@ -753,7 +746,7 @@ func (a *api) compatQuery(req *http.Request, b *compatQueryRequest) (compatQuery
 		metas[d.Path] = d.Metadata
 	}
 	for _, r := range res.Results {
-		id := docID(r.Path)
+		id := vault.DocID(r.Path)
 		m := chunkMeta(r.Path, id, r.Chunk, metas[r.Path])
 		if keep != nil && !keep(m) {
 			continue
