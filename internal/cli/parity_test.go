@@ -83,12 +83,16 @@ var parityOps = []parityOp{
 		compat: func(parityArgs) (string, string, any) { return "GET", "/ctxvault/vaults", nil },
 		mcp:    func(parityArgs) (string, map[string]any) { return "list_vaults", map[string]any{} }},
 	{name: "query", vault: "sem",
-		cli:  func(parityArgs) []string { return []string{"vault", "query", "sem", "alpha", "--json"} },
-		rest: func(parityArgs) (string, string, any) { return "POST", "/v1/vaults/sem/query", map[string]any{"query": "alpha"} },
+		cli: func(parityArgs) []string { return []string{"vault", "query", "sem", "alpha", "--json"} },
+		rest: func(parityArgs) (string, string, any) {
+			return "POST", "/v1/vaults/sem/query", map[string]any{"query": "alpha"}
+		},
 		compat: func(parityArgs) (string, string, any) {
 			return "POST", "/ctxvault/query", map[string]any{"vault_name": "sem", "query": "alpha"}
 		},
-		mcp: func(parityArgs) (string, map[string]any) { return "query", map[string]any{"vault": "sem", "query": "alpha"} }},
+		mcp: func(parityArgs) (string, map[string]any) {
+			return "query", map[string]any{"vault": "sem", "query": "alpha"}
+		}},
 	{name: "list documents", vault: "sem",
 		cli:    func(parityArgs) []string { return []string{"vault", "docs", "sem", "--json"} },
 		rest:   func(parityArgs) (string, string, any) { return "GET", "/v1/vaults/sem/documents", nil },
@@ -100,9 +104,13 @@ var parityOps = []parityOp{
 		compat: func(parityArgs) (string, string, any) {
 			return "GET", q("/ctxvault/docs/"+docID("a.md")+"/content", "vault_name", "sem"), nil
 		},
-		mcp: func(parityArgs) (string, map[string]any) { return "read_doc", map[string]any{"vault": "sem", "path": "a.md"} }},
+		mcp: func(parityArgs) (string, map[string]any) {
+			return "read_doc", map[string]any{"vault": "sem", "path": "a.md"}
+		}},
 	{name: "write a document", vault: "sem", write: true,
-		cli: func(a parityArgs) []string { return []string{"vault", "write", "sem", "w/" + a.tag + ".md", "--content", "# W\n\nwritten"} },
+		cli: func(a parityArgs) []string {
+			return []string{"vault", "write", "sem", "w/" + a.tag + ".md", "--content", "# W\n\nwritten"}
+		},
 		rest: func(a parityArgs) (string, string, any) {
 			return "PUT", "/v1/vaults/sem/documents/w/" + a.tag + ".md", map[string]any{"content": "# W\n\nwritten"}
 		},
@@ -113,8 +121,10 @@ var parityOps = []parityOp{
 			return "write_doc", map[string]any{"vault": "sem", "path": "w/" + a.tag + ".md", "content": "# W\n\nwritten"}
 		}},
 	{name: "delete a document", vault: "sem", write: true,
-		cli:  func(a parityArgs) []string { return []string{"vault", "delete", "sem", "--path", "d/" + a.tag + ".md"} },
-		rest: func(a parityArgs) (string, string, any) { return "DELETE", "/v1/vaults/sem/documents/d/" + a.tag + ".md", nil },
+		cli: func(a parityArgs) []string { return []string{"vault", "delete", "sem", "--path", "d/" + a.tag + ".md"} },
+		rest: func(a parityArgs) (string, string, any) {
+			return "DELETE", "/v1/vaults/sem/documents/d/" + a.tag + ".md", nil
+		},
 		compat: func(a parityArgs) (string, string, any) {
 			return "DELETE", q("/ctxvault/delete", "vault_name", "sem", "file_path", "d/"+a.tag+".md"), nil
 		},
@@ -122,9 +132,11 @@ var parityOps = []parityOp{
 			return "delete_doc", map[string]any{"vault": "sem", "path": "d/" + a.tag + ".md"}
 		}},
 	{name: "index", vault: "sem", write: true,
-		cli:    func(parityArgs) []string { return []string{"vault", "index", "sem", "--json"} },
-		rest:   func(parityArgs) (string, string, any) { return "POST", "/v1/vaults/sem/index", map[string]any{} },
-		compat: func(parityArgs) (string, string, any) { return "PUT", "/ctxvault/index", map[string]any{"vault_name": "sem"} }},
+		cli:  func(parityArgs) []string { return []string{"vault", "index", "sem", "--json"} },
+		rest: func(parityArgs) (string, string, any) { return "POST", "/v1/vaults/sem/index", map[string]any{} },
+		compat: func(parityArgs) (string, string, any) {
+			return "PUT", "/ctxvault/index", map[string]any{"vault_name": "sem"}
+		}},
 	{name: "list skills", vault: "skl",
 		cli:    func(parityArgs) []string { return []string{"vault", "skills", "skl", "--json"} },
 		rest:   func(parityArgs) (string, string, any) { return "GET", "/v1/vaults/skl/skills", nil },
@@ -164,8 +176,10 @@ var parityOps = []parityOp{
 			return "write_episode", map[string]any{"vault": "epi", "content": "fact " + a.tag}
 		}},
 	{name: "query episodes", vault: "epi",
-		cli:  func(parityArgs) []string { return []string{"vault", "episodes", "epi", "--json"} },
-		rest: func(parityArgs) (string, string, any) { return "POST", "/v1/vaults/epi/episodes/query", map[string]any{} },
+		cli: func(parityArgs) []string { return []string{"vault", "episodes", "epi", "--json"} },
+		rest: func(parityArgs) (string, string, any) {
+			return "POST", "/v1/vaults/epi/episodes/query", map[string]any{}
+		},
 		compat: func(parityArgs) (string, string, any) {
 			return "POST", "/ctxvault/episodes/query", map[string]any{"vault_name": "epi"}
 		},
@@ -191,8 +205,10 @@ var parityOps = []parityOp{
 			return "get_episode", map[string]any{"vault": "epi", "episode_id": a.id}
 		}},
 	{name: "episode history", vault: "epi", episode: true,
-		cli:  func(a parityArgs) []string { return []string{"vault", "episode", "epi", a.id, "--history", "--json"} },
-		rest: func(a parityArgs) (string, string, any) { return "GET", "/v1/vaults/epi/episodes/" + a.id + "/history", nil },
+		cli: func(a parityArgs) []string { return []string{"vault", "episode", "epi", a.id, "--history", "--json"} },
+		rest: func(a parityArgs) (string, string, any) {
+			return "GET", "/v1/vaults/epi/episodes/" + a.id + "/history", nil
+		},
 		compat: func(a parityArgs) (string, string, any) {
 			return "GET", q("/ctxvault/episodes/"+a.id+"/history", "vault_name", "epi"), nil
 		},
@@ -253,9 +269,11 @@ var parityOps = []parityOp{
 		},
 		mcp: func(parityArgs) (string, map[string]any) { return "list_entities", map[string]any{"vault": "epi"} }},
 	{name: "episode stats", vault: "epi",
-		cli:    func(parityArgs) []string { return []string{"vault", "episodes", "epi", "--stats", "--json"} },
-		rest:   func(parityArgs) (string, string, any) { return "GET", "/v1/vaults/epi/episodes/stats", nil },
-		compat: func(parityArgs) (string, string, any) { return "GET", q("/ctxvault/episodes", "vault_name", "epi"), nil }},
+		cli:  func(parityArgs) []string { return []string{"vault", "episodes", "epi", "--stats", "--json"} },
+		rest: func(parityArgs) (string, string, any) { return "GET", "/v1/vaults/epi/episodes/stats", nil },
+		compat: func(parityArgs) (string, string, any) {
+			return "GET", q("/ctxvault/episodes", "vault_name", "epi"), nil
+		}},
 	{name: "export episodes", vault: "epi",
 		cli:  func(parityArgs) []string { return []string{"vault", "export", "epi"} },
 		rest: func(parityArgs) (string, string, any) { return "GET", "/v1/vaults/epi/episodes/export", nil }},
