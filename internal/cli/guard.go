@@ -144,11 +144,11 @@ func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, r
 		counter = tok
 	}
 	logger := slog.New(slog.NewTextHandler(streams.Err, nil))
-	s, err := g.openStore(ctx)
+	b, err := g.openBackend(ctx, true)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer b.Close()
 	keep := opts.KeepRecent
 	if keep == 0 {
 		keep = -1 // compact: negative means none
@@ -167,7 +167,7 @@ func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, r
 	h, err := guard.New(guard.Options{
 		Arbitrate: opts.Arbitrate, Arbiter: arb,
 		Ollama: ollama, LlamaCpp: opts.LlamaCpp, OpenAI: opts.OpenAI, Anthropic: opts.Anthropic,
-		Policy: policy, KeepRecent: keep, Recall: opts.Recall, Engine: offload.New(s, offload.WithLogger(logger)), Logger: logger,
+		Policy: policy, KeepRecent: keep, Recall: opts.Recall, Engine: offload.New(b.Workspaces(), offload.WithLogger(logger)), KV: b.KV(), Logger: logger,
 		DefaultWindow: opts.Window, Reserve: opts.Reserve, Margin: opts.Margin, Counter: counter,
 		Windows: opts.ModelWindows, Routes: opts.Routes, NoThink: opts.NoThink,
 		Summarize: opts.Summarize, SummarizerModel: opts.SummarizerModel, SummarizerURL: opts.SummarizerURL, SummarizeTimeout: opts.SummarizeTimeout,

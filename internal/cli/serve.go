@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ctxkit/ctxkit/internal/home"
 	"github.com/ctxkit/ctxkit/internal/vaultapi"
 	"github.com/ctxkit/ctxkit/internal/vaultauth"
 	"github.com/ctxkit/ctxkit/internal/vaultmcp"
@@ -75,13 +74,13 @@ func loopback(addr string) bool {
 // serveHandler is the vault server's handler: the REST API (which also
 // serves the compatibility routes), the MCP endpoint behind the same
 // authentication, and the health check.
-func serveHandler(r *vault.Registry, engine *offload.Engine, logger *slog.Logger) http.Handler {
-	auth := vaultauth.New(r)
+func serveHandler(svc *vault.Service, engine *offload.Engine, logger *slog.Logger) http.Handler {
+	auth := vaultauth.New(svc)
 	mux := http.NewServeMux()
-	api := vaultapi.New(r, vaultapi.Options{Auth: auth, Logger: logger})
+	api := vaultapi.New(svc, vaultapi.Options{Auth: auth, Logger: logger})
 	mux.Handle("/v1/", api)
 	mux.Handle("/ctxvault/", api)
-	mux.Handle("/mcp", auth.Middleware(vaultmcp.HTTPHandler(r, vaultmcp.Options{Engine: engine, Version: version(), Logger: logger})))
+	mux.Handle("/mcp", auth.Middleware(vaultmcp.HTTPHandler(svc, vaultmcp.Options{Engine: engine, Version: version(), Logger: logger})))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintln(w, `{"status":"ok"}`)
@@ -99,32 +98,17 @@ func runServe(ctx context.Context, g *globals, opts *ServeOptions, streams IO, r
 	if !tls && !opts.Insecure && !loopback(opts.Addr) {
 		return fmt.Errorf("--addr %s accepts connections from other machines: give --tls-cert and --tls-key, or --insecure to serve plain HTTP anyway", opts.Addr)
 	}
-	dir, err := home.Dir()
+	v, err := g.openVaults(ctx, nil, true)
 	if err != nil {
 		return err
 	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return fmt.Errorf("find working directory: %w", err)
-	}
-	// A pool keeps each vault's SQLite files open across requests.
-	pool := vault.NewPool()
-	defer pool.Close()
-	r, err := vault.Open(vault.Options{DataDir: dir, Cwd: cwd, Pool: pool})
-	if err != nil {
-		return err
-	}
-	if _, err := r.OwnerToken(ctx, true); err != nil {
+	defer v.Close()
+	if _, err := v.svc.OwnerToken(ctx, true); err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(streams.Err, nil))
-	store, err := g.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
 	srv := &http.Server{
-		Handler:           serveHandler(r, offload.New(store, offload.WithLogger(logger)), logger),
+		Handler:           serveHandler(v.svc, offload.New(v.b.Workspaces(), offload.WithLogger(logger)), logger),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
@@ -138,7 +122,7 @@ func runServe(ctx context.Context, g *globals, opts *ServeOptions, streams IO, r
 	if tls {
 		scheme = "https"
 	}
-	fmt.Fprintf(streams.Err, "ctxkit serve: %s://%s (REST /v1, /ctxvault, MCP /mcp); owner token in %s\n", scheme, ln.Addr(), r.OwnerTokenPath())
+	fmt.Fprintf(streams.Err, "ctxkit serve: %s://%s (REST /v1, /ctxvault, MCP /mcp); owner token in %s\n", scheme, ln.Addr(), v.svc.OwnerTokenPath())
 	if ready != nil {
 		ready(ln.Addr().String())
 	}

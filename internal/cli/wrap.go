@@ -109,12 +109,12 @@ func runWrap(ctx context.Context, g *globals, opts *WrapOptions, streams IO) err
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, err := g.openStore(ctx)
+	b, err := g.openBackend(ctx, true)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	engine := offload.New(s, offload.WithTTL(opts.TTL), offload.WithLogger(logger))
+	defer b.Close()
+	engine := offload.New(b.Workspaces(), offload.WithTTL(opts.TTL), offload.WithLogger(logger))
 	name := opts.Upstream.Name
 	if name == "" {
 		name = mcpwrap.DefaultName(opts.Upstream)

@@ -15,66 +15,19 @@ import (
 	"github.com/ctxkit/ctxkit/vault/episodic"
 )
 
-// The episodic types write themselves (MarshalJSON) in a shape their Go
-// fields do not show; these mirror that wire shape for the schemas, and
-// a test checks that they name exactly the keys the types write.
-
-type episodeWire struct {
-	ID                string         `json:"id"`
-	Content           string         `json:"content"`
-	Entities          []string       `json:"entities"`
-	Source            string         `json:"source"`
-	Confidence        float64        `json:"confidence"`
-	Salience          float64        `json:"salience"`
-	OccurredAt        *string        `json:"occurred_at" jsonschema:"when the event happened, if said"`
-	ValidFrom         string         `json:"valid_from" jsonschema:"when it starts to hold"`
-	ValidTo           *string        `json:"valid_to" jsonschema:"when it stops holding; null: no known end"`
-	RecordedAt        string         `json:"recorded_at" jsonschema:"when the statement was first written"`
-	InvalidatedAt     *string        `json:"invalidated_at" jsonschema:"when the vault stopped holding it open"`
-	SupersededBy      *string        `json:"superseded_by"`
-	RecallCount       int            `json:"recall_count"`
-	LastRecalledAt    *string        `json:"last_recalled_at"`
-	Metadata          map[string]any `json:"metadata"`
-	State             string         `json:"state" jsonschema:"open, invalidated, superseded or revised"`
-	InvalidationNote  string         `json:"invalidation_reason,omitempty"`
-	Supersedes        string         `json:"supersedes,omitempty"`
-	Revises           string         `json:"revises,omitempty"`
-	RevisedBy         string         `json:"revised_by,omitempty"`
-	ConfirmedCount    int            `json:"confirmed_count"`
-	LastConfirmedAt   *string        `json:"last_confirmed_at"`
-	DisputedWith      []string       `json:"disputed_with" jsonschema:"the open statements this one is disputed with"`
-	Version           int64          `json:"version"`
-	VersionRecordedAt string         `json:"version_recorded_at"`
-}
-
-type matchWire struct {
-	episodeWire
-	Score      float64 `json:"score"`
-	Relevance  float64 `json:"relevance"`
-	BM25       float64 `json:"bm25"`
-	Similarity float64 `json:"similarity"`
-	Recency    float64 `json:"recency"`
-}
-
-type hintWire struct {
-	Episode    episodeWire `json:"episode"`
-	Similarity float64     `json:"similarity"`
-	Action     string      `json:"action" jsonschema:"confirm, supersede, revise or dispute"`
-	Why        string      `json:"why"`
-}
-
 // errorBody is the error answer, as vaultauth.WriteError writes it.
 type errorBody struct {
 	Error vaultauth.Error `json:"error"`
 }
 
-// schemaOptions makes the schemas of the types with their own wire shape.
+// schemaOptions makes the schemas of the episodic types, which write
+// themselves (MarshalJSON) in the shape of their wire types.
 func schemaOptions() (*jsonschema.ForOptions, error) {
 	opts := &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{}}
 	for t, wire := range map[reflect.Type]reflect.Type{
-		reflect.TypeFor[episodic.Episode](): reflect.TypeFor[episodeWire](),
-		reflect.TypeFor[episodic.Match]():   reflect.TypeFor[matchWire](),
-		reflect.TypeFor[episodic.Hint]():    reflect.TypeFor[hintWire](),
+		reflect.TypeFor[episodic.Episode](): reflect.TypeFor[episodic.EpisodeJSON](),
+		reflect.TypeFor[episodic.Match]():   reflect.TypeFor[episodic.MatchJSON](),
+		reflect.TypeFor[episodic.Hint]():    reflect.TypeFor[episodic.HintJSON](),
 	} {
 		s, err := jsonschema.ForType(wire, &jsonschema.ForOptions{})
 		if err != nil {

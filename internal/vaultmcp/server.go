@@ -4,25 +4,27 @@
 // and `ctxkit serve` mounts HTTPHandler at /mcp behind the vault server's
 // authentication.
 //
-// Every tool acts for one agent, fixed for the life of an MCP session: the
-// agent given to NewServer (the owner when none), or the caller that
-// internal/vaultauth authenticated for the request that opened an HTTP
-// session. Every tool goes through vault.Registry.VaultFor first, so a
-// restricted vault the agent is not attached to is "no vault named X",
-// exactly like a missing one, from every tool.
+// Every tool acts for one caller, fixed for the life of an MCP session: the
+// caller given to NewServer, or the one internal/vaultauth authenticated
+// for the request that opened an HTTP session. Every tool only translates:
+// its input is the vault service's request type with the vault's name (and
+// the document, skill or episode it acts on), its output the service's
+// answer; the service authorizes, validates and audits, so a restricted
+// vault the agent is not attached to is "no vault named X", exactly like a
+// missing one, and a read-only grant cannot write through any tool.
 //
-// Errors are tool results (isError) whose message says how to fix the
-// call, never protocol errors. Large results (a long document) go through
-// the offload engine (offload/mcpadapter): they are stored and replaced by a
-// notice, and the result_* tools explore them. Nothing is loaded before the
-// first call: the tools answer at once.
+// Errors are tool results (isError) whose text is JSON,
+// {"error": {"code", "message", "fix", "field"}}: the class of the error
+// (vault.Describe), what is wrong, and what to do about it; never protocol
+// errors. Large results (a long document) go through the offload engine
+// (offload/mcpadapter): they are stored and replaced by a notice, and the
+// result_* tools explore them. Nothing is loaded before the first call:
+// the tools answer at once.
 package vaultmcp
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -36,7 +38,6 @@ import (
 	"github.com/ctxkit/ctxkit/offload/mcpadapter"
 	"github.com/ctxkit/ctxkit/store/memstore"
 	"github.com/ctxkit/ctxkit/vault"
-	"github.com/ctxkit/ctxkit/vault/episodic"
 )
 
 // ServerName is the server's name in the MCP handshake and in the offload
@@ -45,9 +46,9 @@ const ServerName = "ctxkit-memory"
 
 // Options configure the server.
 type Options struct {
-	// Agent is who the tools act for; "" is the owner (vault.Owner).
+	// Caller is who the tools act for; the zero Caller is the owner.
 	// HTTPHandler ignores it and takes the authenticated caller instead.
-	Agent string
+	Caller vault.Caller
 	// Engine stores large results; nil is an in-memory engine of its own.
 	Engine *offload.Engine
 	// Threshold is the result size, in chars, above which a result is
@@ -67,36 +68,38 @@ type Options struct {
 
 // server holds what the tools share.
 type server struct {
-	r     *vault.Registry
-	agent string
+	svc    *vault.Service
+	caller vault.Caller
 }
 
-// NewServer returns the MCP server acting for opts.Agent, with every tool
+// NewServer returns the MCP server acting for opts.Caller, with every tool
 // registered and large results offloaded.
-func NewServer(r *vault.Registry, opts Options) *mcp.Server {
+func NewServer(svc *vault.Service, opts Options) *mcp.Server {
 	if opts.Engine == nil {
 		opts.Engine = offload.New(memstore.New(memstore.Options{}))
 	}
-	agent := opts.Agent
-	if agent == "" {
-		agent = vault.Owner
+	c := opts.Caller
+	if c.Name() == "" {
+		c = vault.Owner()
 	}
 	adapter := mcpadapter.New(opts.Engine, mcpadapter.Options{Threshold: opts.Threshold, Server: ServerName,
 		PerSession: opts.perSession, Logger: opts.Logger})
 	s := mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "ctxkit vaults", Version: opts.Version},
 		&mcp.ServerOptions{Instructions: instructions + " " + adapter.Instructions(), SchemaCache: opts.schemas})
-	srv := &server{r: r, agent: agent}
+	srv := &server{svc: svc, caller: c}
 	srv.addVaultTools(s)
 	srv.addEpisodeTools(s)
 	adapter.Install(s)
-	s.AddReceivingMiddleware(explainArgumentErrors)
+	s.AddReceivingMiddleware(explainErrors)
 	return s
 }
 
-// explainArgumentErrors completes the SDK's message for arguments that do
-// not fit a tool's input schema (a missing field, a wrong type), which
-// names the problem but not what to do.
-func explainArgumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
+// explainErrors writes a failed tool call's result as JSON that names the
+// error's class and what to do: the service's errors as vault.Describe
+// gives them, and the SDK's own for arguments that do not fit a tool's
+// input schema (a missing field, a wrong type), which name the problem but
+// not what to do.
+func explainErrors(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if method != "tools/call" || err != nil {
@@ -107,15 +110,33 @@ func explainArgumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		tc, ok := r.Content[0].(*mcp.TextContent)
-		if !ok || !(strings.HasPrefix(tc.Text, `validating "arguments"`) || strings.HasPrefix(tc.Text, "json: ")) {
+		if !ok {
 			return res, err
 		}
 		name := ""
 		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
 			name = p.Name
 		}
-		tc.Text = fmt.Sprintf("the arguments do not fit %s's input schema (%s); call %s again with every required field, "+
-			"each of the type the schema gives (times as RFC 3339 strings)", name, tc.Text, name)
+		var e vaultauth.Error
+		switch cause := r.GetError(); {
+		case cause == nil:
+			return res, err // a tool of the offload adapter: its own message
+		case strings.HasPrefix(tc.Text, `validating "arguments"`) || strings.HasPrefix(tc.Text, "json: "):
+			e = vaultauth.Error{Code: string(vault.ClassInvalid), Message: "the arguments do not fit " + name + "'s input schema: " + tc.Text,
+				Fix: "call " + name + " again with every required field, each of the type the schema gives (times as RFC 3339 strings)"}
+		default:
+			d := vault.Describe(cause)
+			e = vaultauth.Error{Code: string(d.Class), Message: d.Message, Fix: d.Fix}
+			if d.Field != "" {
+				e.Details = map[string]any{"field": d.Field}
+			}
+		}
+		b, merr := json.Marshal(struct {
+			Error vaultauth.Error `json:"error"`
+		}{e})
+		if merr == nil {
+			tc.Text = string(b)
+		}
 		return res, err
 	}
 }
@@ -134,20 +155,20 @@ const instructions = "Vaults are your long-term memory, kept as files the user c
 // opened it (vaultauth.Caller), and a request of that session from any
 // other caller is refused (403), so a session never changes identity.
 // A request without an authenticated caller is refused (401).
-func HTTPHandler(r *vault.Registry, opts Options) http.Handler {
+func HTTPHandler(svc *vault.Service, opts Options) http.Handler {
 	if opts.Engine == nil {
 		opts.Engine = offload.New(memstore.New(memstore.Options{}))
 	}
 	opts.perSession = true
 	opts.schemas = mcp.NewSchemaCache()
 	h := mcp.NewStreamableHTTPHandler(func(req *http.Request) *mcp.Server {
-		caller, ok := vaultauth.Caller(req.Context())
+		c, ok := vaultauth.Caller(req.Context())
 		if !ok {
 			return nil // unreachable: bindCaller refused the request
 		}
 		o := opts
-		o.Agent = caller
-		return NewServer(r, o)
+		o.Caller = c
+		return NewServer(svc, o)
 	}, &mcp.StreamableHTTPOptions{Logger: opts.Logger, SessionTimeout: time.Hour})
 	return bindCaller(h)
 }
@@ -156,123 +177,26 @@ func HTTPHandler(r *vault.Registry, opts Options) http.Handler {
 // user, whose check refuses a session's requests from anyone else.
 func bindCaller(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		caller, ok := vaultauth.Caller(req.Context())
-		if !ok || caller == "" {
-			vaultauth.WriteError(w, http.StatusUnauthorized, "unauthorized",
-				"the MCP endpoint needs a token: send Authorization: Bearer with an agent's token (ctxkit agent create NAME) or the owner's", nil)
+		c, ok := vaultauth.Caller(req.Context())
+		if !ok {
+			vaultauth.WriteError(w, http.StatusUnauthorized, vaultauth.Error{Code: string(vault.ClassUnauthenticated),
+				Message: "the MCP endpoint needs a token",
+				Fix:     "send Authorization: Bearer with an agent's token (ctxkit agent create NAME) or the owner's"})
 			return
 		}
 		// The expiry only satisfies the SDK's type: the token was checked
 		// by vaultauth for this very request.
-		info := &auth.TokenInfo{UserID: caller, Expiration: time.Now().Add(time.Hour)}
+		info := &auth.TokenInfo{UserID: c.Name(), Expiration: time.Now().Add(time.Hour)}
 		auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
 			return info, nil
 		}, nil)(next).ServeHTTP(w, req)
 	})
 }
 
-// toolError turns err from tool on vault name into an error whose message
-// says how to fix the call; the SDK returns it as a result with isError.
-func toolError(tool, name string, err error) error {
-	var done *fixError
-	if errors.As(err, &done) {
-		return err
-	}
-	var msg string
-	switch {
-	case errors.Is(err, vault.ErrNotFound):
-		msg = fmt.Sprintf("no vault named %q; list_vaults shows the ones you can use", name)
-	case errors.Is(err, vault.ErrForbidden):
-		msg = fmt.Sprintf("vault %q is read-only for you: you can read and query it but not write to it; "+
-			"write to a vault list_vaults shows as read-write, or ask the user for write access", name)
-	case errors.Is(err, vault.ErrExists):
-		msg = fmt.Sprintf("%v; set overwrite to true to replace it, or choose another name", unwrapText(err, vault.ErrExists))
-	case errors.Is(err, vault.ErrOutside):
-		msg = fmt.Sprintf("%v: give a path relative to the vault, like notes/meeting.md (no leading /, no .., not into .ctxkit-vault)", err)
-	case errors.Is(err, vault.ErrWrongType):
-		msg = err.Error() + "; list_vaults says which tools fit each vault"
-	case errors.Is(err, episodic.ErrNotFound):
-		msg = fmt.Sprintf("%v in vault %q; query_episodes (with include_closed true for closed ones) shows the ids", err, name)
-	case errors.Is(err, episodic.ErrConflict):
-		msg = fmt.Sprintf("%v: the episode is no longer open; episode_history shows what replaced it; act on the open statement of the chain instead", err)
-	case errors.Is(err, fs.ErrNotExist) && tool == "read_doc":
-		msg = fmt.Sprintf("%v; list_docs shows the vault's documents", err)
-	case errors.Is(err, fs.ErrNotExist) && tool == "read_skill":
-		msg = fmt.Sprintf("%v; list_skills shows the vault's skills", err)
-	case errors.Is(err, vault.ErrInvalid), errors.Is(err, episodic.ErrInvalid), errors.Is(err, errBadInput):
-		msg = err.Error() + "; fix the arguments and call " + tool + " again"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		msg = tool + " was cancelled before it finished: " + err.Error()
-	default:
-		msg = tool + " failed: " + err.Error()
-	}
-	return &fixError{msg}
-}
-
-// fixError is an error whose message says how to fix the call.
-type fixError struct{ msg string }
-
-func (e *fixError) Error() string { return e.msg }
-
-// unwrapText is err's text without the sentinel's prefix.
-func unwrapText(err, sentinel error) string {
-	return strings.TrimPrefix(err.Error(), sentinel.Error()+": ")
-}
-
-// errBadInput marks an argument the tool itself refused.
-var errBadInput = errors.New("invalid argument")
-
-// badInput returns an argument error with a message for the model.
-func badInput(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errBadInput, fmt.Sprintf(format, args...))
-}
-
-// vaultFor returns the vault for the server's agent after checking op and
-// the vault's type for tool.
-func (s *server) vaultFor(ctx context.Context, tool, name string, op vault.Op, types ...vault.Type) (*vault.Vault, error) {
-	if strings.TrimSpace(name) == "" {
-		return nil, badInput("vault is empty: name the vault (list_vaults shows them)")
-	}
-	v, err := s.r.VaultFor(ctx, s.agent, name, op, tool)
-	if err != nil {
-		return nil, toolError(tool, name, err)
-	}
-	if len(types) > 0 && !typeIn(v.Type, types) {
-		want := make([]string, len(types))
-		for i, t := range types {
-			want[i] = string(t)
-		}
-		return nil, &fixError{fmt.Sprintf("vault %q is a %s vault and %s works on %s vaults; for a %s vault use %s",
-			name, v.Type, tool, strings.Join(want, " or "), v.Type, toolsFor[v.Type])}
-	}
-	return v, nil
-}
-
-func typeIn(t vault.Type, types []vault.Type) bool {
-	for _, u := range types {
-		if t == u {
-			return true
-		}
-	}
-	return false
-}
-
 // toolsFor names the tools that fit each vault type.
 var toolsFor = map[vault.Type]string{
-	vault.Semantic: "query, list_docs, read_doc, write_doc",
+	vault.Semantic: "query, list_docs, read_doc, write_doc, delete_doc",
 	vault.Skill:    "list_skills, read_skill, write_skill",
 	vault.Episodic: "write_episode, query_episodes, get_episode, episode_history, invalidate_episode, supersede_episode, " +
 		"revise_episode, confirm_episode, dispute_episodes, list_entities",
-}
-
-// parseTime reads an optional time argument.
-func parseTime(field, s string) (*time.Time, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	t, err := episodic.ParseTime(s)
-	if err != nil {
-		return nil, badInput("%s %q is not a time: use RFC 3339 like 2026-03-01T14:30:00Z, or a bare date like 2026-03-01 (a time without an offset is UTC)", field, s)
-	}
-	return &t, nil
 }

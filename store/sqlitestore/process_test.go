@@ -319,8 +319,9 @@ func TestOpenWhileWriteLocked(t *testing.T) {
 
 // TestOpenOldFile opens a file the code before internal/sqlitedb wrote
 // (testdata/store-be54a98.db.gz, made by
-// internal/sqlitedb/testdata/mkfixtures/be54a98.go.txt at that commit): its
-// data is all there, searchable, and the store writes to it.
+// internal/sqlitedb/testdata/mkfixtures/be54a98.go.txt at that commit, at
+// schema version 1): its data is all there, searchable, and the store
+// writes to it, the key-value table included.
 func TestOpenOldFile(t *testing.T) {
 	path := sqlitedbtest.Fixture(t, "testdata/store-be54a98.db.gz", "ctxkit.db")
 	ctx := t.Context()
@@ -348,6 +349,14 @@ func TestOpenOldFile(t *testing.T) {
 	ws := &store.Workspace{ID: "new_list", Type: "t", Shape: store.ShapeList, Format: "json", Producer: "p"}
 	if err := s.Put(ctx, ws, &store.Content{Items: []json.RawMessage{json.RawMessage(`{"name":"gamma"}`)}}); err != nil {
 		t.Errorf("Put into the old file: %v", err)
+	}
+	// The key-value table came with the second step.
+	now := time.Now()
+	if err := s.KV().Put(ctx, "k", []byte("v"), now, 0); err != nil {
+		t.Fatalf("KV Put into the old file: %v", err)
+	}
+	if v, err := s.KV().Get(ctx, "k", now); err != nil || string(v) != "v" {
+		t.Errorf("KV Get: %q, %v", v, err)
 	}
 }
 

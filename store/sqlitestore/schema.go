@@ -89,4 +89,13 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5 (
 INSERT INTO items_fts (items_fts, rank) VALUES ('hashsize', 16777216);
 INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('hashsize', 16777216);
 `),
+	// 2: the key-value store (store.KV).
+	sqlitedb.Exec(`
+CREATE TABLE kv (
+	key        TEXT PRIMARY KEY,
+	value      BLOB NOT NULL,
+	expires_at INTEGER -- Unix microseconds; NULL when it never expires
+) STRICT, WITHOUT ROWID;
+CREATE INDEX kv_expires ON kv (expires_at) WHERE expires_at IS NOT NULL;
+`),
 }}

@@ -1,4 +1,4 @@
-package vault
+package fileregistry
 
 import (
 	"bytes"
@@ -14,19 +14,21 @@ import (
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/atomicfile"
+	"github.com/ctxkit/ctxkit/store"
 )
 
-// lockWait bounds the wait for another process's config edit.
+// lockWait bounds the wait for another process's edit of a file.
 const lockWait = 30 * time.Second
 
 // entry is one vault in a config file, as stored. Unknown fields of the
 // entry are kept in extra.
 type entry struct {
-	Type           string           `json:"type,omitempty"`
-	Path           string           `json:"path"`
-	Restricted     bool             `json:"restricted"`
-	Agents         map[string]Grant `json:"agents,omitempty"`
-	EmbeddingModel string           `json:"embedding_model,omitempty"`
+	ID             string                 `json:"id,omitempty"`
+	Type           string                 `json:"type,omitempty"`
+	Path           string                 `json:"path"`
+	Restricted     bool                   `json:"restricted"`
+	Agents         map[string]store.Grant `json:"agents,omitempty"`
+	EmbeddingModel string                 `json:"embedding_model,omitempty"`
 
 	extra map[string]json.RawMessage
 }
@@ -61,12 +63,11 @@ func parseError(path string, data []byte, err error) error {
 	switch {
 	case errors.As(err, &se):
 		off = se.Offset - 1 // Offset counts the offending byte
-
 	case errors.As(err, &te):
 		off = te.Offset
 	}
 	if off < 0 {
-		return fmt.Errorf("%w: %s: %v", ErrParse, path, err)
+		return fmt.Errorf("%w: %s: %v", store.ErrCorrupt, path, err)
 	}
 	line, col := 1, 1
 	for _, c := range data[:min(int(off), len(data))] {
@@ -76,7 +77,7 @@ func parseError(path string, data []byte, err error) error {
 			col++
 		}
 	}
-	return fmt.Errorf("%w: %s:%d:%d: %v", ErrParse, path, line, col, err)
+	return fmt.Errorf("%w: %s:%d:%d: %v", store.ErrCorrupt, path, line, col, err)
 }
 
 // readConfig reads a config file; a missing or empty file is an empty
@@ -103,18 +104,21 @@ func readConfig(path string) (*configFile, error) {
 	delete(c.extra, "vaults")
 	var vaults map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &vaults); err != nil {
-		return nil, fmt.Errorf("%w: %s: \"vaults\" must be an object of vaults by name: %v", ErrParse, path, err)
+		return nil, fmt.Errorf("%w: %s: \"vaults\" must be an object of vaults by name: %v", store.ErrCorrupt, path, err)
 	}
 	for name, r := range vaults {
 		e := &entry{}
 		if err := json.Unmarshal(r, e); err != nil {
-			return nil, fmt.Errorf("%w: %s: vault %q: %v", ErrParse, path, name, err)
+			return nil, fmt.Errorf("%w: %s: vault %q: %v", store.ErrCorrupt, path, name, err)
 		}
 		if err := json.Unmarshal(r, &e.extra); err != nil {
-			return nil, fmt.Errorf("%w: %s: vault %q: %v", ErrParse, path, name, err)
+			return nil, fmt.Errorf("%w: %s: vault %q: %v", store.ErrCorrupt, path, name, err)
 		}
 		for _, k := range knownFields() {
 			delete(e.extra, k)
+		}
+		if e.Path == "" {
+			return nil, fmt.Errorf("%w: %s: vault %q has no path", store.ErrCorrupt, path, name)
 		}
 		c.vaults[name] = e
 	}
@@ -158,8 +162,8 @@ func (c *configFile) marshal() ([]byte, error) {
 // configModes are the file and directory modes of a config file of a
 // scope: global files hold agent lists and stay private; a local one is
 // meant to be committed.
-func configModes(s Scope) (file, dir fs.FileMode) {
-	if s == Global {
+func configModes(scope string) (file, dir fs.FileMode) {
+	if scope == store.ScopeGlobal {
 		return 0o600, 0o700
 	}
 	return 0o644, 0o755
@@ -168,7 +172,7 @@ func configModes(s Scope) (file, dir fs.FileMode) {
 // editConfig runs fn on the config at path under its lock and writes the
 // result atomically when fn returns nil. A config that does not parse is
 // refused before fn runs; nothing is written.
-func editConfig(ctx context.Context, path string, scope Scope, fn func(*configFile) error) error {
+func editConfig(ctx context.Context, path, scope string, fn func(*configFile) error) error {
 	fileMode, dirMode := configModes(scope)
 	unlock, err := atomicfile.Lock(ctx, path+".lock", dirMode, lockWait)
 	if err != nil {
@@ -192,41 +196,60 @@ func editConfig(ctx context.Context, path string, scope Scope, fn func(*configFi
 	return atomicfile.WriteFile(path, data, fileMode, dirMode, nil)
 }
 
-// configDir is the folder of the local config in a project root.
-const configDir = ".ctxkit"
-
-// findProjectRoot walks up from cwd to the first directory holding
-// .ctxkit/config.json, skipping the data directory's own config.json (so
-// that ~/.ctxkit is never mistaken for a project); "" when there is none.
-func findProjectRoot(cwd, dataDir string) string {
-	skip := realPath(filepath.Join(dataDir, "config.json"))
-	for dir := cwd; ; {
-		p := filepath.Join(dir, configDir, "config.json")
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && realPath(p) != skip {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
+// writeIfMissing creates path with text unless it exists.
+func writeIfMissing(path, text string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
 	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
 }
 
-// realPath resolves the symlinks of p's longest existing prefix; the rest
-// is appended cleaned.
-func realPath(p string) string {
-	p = filepath.Clean(p)
-	rest := ""
-	for {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return filepath.Join(p, rest)
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
+// editJSON runs fn on the JSON document at path (v, a pointer, left at
+// its zero value when the file is missing) under the file's lock, and
+// writes it back atomically (mode 0600) when fn reports a change.
+func editJSON(ctx context.Context, path string, v any, fn func() (changed bool, err error)) error {
+	unlock, err := atomicfile.Lock(ctx, path+".lock", 0o700, lockWait)
+	if err != nil {
+		return err
 	}
+	defer unlock()
+	if err := readJSON(path, v); err != nil {
+		return err
+	}
+	changed, err := fn()
+	if err != nil || !changed {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	return atomicfile.WriteFile(path, append(b, '\n'), 0o600, 0o700, nil)
 }
+
+// readJSON reads the JSON document at path into v; a missing file leaves
+// v as it is.
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return parseError(path, data, err)
+	}
+	return nil
+}
+
+// dataDir is a vault's own data folder.
+func dataDir(dir string) string { return filepath.Join(dir, DataDirName) }
