@@ -11,12 +11,12 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// Retries bounds how often Retry calls again after SQLITE_BUSY: with its
+// retries bounds how often Retry calls again after SQLITE_BUSY: with its
 // backoff, about 8 s in all.
-const Retries = 8
+const retries = 8
 
 // Retry calls attempt until it succeeds, fails with something other than
-// SQLITE_BUSY or SQLITE_LOCKED, or Retries is exhausted, backing off with
+// SQLITE_BUSY or SQLITE_LOCKED, or retries is exhausted, backing off with
 // jitter from 5 ms to 1 s. attempt must be safe to run again: a whole
 // transaction, or an open.
 //
@@ -36,7 +36,7 @@ func Retry(ctx context.Context, attempt func() error) error {
 		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 			err = fmt.Errorf("%w (%v)", cerr, err)
 		}
-		if !IsBusy(err) || i >= Retries || ctx.Err() != nil {
+		if !IsBusy(err) || i >= retries || ctx.Err() != nil {
 			return err
 		}
 		t := time.NewTimer(delay/2 + rand.N(delay))

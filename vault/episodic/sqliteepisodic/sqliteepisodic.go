@@ -42,7 +42,14 @@ const applicationID = 0x63747865
 // version i to i+1, and the file's user_version says how many have run.
 // Files written before the schema had its mark (application_id) are at
 // version 1; they are marked when opened.
-var schema = migrate.Schema[*sql.Tx]{Name: "episodic store", Unmarked: 1, Recognize: sqlitedb.HasTables("statements", "versions"), Steps: []migrate.Step[*sql.Tx]{sqlitedb.Exec(`
+var schema = migrate.Schema[*sql.Tx]{
+	Name:      "episodic store",
+	Unmarked:  1,
+	Recognize: sqlitedb.HasTables("statements", "versions"),
+	Steps: []migrate.Step[*sql.Tx]{
+		// 1: statements, their versions, entities, attestations, disputes,
+		// recalls, the clock and the text index.
+		sqlitedb.Exec(`
 CREATE TABLE statements (
 	n           INTEGER PRIMARY KEY,
 	id          TEXT NOT NULL UNIQUE,
@@ -104,7 +111,9 @@ CREATE VIRTUAL TABLE statements_fts USING fts5(
 	content, entities, content='statements', content_rowid='n', tokenize='porter unicode61'
 );
 INSERT INTO statements_fts(statements_fts, rank) VALUES ('automerge', 16);
-`)}}
+`),
+	},
+}
 
 // options are the store's database settings: a 32 MiB page cache per
 // connection, and checkpoints every 8,192 pages of WAL.

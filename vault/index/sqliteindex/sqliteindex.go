@@ -32,9 +32,13 @@ const applicationID = 0x63747869
 // schema is the index's schema, as migration steps. Files written before
 // the schema had its mark (application_id) are at version 1 or 2; they are
 // marked when opened.
-var schema = migrate.Schema[*sql.Tx]{Name: "vault index", Unmarked: 2, Recognize: sqlitedb.HasTables("docs", "chunks"), Steps: []migrate.Step[*sql.Tx]{
-	// 1: documents, their chunks and the chunks' text index.
-	sqlitedb.Exec(`
+var schema = migrate.Schema[*sql.Tx]{
+	Name:      "vault index",
+	Unmarked:  2,
+	Recognize: sqlitedb.HasTables("docs", "chunks"),
+	Steps: []migrate.Step[*sql.Tx]{
+		// 1: documents, their chunks and the chunks' text index.
+		sqlitedb.Exec(`
 CREATE TABLE docs (
 	path    TEXT PRIMARY KEY,
 	hash    TEXT NOT NULL,
@@ -62,12 +66,13 @@ CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
 	INSERT INTO chunks_fts(chunks_fts, rowid, text, heading) VALUES ('delete', old.id, old.text, old.heading);
 END;
 `),
-	// 2: the generation every change moves.
-	sqlitedb.Exec(`
+		// 2: the generation every change moves.
+		sqlitedb.Exec(`
 CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 INSERT INTO meta VALUES ('generation', 0);
 `),
-}}
+	},
+}
 
 // options are the index's database settings: SQLite's defaults.
 var options = sqlitedb.Options{Schema: schema, ApplicationID: applicationID}
