@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -174,18 +175,7 @@ func TestOpenUnmarked(t *testing.T) {
 // and the steps run once.
 func TestConcurrentFirstOpens(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			db, err := Open(t.Context(), path, testOptions())
-			if err != nil {
-				t.Errorf("Open: %v", err)
-				return
-			}
-			db.Close()
-		})
-	}
-	wg.Wait()
+	sqlitedbtest.OpenConcurrently(t, 8, func() (io.Closer, error) { return Open(t.Context(), path, testOptions()) })
 	checkRuns(t, openTest(t, path, testOptions()))
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -280,18 +281,7 @@ func TestOpenRefusesForeignDatabase(t *testing.T) {
 // separate stores, as separate processes would.
 func TestOpenTwiceConcurrently(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ctxkit.db")
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			s, err := Open(t.Context(), path, Options{})
-			if err != nil {
-				t.Errorf("Open: %v", err)
-				return
-			}
-			s.Close()
-		})
-	}
-	wg.Wait()
+	sqlitedbtest.OpenConcurrently(t, 8, func() (io.Closer, error) { return Open(t.Context(), path, Options{}) })
 }
 
 // TestOpenWhileWriteLocked: opening a current database takes no write

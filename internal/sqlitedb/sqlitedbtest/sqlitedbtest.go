@@ -1,6 +1,6 @@
 // Package sqlitedbtest helps the tests of the SQLite stores: database files
-// older code wrote, kept gzipped under testdata, and another process's write
-// lock.
+// older code wrote, kept gzipped under testdata, another process's write
+// lock, and opens of one new file at once.
 package sqlitedbtest
 
 import (
@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
@@ -60,4 +61,23 @@ func HoldWriteLock(tb testing.TB, path string) {
 		tx.Rollback()
 		db.Close()
 	})
+}
+
+// OpenConcurrently calls open from n goroutines at once, as n processes
+// opening one new file would, and fails the test unless every open
+// succeeds; each opened store is closed.
+func OpenConcurrently(tb testing.TB, n int, open func() (io.Closer, error)) {
+	tb.Helper()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			c, err := open()
+			if err != nil {
+				tb.Errorf("Open: %v", err)
+				return
+			}
+			c.Close()
+		})
+	}
+	wg.Wait()
 }

@@ -3,6 +3,7 @@ package sqliteepisodic_test
 import (
 	"database/sql"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,6 +57,13 @@ func TestOpenWhileWriteLocked(t *testing.T) {
 	if _, err := s.Stats(t.Context(), nil); err != nil {
 		t.Errorf("Stats: %v", err)
 	}
+}
+
+// TestConcurrentFirstOpens opens one new file from several goroutines, each
+// with its own Store as separate processes would have.
+func TestConcurrentFirstOpens(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "episodes.db")
+	sqlitedbtest.OpenConcurrently(t, 6, func() (io.Closer, error) { return sqliteepisodic.Open(t.Context(), path) })
 }
 
 // TestOpenOldFile opens a file the code before internal/sqlitedb wrote

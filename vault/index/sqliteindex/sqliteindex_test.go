@@ -3,10 +3,10 @@ package sqliteindex_test
 import (
 	"database/sql"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/ctxkit/ctxkit/internal/migrate"
@@ -126,18 +126,7 @@ func TestOpenWhileWriteLocked(t *testing.T) {
 // with its own Index as separate processes would have.
 func TestConcurrentFirstOpens(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "index.db")
-	var wg sync.WaitGroup
-	for range 6 {
-		wg.Go(func() {
-			x, err := sqliteindex.Open(t.Context(), path)
-			if err != nil {
-				t.Errorf("Open: %v", err)
-				return
-			}
-			x.Close()
-		})
-	}
-	wg.Wait()
+	sqlitedbtest.OpenConcurrently(t, 6, func() (io.Closer, error) { return sqliteindex.Open(t.Context(), path) })
 }
 
 // TestOpenOldFiles opens index files older code wrote, made by
