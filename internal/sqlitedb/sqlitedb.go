@@ -15,10 +15,11 @@
 // SQLITE_BUSY when another connection wrote between its read and its
 // write (measured under contention on the offload store, deferred
 // transactions lost a third to two thirds of their commits that way,
-// immediate ones none). Within a process the writes go through one connection, so
-// goroutines queue in database/sql rather than spin on SQLite's lock. The
-// read-only connections (query_only) serve reads; a read that needs several
-// statements runs in one read transaction and sees one snapshot.
+// immediate ones none). Within a process the writes go through one
+// connection, so goroutines queue in database/sql rather than spin on
+// SQLite's lock. The read-only connections (query_only) serve reads; a read
+// that needs several statements runs in one read transaction and sees one
+// snapshot.
 //
 // Opening a database whose schema is current takes no write lock: the
 // schema version is read on a read connection, and only a database that is
