@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/ctxkit/ctxkit/vault"
 	"github.com/ctxkit/ctxkit/vault/episodic"
 )
 
@@ -72,7 +71,7 @@ func TestOpenAPI(t *testing.T) {
 		}
 		// The mux serves the route: it does not answer "no such route".
 		path := pathParam.ReplaceAllString(rt.Pattern, "x")
-		if res := e.do(vault.Owner, rt.Method, path, nil); strings.Contains(string(res.body), "no such route") {
+		if res := e.do(owner, rt.Method, path, nil); strings.Contains(string(res.body), "no such route") {
 			t.Errorf("%s is documented but not served: %s", what, res.body)
 		}
 	}
