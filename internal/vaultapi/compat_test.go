@@ -1,10 +1,7 @@
 package vaultapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -19,39 +16,12 @@ import (
 	"github.com/ctxkit/ctxkit/vault"
 )
 
-// call calls a compatibility route as who (a caller's name, a raw token,
-// or "" for none), with the X-CtxVault-Agent header when agent is not
-// "". The /v1 schema check does not apply: these are the reference's
-// shapes.
+// call calls a compatibility route as who (see send), with the
+// X-CtxVault-Agent header when agent is not "". The /v1 schema check does
+// not apply: these are the reference's shapes.
 func (e *env) call(who, agent, method, path string, body any) resp {
 	e.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		j, err := json.Marshal(b)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		rd = bytes.NewReader(j)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	req.RemoteAddr = "192.0.2.7:1234"
-	if who != "" {
-		tok, ok := e.tokens[who]
-		if !ok {
-			tok = who
-		}
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	if agent != "" {
-		req.Header.Set(compatAgentHeader, agent)
-	}
-	rec := httptest.NewRecorder()
-	e.h.ServeHTTP(rec, req)
-	r := resp{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+	_, _, r := e.send(who, agent, method, path, body)
 	if ct := r.header.Get("Content-Type"); ct != "application/json" {
 		e.t.Errorf("%s %s: Content-Type %q", method, path, ct)
 	}
@@ -640,6 +610,9 @@ func TestCompatIsolation(t *testing.T) {
 			}
 			if got := fmt.Sprint(v["allowed_agents"]); got != "["+who+"]" {
 				t.Errorf("%s sees the agents of %s as %s", who, name, got)
+			}
+			if v["vault_path"] != "" {
+				t.Errorf("%s sees the folder of %s: %v", who, name, v["vault_path"])
 			}
 		}
 		// The other's vaults hold no trace of who.

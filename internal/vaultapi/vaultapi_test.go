@@ -11,7 +11,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -37,54 +38,121 @@ type env struct {
 	tokens map[string]string // by caller: owner, a, b
 	// callers are the agents as the service authenticated them.
 	callers map[string]vault.Caller
-	// schemas holds the documented schema of each route's success answer
-	// (by mux pattern, found through mux) and of errors: every answer of
-	// every test is checked against the document.
-	mux     *http.ServeMux
-	schemas map[string]*jsonschema.Resolved
-	errors  *jsonschema.Resolved
+	// mux finds the route (its pattern) of a request; doc is the served
+	// OpenAPI document's description of each route, by pattern: every
+	// answer of every test through do is checked against it.
+	mux    *http.ServeMux
+	doc    map[string]documented
+	errors *jsonschema.Resolved
 }
 
-// resolve makes the validating schema of t, as the OpenAPI document has it.
-func resolve(t *testing.T, typ reflect.Type) *jsonschema.Resolved {
-	t.Helper()
-	opts, err := schemaOptions()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := jsonschema.ForType(typ, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, err := s.Resolve(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rs
+// documented is what the OpenAPI document says of a route: the schema of
+// its JSON request body (nil: none) and of its answers by status (nil for
+// an answer that is not JSON).
+type documented struct {
+	request   *jsonschema.Resolved
+	responses map[string]*jsonschema.Resolved
 }
 
-// checkSchema validates a JSON answer against its documented schema.
-func (e *env) checkSchema(req *http.Request, r resp) {
+// openAPIDoc is the part of the OpenAPI document the checks read.
+type openAPIDoc struct {
+	Paths map[string]map[string]struct {
+		RequestBody *struct {
+			Content map[string]struct{ Schema *jsonschema.Schema }
+		} `json:"requestBody"`
+		Responses map[string]struct {
+			Content map[string]struct{ Schema *jsonschema.Schema }
+		} `json:"responses"`
+	} `json:"paths"`
+	Components struct {
+		Schemas map[string]*jsonschema.Schema `json:"schemas"`
+	} `json:"components"`
+}
+
+// readDoc fetches the OpenAPI document from the API and compiles its
+// schemas, by route pattern, as the mux names them.
+func (e *env) readDoc() {
 	e.t.Helper()
-	if r.header.Get("Content-Type") != "application/json" || strings.HasSuffix(req.URL.Path, "/openapi.json") {
+	r := e.want(e.do("", "GET", "/v1/openapi.json", nil), 200, "openapi.json")
+	var doc openAPIDoc
+	if err := json.Unmarshal(r.body, &doc); err != nil {
+		e.t.Fatalf("the OpenAPI document does not parse: %v", err)
+	}
+	compile := func(what string, s *jsonschema.Schema) *jsonschema.Resolved {
+		if s == nil {
+			return nil
+		}
+		rs, err := s.Resolve(nil)
+		if err != nil {
+			e.t.Fatalf("%s: the schema does not resolve: %v", what, err)
+		}
+		return rs
+	}
+	e.errors = compile("Error", doc.Components.Schemas["Error"])
+	e.mux, e.doc = http.NewServeMux(), map[string]documented{}
+	for _, rt := range (&api{}).routes() {
+		key := rt.Method + " " + rt.Pattern
+		e.mux.Handle(key, http.NotFoundHandler())
+		op, ok := doc.Paths[openAPIPath(rt.Pattern)][strings.ToLower(rt.Method)]
+		if !ok {
+			e.t.Fatalf("%s is not in the document", key)
+		}
+		d := documented{responses: map[string]*jsonschema.Resolved{}}
+		if op.RequestBody != nil {
+			d.request = compile(key+" request", op.RequestBody.Content["application/json"].Schema)
+		}
+		for status, res := range op.Responses {
+			s := res.Content["application/json"].Schema
+			if s != nil && s.Ref == "#/components/schemas/Error" {
+				d.responses[status] = e.errors
+				continue
+			}
+			d.responses[status] = compile(key+" "+status, s)
+		}
+		e.doc[key] = d
+	}
+}
+
+// checkSchema checks an answer of the API against the document: its
+// status is one the route lists, and a JSON answer (and the JSON request
+// of a success) fits the schema given for it.
+func (e *env) checkSchema(req *http.Request, reqBody []byte, r resp) {
+	e.t.Helper()
+	if e.doc == nil || strings.HasSuffix(req.URL.Path, "/openapi.json") {
 		return
 	}
-	var v any
-	if err := json.Unmarshal(r.body, &v); err != nil {
-		e.t.Errorf("%s %s: the answer is not JSON: %v", req.Method, req.URL.Path, err)
+	validate := func(what string, rs *jsonschema.Resolved, data []byte) {
+		var v any
+		if err := json.Unmarshal(data, &v); err != nil {
+			e.t.Errorf("%s %s: the %s is not JSON: %v", req.Method, req.URL.Path, what, err)
+			return
+		}
+		if err := rs.Validate(v); err != nil {
+			e.t.Errorf("%s %s: the %s does not fit the document: %v\n%s", req.Method, req.URL.Path, what, err, data)
+		}
+	}
+	isJSON := r.header.Get("Content-Type") == "application/json"
+	_, pattern := e.mux.Handler(req)
+	d, routed := e.doc[pattern]
+	if !routed { // no such route, or not with this method
+		if r.status < 400 || !isJSON {
+			e.t.Errorf("%s %s: %d answer from no documented route", req.Method, req.URL.Path, r.status)
+			return
+		}
+		validate("error answer", e.errors, r.body)
 		return
 	}
-	rs := e.errors
-	if r.status < 400 {
-		_, pattern := e.mux.Handler(req)
-		rs = e.schemas[pattern]
+	rs, listed := d.responses[strconv.Itoa(r.status)]
+	switch {
+	case !listed:
+		e.t.Errorf("%s %s: answered %d, which the document does not list for %s: %s", req.Method, req.URL.Path, r.status, pattern, r.body)
+	case isJSON && rs == nil:
+		e.t.Errorf("%s %s: a JSON %d answer, documented as another type", req.Method, req.URL.Path, r.status)
+	case isJSON:
+		validate(fmt.Sprintf("%d answer", r.status), rs, r.body)
 	}
-	if rs == nil {
-		e.t.Errorf("%s %s: no schema for a %d answer", req.Method, req.URL.Path, r.status)
-		return
-	}
-	if err := rs.Validate(v); err != nil {
-		e.t.Errorf("%s %s: the %d answer does not fit the document: %v\n%s", req.Method, req.URL.Path, r.status, err, r.body)
+	if r.status < 300 && d.request != nil && len(reqBody) > 0 {
+		validate("request the route accepted", d.request, reqBody)
 	}
 }
 
@@ -114,15 +182,7 @@ func newEnv(t *testing.T, opts Options) *env {
 		opts.Logger = slog.New(failOnError{t})
 	}
 	e.h = New(v.Svc, opts)
-	e.mux, e.schemas = http.NewServeMux(), map[string]*jsonschema.Resolved{}
-	for _, rt := range (&api{}).routes() {
-		key := rt.Method + " " + rt.Pattern
-		e.mux.Handle(key, http.NotFoundHandler())
-		if rt.OutType == "" {
-			e.schemas[key] = resolve(t, rt.Out)
-		}
-	}
-	e.errors = resolve(t, reflect.TypeFor[errorBody]())
+	e.readDoc()
 	return e
 }
 
@@ -176,23 +236,23 @@ func (r resp) errorText(t *testing.T) string {
 	return m.Error.Message + "; " + m.Error.Fix
 }
 
-// do calls the API as who (a caller's name, or "" for no token); body is
+// send calls the API as who (a caller's name, a raw token, or "" for no
+// token), with the X-CtxVault-Agent header when agent is not ""; body is
 // a string sent as is, or a value sent as JSON.
-func (e *env) do(who, method, path string, body any) resp {
+func (e *env) send(who, agent, method, path string, body any) (*http.Request, []byte, resp) {
 	e.t.Helper()
-	var rd io.Reader
+	var data []byte
 	switch b := body.(type) {
 	case nil:
 	case string:
-		rd = strings.NewReader(b)
+		data = []byte(b)
 	default:
-		j, err := json.Marshal(b)
-		if err != nil {
+		var err error
+		if data, err = json.Marshal(b); err != nil {
 			e.t.Fatal(err)
 		}
-		rd = bytes.NewReader(j)
 	}
-	req := httptest.NewRequest(method, path, rd)
+	req := httptest.NewRequest(method, path, bytes.NewReader(data))
 	req.RemoteAddr = "192.0.2.1:1234"
 	if who != "" {
 		tok, ok := e.tokens[who]
@@ -201,10 +261,20 @@ func (e *env) do(who, method, path string, body any) resp {
 		}
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
+	if agent != "" {
+		req.Header.Set(compatAgentHeader, agent)
+	}
 	rec := httptest.NewRecorder()
 	e.h.ServeHTTP(rec, req)
-	r := resp{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
-	e.checkSchema(req, r)
+	return req, data, resp{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+}
+
+// do calls a /v1 route as who (see send), and checks the answer against
+// the OpenAPI document.
+func (e *env) do(who, method, path string, body any) resp {
+	e.t.Helper()
+	req, data, r := e.send(who, "", method, path, body)
+	e.checkSchema(req, data, r)
 	return r
 }
 
@@ -240,11 +310,11 @@ func TestVaultRoutes(t *testing.T) {
 		}
 	}
 	v := e.want(e.do("a", "GET", "/v1/vaults/shared", nil), 200, "describe").json(t)
-	if v["access"] != "read-only" || v["agents"] != nil {
+	if v["access"] != "read-only" || v["agents"] != nil || v["path"] != nil {
 		t.Errorf("a sees shared as %v", v)
 	}
 	v = e.want(e.do(owner, "GET", "/v1/vaults/shared", nil), 200, "describe").json(t)
-	if v["access"] != "read-write" || len(v["agents"].([]any)) != 2 {
+	if v["access"] != "read-write" || len(v["agents"].([]any)) != 2 || v["path"] != filepath.Join(e.v.Root, ".ctxkit", "vaults", "shared") {
 		t.Errorf("the owner sees shared as %v", v)
 	}
 
@@ -303,6 +373,77 @@ func TestVaultRoutes(t *testing.T) {
 	}
 	if r := e.do(owner, "PATCH", "/v1/vaults", nil); !strings.Contains(r.header.Get("Allow"), "GET") {
 		t.Errorf("405 without Allow: %v", r.header)
+	}
+}
+
+// TestAuditRoute: a vault's audit log is the owner's to read; it holds
+// the writes and the refusals, refusals of the same kind coalesced. An
+// agent that sees the vault is refused (403), one that does not gets the
+// answer of a missing vault (404).
+func TestAuditRoute(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.vault("docs", vault.Semantic, "a:ro")
+	e.vault("pub", vault.Semantic)
+	e.want(e.do(owner, "PUT", "/v1/vaults/docs/documents/plan.md", map[string]any{"content": "# Plan"}), 200, "write")
+	for range 3 {
+		e.want(e.do("a", "PUT", "/v1/vaults/docs/documents/mine.md", map[string]any{"content": "x"}), 403, "write through a read-only grant")
+	}
+	e.want(e.do("b", "GET", "/v1/vaults/docs/documents/plan.md", nil), 404, "read an invisible vault")
+	e.want(e.do("a", "GET", "/v1/vaults/docs/documents/plan.md", nil), 200, "a read")
+
+	type event struct{ Agent, Action, Path, Outcome, Reason string }
+	events := func(query string) []event {
+		t.Helper()
+		var out struct{ Events []event }
+		if err := json.Unmarshal(e.want(e.do(owner, "GET", "/v1/vaults/docs/audit"+query, nil), 200, "audit"+query).body, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.Events
+	}
+	want := []event{
+		{owner, "create", "", "ok", ""},
+		{owner, "attach", "", "ok", ""},
+		{owner, "write-doc", "plan.md", "ok", ""},
+		{"a", "write-doc", "", "refused", "read-only grant"}, // three attempts, one line
+		{"b", "read-doc", "", "refused", "not attached"},
+	}
+	if got := events(""); !slices.Equal(got, want) {
+		t.Errorf("audit:\n got %v\nwant %v", got, want)
+	}
+	if got := events("?n=2"); !slices.Equal(got, want[3:]) {
+		t.Errorf("the last two events: %v", got)
+	}
+	if got := events("?n=0"); !slices.Equal(got, want) {
+		t.Errorf("every event: %v", got)
+	}
+	for _, tc := range []struct {
+		who, path string
+		status    int
+	}{
+		{"a", "/v1/vaults/docs/audit", 403},
+		{"a", "/v1/vaults/pub/audit", 403},
+		{"b", "/v1/vaults/docs/audit", 404},
+		{owner, "/v1/vaults/nope/audit", 404},
+		{owner, "/v1/vaults/docs/audit?n=-1", 400},
+		{owner, "/v1/vaults/docs/audit?n=some", 400},
+		{owner, "/v1/vaults/docs/audit?last=3", 400},
+		{"", "/v1/vaults/docs/audit", 401},
+	} {
+		r := e.want(e.do(tc.who, "GET", tc.path, nil), tc.status, tc.who+" "+tc.path)
+		if tc.status == 403 && r.code() != string(vault.ClassForbidden) || tc.status == 404 && r.code() != string(vault.ClassNotFound) {
+			t.Errorf("%s %s: %s", tc.who, tc.path, r.body)
+		}
+	}
+	// b cannot tell the vault from a missing one.
+	hidden := e.do("b", "GET", "/v1/vaults/docs/audit", nil).json(t)
+	missing := e.do("b", "GET", "/v1/vaults/dosc/audit", nil).json(t)
+	if h, m := fmt.Sprint(hidden), strings.ReplaceAll(fmt.Sprint(missing), "dosc", "docs"); h != m {
+		t.Errorf("an invisible vault's audit is told apart from a missing one's:\n%s\n%s", h, m)
+	}
+	// The agents' attempts are in the log, as refusals.
+	last := events("?n=2")
+	if want := []event{{"a", "audit", "", "refused", "owner only"}, {"b", "audit", "", "refused", "not attached"}}; !slices.Equal(last, want) {
+		t.Errorf("the refused audit reads: %v, want %v", last, want)
 	}
 }
 
