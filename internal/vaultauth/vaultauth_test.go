@@ -2,6 +2,7 @@ package vaultauth
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -97,5 +98,61 @@ func TestMiddleware(t *testing.T) {
 	}
 	if rec := call("Bearer wrong", "10.0.0.1:1"); rec.Code != 429 {
 		t.Errorf("a minute later, the budget is ten failures again: %d", rec.Code)
+	}
+}
+
+// TestFailureTableBounded: the failures are kept per address for at most
+// maxLimiters addresses, so that a guesser with many addresses (an IPv6
+// network) cannot grow the server's memory without bound; the addresses
+// beyond share one budget, until idle ones are forgotten.
+func TestFailureTableBounded(t *testing.T) {
+	a := New(nil)
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a.now = func() time.Time { return clock }
+	for i := range maxLimiters {
+		if _, over := a.fail(fmt.Sprintf("10.%d.%d.%d", i>>16, i>>8&255, i&255)); over {
+			t.Fatalf("address %d is over its budget at its first failure", i)
+		}
+	}
+	for i := range failureBurst {
+		if _, over := a.fail(fmt.Sprintf("192.0.2.%d", i)); over {
+			t.Fatalf("untracked address %d: over the shared budget at failure %d of %d", i, i+1, failureBurst)
+		}
+	}
+	if _, over := a.fail("198.51.100.1"); !over {
+		t.Error("the untracked addresses have no budget")
+	}
+	if len(a.failures) > maxLimiters {
+		t.Errorf("%d addresses kept, at most %d", len(a.failures), maxLimiters)
+	}
+	if _, over := a.fail("10.0.0.1"); over {
+		t.Error("a tracked address lost its budget to the untracked ones")
+	}
+	// Idle addresses are forgotten, and a new one is tracked again.
+	clock = clock.Add(limiterIdle + time.Minute)
+	a.fail("203.0.113.1")
+	if _, ok := a.failures["203.0.113.1"]; !ok || len(a.failures) != 1 {
+		t.Errorf("after the idle time: %d addresses, the new one tracked: %v", len(a.failures), ok)
+	}
+}
+
+// TestClientAddr: an IPv6 client is its /64, the network a single host
+// usually has, so that its addresses share one budget.
+func TestClientAddr(t *testing.T) {
+	for remote, want := range map[string]string{
+		"10.0.0.1:1234":              "10.0.0.1",
+		"[2001:db8:1:2::1]:443":      "2001:db8:1:2::/64",
+		"[2001:db8:1:2:ffff::9]:443": "2001:db8:1:2::/64",
+		"[2001:db8:1:3::1]:443":      "2001:db8:1:3::/64",
+		"[::ffff:10.0.0.1]:80":       "10.0.0.1",
+		"[fe80::1%eth0]:80":          "fe80::/64",
+		"[::1]:80":                   "::1",
+		"pipe":                       "pipe",
+	} {
+		req := httptest.NewRequest("GET", "/", nil)
+		req.RemoteAddr = remote
+		if got := clientAddr(req); got != want {
+			t.Errorf("%s: %s, want %s", remote, got, want)
+		}
 	}
 }
