@@ -122,7 +122,7 @@ func TestCompatSemantic(t *testing.T) {
 	}
 
 	// The README's query, with top_k; n_results too.
-	archID := docID("architecture.md")
+	archID := vault.DocID("architecture.md")
 	for _, body := range []map[string]any{
 		{"vault_name": "notes", "query": "JWT tokens", "top_k": 3},
 		{"vault_name": "notes", "query": "JWT tokens", "n_results": 3},
@@ -211,7 +211,7 @@ func TestCompatSemantic(t *testing.T) {
 		d["reconstructed"] != false || d["warning"] != nil || len(d["reconstructed_text_hash"].(string)) != 64 || d["indexed_at"] == "" {
 		t.Errorf("content: %v", c)
 	}
-	e.want(e.as(who, "GET", q("/docs/"+docID("nope.md")+"/content", "vault_name", "notes"), nil), 404, "no such doc")
+	e.want(e.as(who, "GET", q("/docs/"+vault.DocID("nope.md")+"/content", "vault_name", "notes"), nil), 404, "no such doc")
 	e.want(e.as(who, "GET", "/ctxvault/docs", nil), 400, "no vault_name")
 	e.want(e.as(who, "GET", q("/docs", "vault_name", "notes", "colour", "red"), nil), 400, "unknown parameter")
 
@@ -517,7 +517,7 @@ func (m *compatMatrix) request(rt route, name, who string) (string, any) {
 	case "compatDocs":
 		return vq("/docs"), nil
 	case "compatDocContent":
-		return vq("/docs/" + docID("doc.md") + "/content"), nil
+		return vq("/docs/" + vault.DocID("doc.md") + "/content"), nil
 	case "compatWriteDoc":
 		return rt.Pattern, map[string]any{"vault_name": name, "file_path": "by-" + who + ".md", "content": "written by " + who, "overwrite": true}
 	case "compatWriteSkill":

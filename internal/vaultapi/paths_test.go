@@ -106,7 +106,7 @@ func TestControlFiles(t *testing.T) {
 			if r.code() != string(vault.ClassInvalid) {
 				t.Errorf("%s /ctxvault/docs/write %s: %s", who, p, r.body)
 			}
-			e.want(e.as(who, "GET", q("/docs/"+docID(p)+"/content", "vault_name", "notes"), nil), 404, who+" /ctxvault content "+p)
+			e.want(e.as(who, "GET", q("/docs/"+vault.DocID(p)+"/content", "vault_name", "notes"), nil), 404, who+" /ctxvault content "+p)
 		}
 	}
 	// Indexing the whole vault takes the project's documents, and no
