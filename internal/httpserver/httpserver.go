@@ -9,10 +9,12 @@
 //   - A request body must arrive at an average rate of BodyRate
 //     (128 KiB/s) after a start of BodyWait (30 s): its reads may last
 //     BodyWait plus one second per BodyRate bytes received so far, counted
-//     from the handler's first read. A body the handler leaves unread (a
-//     request refused before authentication) gets BodyWait for the server
-//     to discard it. Past the bound the read fails and the connection is
-//     closed.
+//     from the handler's first read (so a handler may queue a request
+//     before reading it). The guard's largest body, 256 MiB, may take
+//     about 35 minutes. A body the handler leaves unread (a request
+//     refused before authentication) gets BodyWait for the server to
+//     discard it. Past the bound the read fails and the connection is
+//     closed (over HTTP/2, the stream).
 //   - An idle keep-alive connection is closed after Idle (2 min).
 //   - Responses have no time limit: an MCP event stream or an LLM token
 //     stream may last as long as the handler writes.
@@ -21,13 +23,14 @@
 // the whole request, left in force while the handler runs. Once the body is
 // read net/http keeps a read pending on the connection to notice a client
 // that leaves, and that read failing at the deadline cancels the request's
-// context: a stream would be cut after ReadTimeout. Without a read deadline
-// a body that never arrives blocks forever, in the handler or, when the
-// handler returned without reading it, in the server, which reads up to
-// 256 KiB of an unread body before it answers so as to reuse the
-// connection. So the bound here is a read deadline set per request through
-// http.ResponseController while the body is read, extended as bytes arrive
-// and cleared at the body's end; requests without a body get none.
+// context: a stream would be cut after ReadTimeout. Without any read
+// deadline a body that never arrives blocks forever: in the handler, or,
+// when the handler returned without reading it, in the server, which reads
+// what is left (up to 256 KiB) to reuse the connection. So the bound here
+// is a read deadline set per request through http.ResponseController while
+// the body is read, moved on as bytes arrive; at the body's end net/http
+// clears it as it starts its own read ahead. Requests without a body get
+// no deadline.
 //
 // Run stops gracefully: it stops accepting connections, lets requests in
 // flight finish for up to Grace, then cancels the requests still running
@@ -108,7 +111,8 @@ type Options struct {
 	TLSCert, TLSKey string
 	// Grace is how long requests in flight may take to finish at
 	// shutdown before they are cancelled (0: cancelled at once).
-	Grace  time.Duration
+	Grace time.Duration
+	// Limits bound what clients may hold (zero fields: the defaults).
 	Limits Limits
 }
 
