@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -162,7 +161,7 @@ func TestWrapHTTPWaitsForRequestsInFlight(t *testing.T) {
 		t.Fatal("the upstream never got the call")
 	}
 	cancel()
-	waitRefused(t, addr)
+	httpservertest.WaitRefused(t, addr)
 	if err := os.WriteFile(release, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -181,19 +180,4 @@ func TestWrapHTTPWaitsForRequestsInFlight(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("shutdown: %v", err)
 	}
-}
-
-// waitRefused waits until nothing accepts connections on addr.
-func waitRefused(t *testing.T, addr string) {
-	t.Helper()
-	deadline := time.Now().Add(httpservertest.Patience)
-	for time.Now().Before(deadline) {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			return
-		}
-		c.Close()
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("%s still accepts connections", addr)
 }

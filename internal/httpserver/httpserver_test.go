@@ -207,7 +207,7 @@ func TestRunWaitsForRequestsInFlight(t *testing.T) {
 	<-entered
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
-	waitRefused(t, s.Addr().String())
+	httpservertest.WaitRefused(t, s.Addr().String())
 	select {
 	case err := <-stopped:
 		t.Fatalf("Run returned (%v) with a request in flight", err)
@@ -252,21 +252,6 @@ func TestRunCancelsAfterTheGrace(t *testing.T) {
 	default:
 		t.Error("Run returned before the handler")
 	}
-}
-
-// waitRefused waits until addr refuses connections.
-func waitRefused(t *testing.T, addr string) {
-	t.Helper()
-	deadline := time.Now().Add(httpservertest.Patience)
-	for time.Now().Before(deadline) {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			return
-		}
-		c.Close()
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("%s still accepts connections", addr)
 }
 
 // TestTLS serves HTTPS with HTTP/2, where the body bound holds per stream.

@@ -1,5 +1,6 @@
-// Package httpservertest helps test servers run by httpserver: it sends
-// raw HTTP on a connection and checks that the server closes it.
+// Package httpservertest helps test servers run by httpserver: whether
+// they close a connection whose request body stops coming, and when they
+// stop accepting connections.
 package httpservertest
 
 import (
@@ -37,4 +38,20 @@ func ReadUntilClosed(t testing.TB, addr, raw string) string {
 		t.Fatalf("%s: the connection is still open after %v (read %q)", addr, Patience, got)
 	}
 	return string(got)
+}
+
+// WaitRefused waits until nothing accepts connections on addr (a server
+// shutting down closes its listener first); it fails t after Patience.
+func WaitRefused(t testing.TB, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(Patience)
+	for time.Now().Before(deadline) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return
+		}
+		c.Close()
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s still accepts connections after %v", addr, Patience)
 }
