@@ -73,8 +73,9 @@ type callbackResult struct {
 }
 
 // callbackGrace is how long close lets a browser's request in flight
-// finish.
-const callbackGrace = 2 * time.Second
+// finish (a connection a browser opened ahead, with no request yet, holds
+// close for as long).
+const callbackGrace = time.Second
 
 // listenCallback binds 127.0.0.1:port (0 = any free port) and serves the
 // redirect endpoint until close or the end of ctx.
