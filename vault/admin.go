@@ -72,7 +72,7 @@ func (s *Service) ListVaults(ctx context.Context, c Caller) ([]VaultInfo, error)
 
 // DescribeVault describes one vault c may see.
 func (s *Service) DescribeVault(ctx context.Context, c Caller, name string) (VaultInfo, error) {
-	v, err := s.open(ctx, c, name, Read, "describe")
+	v, err := s.open(ctx, c, name, Read, "describe", "")
 	if err != nil {
 		return VaultInfo{}, err
 	}

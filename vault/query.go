@@ -59,7 +59,7 @@ func checkN(field string, n, def, most int) (int, error) {
 // similarity, fused by reciprocal rank. No match is an empty list, not an
 // error.
 func (s *Service) Query(ctx context.Context, c Caller, name string, req QueryRequest) (*QueryResult, error) {
-	v, err := s.open(ctx, c, name, Read, "query", Semantic)
+	v, err := s.open(ctx, c, name, Read, "query", "", Semantic)
 	if err != nil {
 		return nil, err
 	}

@@ -195,7 +195,7 @@ func TestAuditLog(t *testing.T) {
 			t.Errorf("time %v not UTC", ev.Time)
 		}
 	}
-	want := []string{"owner|create||ok|", "owner|attach||ok|", "reader|write-doc||refused|read-only grant",
+	want := []string{"owner|create||ok|", "owner|attach||ok|", "reader|write-doc|notes/a.md|refused|read-only grant",
 		"mallory|query||refused|not attached", "owner|write-doc|x.md|ok|"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("audit:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

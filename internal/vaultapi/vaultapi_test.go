@@ -404,8 +404,8 @@ func TestAuditRoute(t *testing.T) {
 		{owner, "create", "", "ok", ""},
 		{owner, "attach", "", "ok", ""},
 		{owner, "write-doc", "plan.md", "ok", ""},
-		{"a", "write-doc", "", "refused", "read-only grant"}, // three attempts, one line
-		{"b", "read-doc", "", "refused", "not attached"},
+		{"a", "write-doc", "mine.md", "refused", "read-only grant"}, // three attempts, one line: the first's path
+		{"b", "read-doc", "plan.md", "refused", "not attached"},
 	}
 	if got := events(""); !slices.Equal(got, want) {
 		t.Errorf("audit:\n got %v\nwant %v", got, want)
