@@ -14,9 +14,10 @@
 // missing one, and a read-only grant cannot write through any tool.
 //
 // Errors are tool results (isError) whose text is JSON,
-// {"error": {"code", "message", "fix", "field"}}: the class of the error
-// (vault.Describe), what is wrong, and what to do about it; never protocol
-// errors. Large results (a long document) go through the offload engine
+// {"error": {"code", "message", "fix", "details": {"field"}}}, the shape of
+// the REST API's errors (vaultauth.Error): the class of the error
+// (vault.Describe), what is wrong, what to do about it, and the argument at
+// fault; never protocol errors. Large results (a long document) go through the offload engine
 // (offload/mcpadapter): they are stored and replaced by a notice, and the
 // result_* tools explore them. Nothing is loaded before the first call:
 // the tools answer at once.
@@ -25,6 +26,8 @@ package vaultmcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -90,16 +93,16 @@ func NewServer(svc *vault.Service, opts Options) *mcp.Server {
 	srv.addVaultTools(s)
 	srv.addEpisodeTools(s)
 	adapter.Install(s)
-	s.AddReceivingMiddleware(explainErrors)
+	s.AddReceivingMiddleware(srv.explainErrors)
 	return s
 }
 
 // explainErrors writes a failed tool call's result as JSON that names the
 // error's class and what to do: the service's errors as vault.Describe
-// gives them, and the SDK's own for arguments that do not fit a tool's
-// input schema (a missing field, a wrong type), which name the problem but
-// not what to do.
-func explainErrors(next mcp.MethodHandler) mcp.MethodHandler {
+// gives them (a vault of the wrong type named with the tools that fit it),
+// and the SDK's own for arguments that do not fit a tool's input schema (a
+// missing field, a wrong type), which name the problem but not what to do.
+func (s *server) explainErrors(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if method != "tools/call" || err != nil {
@@ -113,8 +116,9 @@ func explainErrors(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok {
 			return res, err
 		}
+		p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
 		name := ""
-		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
+		if p != nil {
 			name = p.Name
 		}
 		var e vaultauth.Error
@@ -127,6 +131,9 @@ func explainErrors(next mcp.MethodHandler) mcp.MethodHandler {
 		default:
 			d := vault.Describe(cause)
 			e = vaultauth.Error{Code: string(d.Class), Message: d.Message, Fix: d.Fix}
+			if errors.Is(cause, vault.ErrWrongType) && p != nil {
+				e.Fix = s.toolsFix(ctx, p.Arguments, e.Fix)
+			}
 			if d.Field != "" {
 				e.Details = map[string]any{"field": d.Field}
 			}
@@ -139,6 +146,22 @@ func explainErrors(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// toolsFix names the tools that fit the type of the vault a call's
+// arguments name, for an error that says the vault is of another type; the
+// service's fix names the operations by their command names. fix is kept
+// when the vault cannot be described.
+func (s *server) toolsFix(ctx context.Context, args json.RawMessage, fix string) string {
+	var in VaultIn
+	if json.Unmarshal(args, &in) != nil {
+		return fix
+	}
+	v, err := s.svc.DescribeVault(ctx, s.caller, in.Vault)
+	if err != nil || toolsFor[v.Type] == "" {
+		return fix
+	}
+	return fmt.Sprintf("%s vaults take the tools %s", v.Type, toolsFor[v.Type])
 }
 
 // instructions tell the model what the server is for.
