@@ -931,3 +931,29 @@ func TestAnswersAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A global vault in its default folder, $CTXKIT_HOME/vaults/NAME, is
+// created and used through the tools like any other.
+//
+// It fails on bc0ed11: the service refuses the folder at creation ("holds
+// or is inside ctxkit's data directory"), and would refuse every document
+// path in it as inside ctxkit's own folder (vault/admin.go checkFolder and
+// vault/paths.go resolve protect all of $CTXKIT_HOME, vaults/ included).
+func TestGlobalVaultInItsDefaultFolder(t *testing.T) {
+	e := vaulttest.New(t, vaulttest.Options{Scheme: "sqlite"})
+	info, err := e.Svc.CreateVault(t.Context(), vault.Owner(), vault.CreateVaultRequest{Name: "g", Scope: vault.Global})
+	if err != nil {
+		t.Fatalf("create a global vault in its default folder: %v", err)
+	}
+	if want := filepath.Join(e.Home, "vaults", "g"); info.Path != want {
+		t.Errorf("the global vault's folder is %s, want %s", info.Path, want)
+	}
+	c := connect(t, NewServer(e.Svc, Options{}))
+	c.call(t, "write_doc", map[string]any{"vault": "g", "path": "a.md", "content": docText})
+	if rd := c.call(t, "read_doc", map[string]any{"vault": "g", "path": "a.md"}); !strings.Contains(fmt.Sprint(rd["text"]), "Tuesdays") {
+		t.Errorf("read_doc = %v", rd)
+	}
+	if p := names(c.call(t, "query", map[string]any{"vault": "g", "query": "Tuesdays"}), "results", "path"); !slices.Equal(p, []string{"a.md"}) {
+		t.Errorf("query = %v", p)
+	}
+}
