@@ -59,7 +59,9 @@ type Options struct {
 	Threshold int
 	// Version is the server's version in the MCP handshake.
 	Version string
-	// Logger receives failures to store a result; nil discards them.
+	// Logger receives the internal errors of the tools (whose answer
+	// says only "internal error") and failures to store a result; nil
+	// discards them.
 	Logger *slog.Logger
 
 	// perSession keeps stored results private to the HTTP session.
@@ -73,6 +75,7 @@ type Options struct {
 type server struct {
 	svc    *vault.Service
 	caller vault.Caller
+	log    *slog.Logger
 }
 
 // NewServer returns the MCP server acting for opts.Caller, with every tool
@@ -89,7 +92,10 @@ func NewServer(svc *vault.Service, opts Options) *mcp.Server {
 		PerSession: opts.perSession, Logger: opts.Logger})
 	s := mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "ctxkit vaults", Version: opts.Version},
 		&mcp.ServerOptions{Instructions: instructions + " " + adapter.Instructions(), SchemaCache: opts.schemas})
-	srv := &server{svc: svc, caller: c}
+	srv := &server{svc: svc, caller: c, log: opts.Logger}
+	if srv.log == nil {
+		srv.log = slog.New(slog.DiscardHandler)
+	}
 	srv.addVaultTools(s)
 	srv.addEpisodeTools(s)
 	adapter.Install(s)
@@ -99,7 +105,8 @@ func NewServer(svc *vault.Service, opts Options) *mcp.Server {
 
 // explainErrors writes a failed tool call's result as JSON that names the
 // error's class and what to do: the service's errors as vault.Describe
-// gives them (a vault of the wrong type named with the tools that fit it),
+// gives them (a vault of the wrong type named with the tools that fit it,
+// an internal error logged, its details kept from the caller),
 // and the SDK's own for arguments that do not fit a tool's input schema (a
 // missing field, a wrong type), which name the problem but not what to do.
 func (s *server) explainErrors(next mcp.MethodHandler) mcp.MethodHandler {
@@ -130,6 +137,10 @@ func (s *server) explainErrors(next mcp.MethodHandler) mcp.MethodHandler {
 				Fix: "call " + name + " again with every required field, each of the type the schema gives (times as RFC 3339 strings)"}
 		default:
 			d := vault.Describe(cause)
+			if d.Class == vault.ClassInternal {
+				s.log.Error("vault MCP: internal error", "tool", name, "caller", s.caller.String(), "err", cause)
+				d.Message = "internal error; the server's log has the details"
+			}
 			e = vaultauth.Error{Code: string(d.Class), Message: d.Message, Fix: d.Fix}
 			if errors.Is(cause, vault.ErrWrongType) && p != nil {
 				e.Fix = s.toolsFix(ctx, p.Arguments, e.Fix)

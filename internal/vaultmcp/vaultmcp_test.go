@@ -1,9 +1,11 @@
 package vaultmcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -749,6 +751,60 @@ func TestReadOnlyGrant(t *testing.T) {
 	}
 }
 
+// The results at the edges of their schemas fit them too: empty vaults,
+// and episodes with every optional field set (times, metadata, a closed
+// and a disputed state) or none, skills with a malformed sibling.
+func TestOutputsAtTheEdges(t *testing.T) {
+	f := newFixture(t, "memory")
+	ctx := t.Context()
+	for _, v := range []struct {
+		name string
+		typ  vault.Type
+	}{{"empty-docs", vault.Semantic}, {"empty-skills", vault.Skill}, {"empty-events", vault.Episodic}} {
+		f.e.Vault(t, vault.CreateVaultRequest{Name: v.name, Type: v.typ})
+	}
+	c := f.session(t, "")
+	c.call(t, "list_docs", map[string]any{"vault": "empty-docs"})
+	c.call(t, "query", map[string]any{"vault": "empty-docs", "query": "anything"})
+	c.call(t, "list_skills", map[string]any{"vault": "empty-skills"})
+	c.call(t, "query_episodes", map[string]any{"vault": "empty-events"})
+	c.call(t, "list_entities", map[string]any{"vault": "empty-events"})
+
+	// A skill file that does not parse is a problem of the report.
+	info, err := f.e.Svc.DescribeVault(ctx, vault.Owner(), pubSkills)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(info.Path, "broken"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(info.Path, "broken", vault.SkillFile), []byte("no frontmatter"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if sk := c.call(t, "list_skills", map[string]any{"vault": pubSkills}); len(sk["problems"].([]any)) != 1 {
+		t.Errorf("list_skills with a broken skill: %v", sk)
+	}
+
+	full := ep(c.call(t, "write_episode", map[string]any{"vault": "empty-events", "content": "The office moved to Lyon",
+		"entities": []string{"office"}, "source": "memo", "confidence": 0.8, "salience": 0.9, "occurred_at": "2026-02-01T09:00:00Z",
+		"valid_from": "2026-02-01", "valid_to": "2099-12-31", "metadata": map[string]any{"n": 1, "tags": []string{"x"}, "nested": map[string]any{"k": nil}}}))
+	for _, field := range []string{"occurred_at", "valid_to"} {
+		if full[field] == nil {
+			t.Errorf("write_episode with %s: %v", field, full)
+		}
+	}
+	bare := ep(c.call(t, "write_episode", map[string]any{"vault": "empty-events", "content": "The office has a garden"}))
+	c.call(t, "dispute_episodes", map[string]any{"vault": "empty-events", "episode_id": full["id"], "other": bare["id"]})
+	c.call(t, "confirm_episode", map[string]any{"vault": "empty-events", "episode_id": bare["id"], "source": "visit"})
+	c.call(t, "invalidate_episode", map[string]any{"vault": "empty-events", "episode_id": bare["id"], "reason": "paved"})
+	c.call(t, "query_episodes", map[string]any{"vault": "empty-events", "include_closed": true, "order_by": "composite",
+		"query": "office", "weights": map[string]any{"relevance": 1, "recency": 0, "salience": 2}, "half_life_days": 7})
+	c.call(t, "query_episodes", map[string]any{"vault": "empty-events", "disputed": true, "known_at": "2020-01-01"})
+	c.call(t, "episode_history", map[string]any{"vault": "empty-events", "episode_id": full["id"]})
+	c.call(t, "episode_history", map[string]any{"vault": "empty-events", "episode_id": bare["id"]})
+	c.call(t, "list_entities", map[string]any{"vault": "empty-events", "include_closed": true, "min_episodes": 1})
+}
+
 // A vault whose folder is the project root holds the project's
 // .ctxkit/config.json (the registry of local vaults): no tool reaches it,
 // or any other hidden file.
@@ -783,6 +839,28 @@ func TestHiddenFilesOfAProjectVault(t *testing.T) {
 	}
 	if vs, err := e.Svc.ListVaults(t.Context(), vault.Owner()); err != nil || len(vs) != 1 {
 		t.Errorf("the vaults after the attempts: %v %v", vs, err)
+	}
+}
+
+// An internal error (here a document that does not parse) is answered
+// without its details, which go to the server's log.
+func TestInternalErrorsAreLogged(t *testing.T) {
+	f := newFixture(t, "memory")
+	info, err := f.e.Svc.DescribeVault(t.Context(), vault.Owner(), pubDocs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(info.Path, "broken.docx"), []byte("PK not a zip"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	c := connect(t, NewServer(f.e.Svc, Options{Caller: f.callers["a"], Logger: slog.New(slog.NewTextHandler(&log, nil))}))
+	got := c.callErr(t, "read_doc", map[string]any{"vault": pubDocs, "path": "broken.docx"})
+	if got.Code != "internal" || strings.Contains(got.String(), "broken.docx") {
+		t.Errorf("read_doc of a broken document: %+v; want internal, without details", got)
+	}
+	if l := log.String(); !strings.Contains(l, "read_doc") || !strings.Contains(l, "broken.docx") || !strings.Contains(l, "caller=a") {
+		t.Errorf("the server's log does not have the internal error: %q", l)
 	}
 }
 
