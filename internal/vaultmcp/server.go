@@ -17,10 +17,10 @@
 // {"error": {"code", "message", "fix", "details": {"field"}}}, the shape of
 // the REST API's errors (vaultauth.Error): the class of the error
 // (vault.Describe), what is wrong, what to do about it, and the argument at
-// fault; never protocol errors. Large results (a long document) go through the offload engine
-// (offload/mcpadapter): they are stored and replaced by a notice, and the
-// result_* tools explore them. Nothing is loaded before the first call:
-// the tools answer at once.
+// fault; never protocol errors. Large results (a long document) go through
+// the offload engine (offload/mcpadapter): they are stored and replaced by
+// a notice, and the result_* tools explore them. Nothing is loaded before
+// the first call: the tools answer at once.
 package vaultmcp
 
 import (
@@ -105,10 +105,10 @@ func NewServer(svc *vault.Service, opts Options) *mcp.Server {
 
 // explainErrors writes a failed tool call's result as JSON that names the
 // error's class and what to do: the service's errors as vault.Describe
-// gives them (a vault of the wrong type named with the tools that fit it,
-// an internal error logged, its details kept from the caller),
-// and the SDK's own for arguments that do not fit a tool's input schema (a
-// missing field, a wrong type), which name the problem but not what to do.
+// gives them (for a vault of the wrong type, the tools that fit it; an
+// internal error is logged and its details kept from the caller), and the
+// SDK's own for arguments that do not fit a tool's input schema (a missing
+// field, a wrong type), which name the problem but not what to do.
 func (s *server) explainErrors(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)

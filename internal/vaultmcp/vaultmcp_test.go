@@ -49,8 +49,13 @@ type fixture struct {
 	roEpisode string
 }
 
-// backends are the schemes the tests that matter most run on.
-var backends = []string{"sqlite", "memory"}
+// onEachBackend runs test on a fresh fixture over each backend, for the
+// tests that matter most.
+func onEachBackend(t *testing.T, test func(*testing.T, *fixture)) {
+	for _, scheme := range []string{"sqlite", "memory"} {
+		t.Run(scheme, func(t *testing.T) { test(t, newFixture(t, scheme)) })
+	}
+}
 
 func newFixture(t *testing.T, scheme string) *fixture {
 	t.Helper()
@@ -349,14 +354,9 @@ func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }
 
 func ep(out map[string]any) map[string]any { return out["episode"].(map[string]any) }
 
-func TestToolsHappyPath(t *testing.T) {
-	for _, scheme := range backends {
-		t.Run(scheme, func(t *testing.T) { testHappyPath(t, scheme) })
-	}
-}
+func TestToolsHappyPath(t *testing.T) { onEachBackend(t, testHappyPath) }
 
-func testHappyPath(t *testing.T, scheme string) {
-	f := newFixture(t, scheme)
+func testHappyPath(t *testing.T, f *fixture) {
 	c := f.session(t, "a")
 
 	lv := c.call(t, "list_vaults", nil)
@@ -649,24 +649,21 @@ func checkIsolation(t *testing.T, f *fixture, c *client) {
 }
 
 func TestIsolation(t *testing.T) {
-	for _, scheme := range backends {
-		t.Run(scheme, func(t *testing.T) {
-			f := newFixture(t, scheme)
-			checkIsolation(t, f, f.session(t, "a"))
-			// b sees its own, and the owner sees everything, with its
-			// folders.
-			if d := names(f.session(t, "b").call(t, "list_docs", map[string]any{"vault": bOnly}), "documents", "path"); !slices.Equal(d, []string{"secret.md"}) {
-				t.Errorf("b's list_docs: %v", d)
-			}
-			lv := f.session(t, "").call(t, "list_vaults", nil)
-			if vs := names(lv, "vaults", "name"); len(vs) != 10 {
-				t.Errorf("the owner sees %v", vs)
-			}
-			if paths := names(lv, "vaults", "path"); slices.Contains(paths, "<nil>") {
-				t.Errorf("the owner does not see the vaults' folders: %v", lv)
-			}
-		})
-	}
+	onEachBackend(t, func(t *testing.T, f *fixture) {
+		checkIsolation(t, f, f.session(t, "a"))
+		// b sees its own, and the owner sees everything, with its
+		// folders.
+		if d := names(f.session(t, "b").call(t, "list_docs", map[string]any{"vault": bOnly}), "documents", "path"); !slices.Equal(d, []string{"secret.md"}) {
+			t.Errorf("b's list_docs: %v", d)
+		}
+		lv := f.session(t, "").call(t, "list_vaults", nil)
+		if vs := names(lv, "vaults", "name"); len(vs) != 10 {
+			t.Errorf("the owner sees %v", vs)
+		}
+		if paths := names(lv, "vaults", "path"); slices.Contains(paths, "<nil>") {
+			t.Errorf("the owner does not see the vaults' folders: %v", lv)
+		}
+	})
 }
 
 // checkReadOnly checks that c (agent a, with read-only grants) reads the
@@ -743,12 +740,7 @@ func checkReadOnly(t *testing.T, f *fixture, c *client) {
 // A read-only grant reads but never writes, through any tool; a refused
 // reinforce leaves recall_count alone and is in the audit log.
 func TestReadOnlyGrant(t *testing.T) {
-	for _, scheme := range backends {
-		t.Run(scheme, func(t *testing.T) {
-			f := newFixture(t, scheme)
-			checkReadOnly(t, f, f.session(t, "a"))
-		})
-	}
+	onEachBackend(t, func(t *testing.T, f *fixture) { checkReadOnly(t, f, f.session(t, "a")) })
 }
 
 // The results at the edges of their schemas fit them too: empty vaults,
