@@ -872,8 +872,9 @@ func TestSuccessorEntities(t *testing.T) {
 	}
 }
 
-func TestLongDocumentIsOffloaded(t *testing.T) {
-	f := newFixture(t, "memory")
+// longDocument is a document far over the offload threshold, with the
+// needle deep inside.
+func longDocument() string {
 	var b strings.Builder
 	b.WriteString("# Long\n\n")
 	for i := range 600 {
@@ -882,12 +883,18 @@ func TestLongDocumentIsOffloaded(t *testing.T) {
 			b.WriteString("The " + needle + " nests here.\n\n")
 		}
 	}
+	return b.String()
+}
+
+func TestLongDocumentIsOffloaded(t *testing.T) {
+	f := newFixture(t, "memory")
 	c := f.session(t, "a")
-	c.call(t, "write_doc", map[string]any{"vault": pubDocs, "path": "long.md", "content": b.String()})
+	doc := longDocument()
+	c.call(t, "write_doc", map[string]any{"vault": pubDocs, "path": "long.md", "content": doc})
 	rd := c.call(t, "read_doc", map[string]any{"vault": pubDocs, "path": "long.md"})
 	ws, _ := rd["stored_result"].(string)
 	if ws == "" || strings.Contains(fmt.Sprint(rd), needle) {
-		t.Fatalf("read_doc of a %d-char document is not a notice: %.500v", b.Len(), rd)
+		t.Fatalf("read_doc of a %d-char document is not a notice: %.500v", len(doc), rd)
 	}
 	found := c.call(t, "result_search_in_text", map[string]any{"workspace_id": ws, "query": needle})
 	if !strings.Contains(fmt.Sprint(found), needle) {
@@ -942,6 +949,20 @@ func TestHTTP(t *testing.T) {
 	}
 	if vs := names(httpSession(t, srv.URL, f.e.Tokens[vault.OwnerName]).call(t, "list_vaults", nil), "vaults", "name"); len(vs) != 10 {
 		t.Errorf("the owner over HTTP sees %v", vs)
+	}
+	// A stored result is the session's own: b cannot explore what a
+	// read from a vault b cannot see.
+	f.e.Vault(t, vault.CreateVaultRequest{Name: "a-notes", Type: vault.Semantic})
+	f.e.Attach(t, "a-notes", "a", false)
+	csa.call(t, "write_doc", map[string]any{"vault": "a-notes", "path": "long.md", "content": longDocument()})
+	ws, _ := csa.call(t, "read_doc", map[string]any{"vault": "a-notes", "path": "long.md"})["stored_result"].(string)
+	if found := csa.call(t, "result_search_in_text", map[string]any{"workspace_id": ws, "query": needle}); !strings.Contains(fmt.Sprint(found), needle) {
+		t.Fatalf("a cannot explore its own stored result %q: %v", ws, found)
+	}
+	res, err := csb.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "result_search_in_text",
+		Arguments: map[string]any{"workspace_id": ws, "query": needle}})
+	if err == nil && (!res.IsError || strings.Contains(text(res), needle)) {
+		t.Errorf("b explores a's stored result: %s", text(res))
 	}
 }
 
