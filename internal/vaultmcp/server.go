@@ -19,7 +19,8 @@
 // (vault.Describe), what is wrong, what to do about it, and the argument at
 // fault; never protocol errors. Large results (a long document) go through
 // the offload engine (offload/mcpadapter): they are stored and replaced by
-// a notice, and the result_* tools explore them. Nothing is loaded before
+// a notice, and the result_* tools explore them; stored results are the
+// caller's own (over HTTP, the session's own). Nothing is loaded before
 // the first call: the tools answer at once.
 package vaultmcp
 
@@ -99,8 +100,21 @@ func NewServer(svc *vault.Service, opts Options) *mcp.Server {
 	srv.addVaultTools(s)
 	srv.addEpisodeTools(s)
 	adapter.Install(s)
-	s.AddReceivingMiddleware(srv.explainErrors)
+	s.AddReceivingMiddleware(srv.ownResults, srv.explainErrors)
 	return s
+}
+
+// ownResults makes the results the server stores private to its caller
+// (offload.WithPrivateSession). The store is shared by other processes
+// (`ctxkit mcp` acting for other agents, `ctxkit wrap`), whose result_*
+// tools would otherwise list and read them, documents of vaults they cannot
+// see among them. An HTTP session narrows this to the session itself
+// (mcpadapter's PerSession).
+func (s *server) ownResults(next mcp.MethodHandler) mcp.MethodHandler {
+	session := ServerName + ":" + s.caller.Name()
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		return next(offload.WithPrivateSession(ctx, session), method, req)
+	}
 }
 
 // explainErrors writes a failed tool call's result as JSON that names the

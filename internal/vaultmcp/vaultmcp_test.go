@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctxkit/ctxkit/internal/vaultauth"
+	"github.com/ctxkit/ctxkit/offload"
 	"github.com/ctxkit/ctxkit/vault"
 	"github.com/ctxkit/ctxkit/vault/vaulttest"
 )
@@ -899,6 +900,55 @@ func TestLongDocumentIsOffloaded(t *testing.T) {
 	found := c.call(t, "result_search_in_text", map[string]any{"workspace_id": ws, "query": needle})
 	if !strings.Contains(fmt.Sprint(found), needle) {
 		t.Fatalf("result_search_in_text: %.1000v", found)
+	}
+}
+
+// Servers acting for different callers over one store (`ctxkit mcp` on
+// stdio for two agents, and the owner's) keep their stored results apart:
+// none lists or reads another's, which may hold a document of a vault the
+// other cannot see.
+func TestStoredResultsAreTheCallers(t *testing.T) {
+	f := newFixture(t, "sqlite")
+	f.e.Vault(t, vault.CreateVaultRequest{Name: "a-notes", Type: vault.Semantic})
+	f.e.Attach(t, "a-notes", "a", false)
+	if _, err := f.e.Svc.WriteDoc(t.Context(), vault.Owner(), "a-notes", "long.md", vault.WriteDocRequest{Content: longDocument()}); err != nil {
+		t.Fatal(err)
+	}
+	engine := offload.New(f.e.Backend.Workspaces())
+	session := func(agent string) *client {
+		return connect(t, NewServer(f.e.Svc, Options{Caller: f.callers[agent], Engine: engine}))
+	}
+	ids := map[string]string{}
+	for _, who := range []string{"a", ""} {
+		c := session(who)
+		ids[who], _ = c.call(t, "read_doc", map[string]any{"vault": "a-notes", "path": "long.md"})["stored_result"].(string)
+		if ids[who] == "" {
+			t.Fatalf("%q's read_doc was not offloaded", who)
+		}
+		// The caller explores its own, in a later session too.
+		if found := session(who).call(t, "result_search_in_text", map[string]any{"workspace_id": ids[who], "query": needle}); !strings.Contains(fmt.Sprint(found), needle) {
+			t.Errorf("%q cannot explore its own stored result: %v", who, found)
+		}
+	}
+	for _, who := range []string{"a", "", "b"} {
+		c := session(who)
+		listed, err := c.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "result_list", Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for owner, id := range ids {
+			if owner == who {
+				continue
+			}
+			if strings.Contains(text(listed), id) {
+				t.Errorf("result_list for %q shows %q's stored result %s: %s", who, owner, id, text(listed))
+			}
+			res, err := c.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "result_search_in_text",
+				Arguments: map[string]any{"workspace_id": id, "query": needle}})
+			if err == nil && (!res.IsError || strings.Contains(text(res), needle)) {
+				t.Errorf("%q explores %q's stored result: %.300s", who, owner, text(res))
+			}
+		}
 	}
 }
 
