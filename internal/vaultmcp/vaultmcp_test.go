@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -268,14 +269,9 @@ func TestToolsList(t *testing.T) {
 	}
 	// Every tool but the offload adapter's is a vault tool, which the
 	// tests call.
-	var vaultTools []string
-	for name := range got {
-		if !strings.HasPrefix(name, "result_") {
-			vaultTools = append(vaultTools, name)
-		}
-	}
-	if !slices.Equal(sorted(vaultTools), sorted(allTools)) {
-		t.Errorf("tools/list has the vault tools %v, want %v", sorted(vaultTools), sorted(allTools))
+	vaultTools := slices.DeleteFunc(slices.Sorted(maps.Keys(got)), func(name string) bool { return strings.HasPrefix(name, "result_") })
+	if !slices.Equal(vaultTools, sorted(allTools)) {
+		t.Errorf("tools/list has the vault tools %v, want %v", vaultTools, sorted(allTools))
 	}
 	for _, name := range append(slices.Clone(allTools), offloadTools...) {
 		tool, ok := got[name]
@@ -320,18 +316,11 @@ func TestToolsList(t *testing.T) {
 		if err := json.Unmarshal(b, &s); err != nil {
 			t.Fatal(err)
 		}
-		props := slices.Sorted(func(yield func(string) bool) {
-			for p := range s.Properties {
-				if !yield(p) {
-					return
-				}
-			}
-		})
-		if !slices.Equal(props, slices.Sorted(slices.Values(tc.props))) {
-			t.Errorf("%s takes %v, want %v", tc.tool, props, slices.Sorted(slices.Values(tc.props)))
+		if props := slices.Sorted(maps.Keys(s.Properties)); !slices.Equal(props, sorted(tc.props)) {
+			t.Errorf("%s takes %v, want %v", tc.tool, props, sorted(tc.props))
 		}
-		if r := slices.Sorted(slices.Values(s.Required)); !slices.Equal(r, slices.Sorted(slices.Values(tc.required))) {
-			t.Errorf("%s requires %v, want %v", tc.tool, r, slices.Sorted(slices.Values(tc.required)))
+		if r := sorted(s.Required); !slices.Equal(r, sorted(tc.required)) {
+			t.Errorf("%s requires %v, want %v", tc.tool, r, sorted(tc.required))
 		}
 	}
 	if ins := c.cs.InitializeResult().Instructions; !strings.Contains(ins, "list_vaults") || !strings.Contains(ins, "result_") {
