@@ -58,10 +58,7 @@ func vaultsFixture(t *testing.T) *vaultsEnv {
 		name string
 		typ  vault.Type
 	}{{"events", vault.Episodic}, {"secret", vault.Semantic}, {"ro-events", vault.Episodic}} {
-		// Outside CTXKIT_HOME: the service refuses a global vault in its
-		// default folder, $CTXKIT_HOME/vaults/NAME, for now (see
-		// vaultmcp's TestGlobalVaultInItsDefaultFolder).
-		e.Vault(t, vault.CreateVaultRequest{Name: v.name, Type: v.typ, Scope: vault.Global, Path: filepath.Join(t.TempDir(), v.name)})
+		e.Vault(t, vault.CreateVaultRequest{Name: v.name, Type: v.typ, Scope: vault.Global})
 	}
 	e.Attach(t, "secret", "b", false)
 	e.Attach(t, "ro-events", "a", true)

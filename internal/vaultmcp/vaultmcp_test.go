@@ -1063,12 +1063,9 @@ func TestAnswersAtOnce(t *testing.T) {
 }
 
 // A global vault in its default folder, $CTXKIT_HOME/vaults/NAME, is
-// created and used through the tools like any other.
-//
-// It fails on bc0ed11: the service refuses the folder at creation ("holds
-// or is inside ctxkit's data directory"), and would refuse every document
-// path in it as inside ctxkit's own folder (vault/admin.go checkFolder and
-// vault/paths.go resolve protect all of $CTXKIT_HOME, vaults/ included).
+// created and used through the tools like any other (the service once
+// refused the folder, and every document in it, as inside ctxkit's data
+// directory).
 func TestGlobalVaultInItsDefaultFolder(t *testing.T) {
 	e := vaulttest.New(t, vaulttest.Options{Scheme: "sqlite"})
 	info, err := e.Svc.CreateVault(t.Context(), vault.Owner(), vault.CreateVaultRequest{Name: "g", Scope: vault.Global})
