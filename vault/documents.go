@@ -536,7 +536,8 @@ func (s *Service) readDoc(ctx context.Context, v *Vault, path string) (*DocText,
 	defer f.Close()
 	doc, err := extract.Extract(ctx, abs, f)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		// The document is the problem, not the service.
+		return nil, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("%s cannot be read: %v", rel, err), Field: "path"}
 	}
 	var b strings.Builder
 	page := 0

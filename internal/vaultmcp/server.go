@@ -50,9 +50,16 @@ const ServerName = "ctxkit-memory"
 
 // Options configure the server.
 type Options struct {
-	// Caller is who the tools act for; the zero Caller is the owner.
-	// HTTPHandler ignores it and takes the authenticated caller instead.
+	// Caller is who the tools act for (vault.Owner() for the owner; the
+	// zero Caller is anonymous and refused everywhere). HTTPHandler
+	// ignores it and takes the authenticated caller instead.
 	Caller vault.Caller
+	// Recheck, when set, is asked before every tool call whether the
+	// caller still holds: a long-lived stdio server re-reads the token or
+	// the agent it was started with, so that an agent revoked meanwhile
+	// is refused at once (over HTTP, every request is authenticated
+	// anyway).
+	Recheck func(context.Context) error
 	// Engine stores large results; nil is an in-memory engine of its own.
 	Engine *offload.Engine
 	// Threshold is the result size, in chars, above which a result is
@@ -74,9 +81,10 @@ type Options struct {
 
 // server holds what the tools share.
 type server struct {
-	svc    *vault.Service
-	caller vault.Caller
-	log    *slog.Logger
+	svc     *vault.Service
+	caller  vault.Caller
+	log     *slog.Logger
+	recheck func(context.Context) error
 }
 
 // NewServer returns the MCP server acting for opts.Caller, with every tool
@@ -86,21 +94,18 @@ func NewServer(svc *vault.Service, opts Options) *mcp.Server {
 		opts.Engine = offload.New(memstore.New(memstore.Options{}))
 	}
 	c := opts.Caller
-	if c.Name() == "" {
-		c = vault.Owner()
-	}
 	adapter := mcpadapter.New(opts.Engine, mcpadapter.Options{Threshold: opts.Threshold, Server: ServerName,
 		PerSession: opts.perSession, Logger: opts.Logger})
 	s := mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "ctxkit vaults", Version: opts.Version},
 		&mcp.ServerOptions{Instructions: instructions + " " + adapter.Instructions(), SchemaCache: opts.schemas})
-	srv := &server{svc: svc, caller: c, log: opts.Logger}
+	srv := &server{svc: svc, caller: c, log: opts.Logger, recheck: opts.Recheck}
 	if srv.log == nil {
 		srv.log = slog.New(slog.DiscardHandler)
 	}
 	srv.addVaultTools(s)
 	srv.addEpisodeTools(s)
 	adapter.Install(s)
-	s.AddReceivingMiddleware(srv.ownResults, srv.explainErrors)
+	s.AddReceivingMiddleware(srv.ownResults, srv.explainErrors, srv.checkCaller)
 	return s
 }
 
@@ -114,6 +119,21 @@ func (s *server) ownResults(next mcp.MethodHandler) mcp.MethodHandler {
 	session := ServerName + ":" + s.caller.Name()
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		return next(offload.WithPrivateSession(ctx, session), method, req)
+	}
+}
+
+// checkCaller refuses a tool call when Recheck says the caller no longer
+// holds (a revoked agent).
+func (s *server) checkCaller(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" && s.recheck != nil {
+			if err := s.recheck(ctx); err != nil {
+				var res mcp.CallToolResult
+				res.SetError(err)
+				return &res, nil
+			}
+		}
+		return next(ctx, method, req)
 	}
 }
 

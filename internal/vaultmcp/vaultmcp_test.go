@@ -798,7 +798,7 @@ func TestHiddenFilesOfAProjectVault(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the project's registry: %v", err)
 	}
-	c := connect(t, NewServer(e.Svc, Options{}))
+	c := connect(t, NewServer(e.Svc, Options{Caller: vault.Owner()}))
 	for _, path := range []string{".ctxkit/config.json", "./.ctxkit/config.json", "x/../.ctxkit/config.json", ".ctxkit/x.md",
 		`.ctxkit\config.json`, ".ctxkit-vault/documents.json"} {
 		for _, call := range []struct {
@@ -1075,12 +1075,34 @@ func TestGlobalVaultInItsDefaultFolder(t *testing.T) {
 	if want := filepath.Join(e.Home, "vaults", "g"); info.Path != want {
 		t.Errorf("the global vault's folder is %s, want %s", info.Path, want)
 	}
-	c := connect(t, NewServer(e.Svc, Options{}))
+	c := connect(t, NewServer(e.Svc, Options{Caller: vault.Owner()}))
 	c.call(t, "write_doc", map[string]any{"vault": "g", "path": "a.md", "content": docText})
 	if rd := c.call(t, "read_doc", map[string]any{"vault": "g", "path": "a.md"}); !strings.Contains(fmt.Sprint(rd["text"]), "Tuesdays") {
 		t.Errorf("read_doc = %v", rd)
 	}
 	if p := names(c.call(t, "query", map[string]any{"vault": "g", "query": "Tuesdays"}), "results", "path"); !slices.Equal(p, []string{"a.md"}) {
 		t.Errorf("query = %v", p)
+	}
+}
+
+// TestRecheckRefusesARevokedAgent: a long-lived stdio server asks Recheck
+// before every tool call, so an agent revoked while it runs is refused at
+// once (it kept acting as long as the process lived).
+func TestRecheckRefusesARevokedAgent(t *testing.T) {
+	e := vaulttest.New(t, vaulttest.Options{})
+	ctx := t.Context()
+	a := e.Agent(t, "a")
+	e.Vault(t, vault.CreateVaultRequest{Name: "notes"})
+	recheck := func(ctx context.Context) error {
+		_, err := e.Svc.Authenticate(ctx, e.Tokens["a"])
+		return err
+	}
+	c := connect(t, NewServer(e.Svc, Options{Caller: a, Recheck: recheck}))
+	c.call(t, "list_vaults", map[string]any{})
+	if err := e.Svc.RevokeAgent(ctx, vault.Owner(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.callErr(t, "list_vaults", map[string]any{}); got.Code != string(vault.ClassUnauthenticated) {
+		t.Errorf("after the revocation: %+v", got)
 	}
 }
