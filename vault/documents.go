@@ -534,7 +534,7 @@ func (s *Service) readDoc(ctx context.Context, v *Vault, path string) (*DocText,
 		return nil, err
 	}
 	defer f.Close()
-	doc, err := extract.Extract(ctx, abs, f)
+	doc, err := extract.Extract(ctx, rel, f) // errors name the document, never its folder
 	if err != nil {
 		// The document is the problem, not the service.
 		return nil, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("%s cannot be read: %v", rel, err), Field: "path"}

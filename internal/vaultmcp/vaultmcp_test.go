@@ -824,25 +824,31 @@ func TestHiddenFilesOfAProjectVault(t *testing.T) {
 	}
 }
 
-// An internal error (here a document that does not parse) is answered
-// without its details, which go to the server's log.
+// An internal error (here a vault index that is not a database) is
+// answered without its details, which go to the server's log; a document
+// that does not parse is the caller's to know about, without the folder it
+// lives in.
 func TestInternalErrorsAreLogged(t *testing.T) {
-	f := newFixture(t, "memory")
-	info, err := f.e.Svc.DescribeVault(t.Context(), vault.Owner(), pubDocs)
-	if err != nil {
+	f := newFixture(t, "sqlite")
+	fresh := f.e.Vault(t, vault.CreateVaultRequest{Name: "fresh"})
+	if err := os.WriteFile(filepath.Join(fresh.Path, vault.DataDirName, "index.db"), bytes.Repeat([]byte("not a database "), 100), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(info.Path, "broken.docx"), []byte("PK not a zip"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(fresh.Path, "broken.docx"), []byte("PK not a zip"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
 	c := connect(t, NewServer(f.e.Svc, Options{Caller: f.callers["a"], Logger: slog.New(slog.NewTextHandler(&log, nil))}))
-	got := c.callErr(t, "read_doc", map[string]any{"vault": pubDocs, "path": "broken.docx"})
-	if got.Code != "internal" || strings.Contains(got.String(), "broken.docx") {
-		t.Errorf("read_doc of a broken document: %+v; want internal, without details", got)
+	got := c.callErr(t, "list_docs", map[string]any{"vault": "fresh"})
+	if got.Code != "internal" || strings.Contains(got.String(), "database") {
+		t.Errorf("list_docs of a broken index: %+v; want internal, without details", got)
 	}
-	if l := log.String(); !strings.Contains(l, "read_doc") || !strings.Contains(l, "broken.docx") || !strings.Contains(l, "caller=a") {
+	if l := log.String(); !strings.Contains(l, "list_docs") || !strings.Contains(l, "not a database") || !strings.Contains(l, "caller=a") {
 		t.Errorf("the server's log does not have the internal error: %q", l)
+	}
+	got = c.callErr(t, "read_doc", map[string]any{"vault": "fresh", "path": "broken.docx"})
+	if got.Code != "invalid" || !strings.Contains(got.Message, "broken.docx") || strings.Contains(got.String(), fresh.Path) {
+		t.Errorf("read_doc of a broken document: %+v; want invalid, naming the document, not its folder", got)
 	}
 }
 
