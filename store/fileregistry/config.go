@@ -169,12 +169,17 @@ func configModes(scope string) (file, dir fs.FileMode) {
 	return 0o644, 0o755
 }
 
+// lockConfig takes the lock of the config file of a scope at path.
+func lockConfig(ctx context.Context, path, scope string) (unlock func(), err error) {
+	_, dirMode := configModes(scope)
+	return atomicfile.Lock(ctx, path+".lock", dirMode, lockWait)
+}
+
 // editConfig runs fn on the config at path under its lock and writes the
 // result atomically when fn returns nil. A config that does not parse is
 // refused before fn runs; nothing is written.
 func editConfig(ctx context.Context, path, scope string, fn func(*configFile) error) error {
-	fileMode, dirMode := configModes(scope)
-	unlock, err := atomicfile.Lock(ctx, path+".lock", dirMode, lockWait)
+	unlock, err := lockConfig(ctx, path, scope)
 	if err != nil {
 		return err
 	}
@@ -190,6 +195,7 @@ func editConfig(ctx context.Context, path, scope string, fn func(*configFile) er
 	if err != nil {
 		return err
 	}
+	fileMode, dirMode := configModes(scope)
 	if fi, err := os.Stat(path); err == nil {
 		fileMode = fi.Mode().Perm()
 	}
