@@ -41,10 +41,12 @@ const DataDirName = ".ctxkit-vault"
 const ConfigDir = ".ctxkit"
 
 // Registry is the file registry of one data directory and project root.
-// It holds no state beyond its paths: every call reads the files.
+// Every call reads the files; it keeps nothing but the parse of the
+// config files as they were last read.
 type Registry struct {
-	home string
-	root string
+	home   string
+	root   string
+	parsed parsedConfigs
 }
 
 var _ store.Registry = (*Registry)(nil)
@@ -132,7 +134,7 @@ func (r *Registry) load(scope string) ([]store.VaultRecord, error) {
 	if scope == store.ScopeLocal && !r.hasLocal() {
 		return nil, nil
 	}
-	c, err := readConfig(r.ConfigPath(scope))
+	c, err := r.parsed.read(r.ConfigPath(scope))
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +162,18 @@ func (r *Registry) Vaults(ctx context.Context) ([]store.VaultRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(local, global...), nil
+	all := append(local, global...)
+	// An entry copied by hand keeps the id of the original: both vaults
+	// would share their stores, and edits of one would go to the other.
+	seen := make(map[string]store.VaultRecord, len(all))
+	for _, v := range all {
+		if o, ok := seen[v.ID]; ok {
+			return nil, fmt.Errorf("%w: vault %q of %s and vault %q of %s have the same id %q; remove the \"id\" of the one that was copied (it will get a new one)",
+				store.ErrCorrupt, o.Name, r.ConfigPath(o.Scope), v.Name, r.ConfigPath(v.Scope), v.ID)
+		}
+		seen[v.ID] = v
+	}
+	return all, nil
 }
 
 // Vault returns the vault with this id.
