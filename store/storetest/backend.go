@@ -61,11 +61,11 @@ func RunBackend(t *testing.T, newDatabase func(t *testing.T) Database) {
 	})
 	t.Run("Index", func(t *testing.T) {
 		vaults := newVaults(t, open(t))
-		indextest.Run(t, func(t *testing.T) index.Index { return vaults.index(t, vaults.create(t)) })
+		indextest.Run(t, func(t *testing.T) index.Index { return mustIndex(t, vaults.b, vaults.create(t).ID) })
 	})
 	t.Run("Episodes", func(t *testing.T) {
 		vaults := newVaults(t, open(t))
-		episodictest.Run(t, func(t *testing.T) episodic.Store { return vaults.episodes(t, vaults.create(t)) })
+		episodictest.Run(t, func(t *testing.T) episodic.Store { return mustEpisodes(t, vaults.b, vaults.create(t).ID) })
 	})
 	for _, tc := range []struct {
 		name   string
@@ -122,7 +122,6 @@ func twoHandles(t *testing.T, db Database) (a, b store.Backend) {
 type vaults struct {
 	b    store.Backend
 	base string
-	mu   sync.Mutex
 	n    int
 }
 
@@ -132,19 +131,8 @@ func newVaults(t *testing.T, b store.Backend) *vaults {
 
 // create records a new vault.
 func (vs *vaults) create(t *testing.T) store.VaultRecord {
-	vs.mu.Lock()
 	vs.n++
-	name := fmt.Sprintf("v%d", vs.n)
-	vs.mu.Unlock()
-	return mustCreateVault(t, vs.b.Registry(), vaultIn(t, vs.base, name, store.ScopeLocal))
-}
-
-func (vs *vaults) index(t *testing.T, v store.VaultRecord) index.Index {
-	return mustIndex(t, vs.b, v.ID)
-}
-
-func (vs *vaults) episodes(t *testing.T, v store.VaultRecord) episodic.Store {
-	return mustEpisodes(t, vs.b, v.ID)
+	return mustCreateVault(t, vs.b.Registry(), vaultIn(t, vs.base, fmt.Sprintf("v%d", vs.n), store.ScopeLocal))
 }
 
 func mustIndex(t *testing.T, b store.Backend, id string) index.Index {
@@ -217,7 +205,7 @@ func testStoresCloseNothing(t *testing.T, db Database) {
 	vs := newVaults(t, b)
 	v := vs.create(t)
 	ws := b.Workspaces()
-	x, s := vs.index(t, v), vs.episodes(t, v)
+	x, s := mustIndex(t, b, v.ID), mustEpisodes(t, b, v.ID)
 	for what, c := range map[string]interface{ Close() error }{"Workspaces()": ws, "Index": x, "Episodes": s} {
 		if err := c.Close(); err != nil {
 			t.Errorf("%s.Close: %v", what, err)
@@ -250,26 +238,26 @@ func testVaultStoresByID(t *testing.T, db Database) {
 	b, _ := openHandle(t, db)
 	vs := newVaults(t, b)
 	v1, v2 := vs.create(t), vs.create(t)
-	if err := putDoc(ctx, vs.index(t, v1), "one.md"); err != nil {
+	if err := putDoc(ctx, mustIndex(t, b, v1.ID), "one.md"); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeEpisode(ctx, vs.episodes(t, v1), "e-one"); err != nil {
+	if err := writeEpisode(ctx, mustEpisodes(t, b, v1.ID), "e-one"); err != nil {
 		t.Fatal(err)
 	}
-	if err := putDoc(ctx, vs.index(t, v2), "two.md"); err != nil {
+	if err := putDoc(ctx, mustIndex(t, b, v2.ID), "two.md"); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeEpisode(ctx, vs.episodes(t, v2), "e-two"); err != nil {
+	if err := writeEpisode(ctx, mustEpisodes(t, b, v2.ID), "e-two"); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		v            store.VaultRecord
 		doc, episode string
 	}{{v1, "one.md", "e-one"}, {v2, "two.md", "e-two"}} {
-		if got := docPaths(t, vs.index(t, tc.v)); !slices.Equal(got, []string{tc.doc}) {
+		if got := docPaths(t, mustIndex(t, b, tc.v.ID)); !slices.Equal(got, []string{tc.doc}) {
 			t.Errorf("%s's docs = %v, want [%s]", tc.v.Name, got, tc.doc)
 		}
-		if got := episodeIDs(t, vs.episodes(t, tc.v)); !slices.Equal(got, []string{tc.episode}) {
+		if got := episodeIDs(t, mustEpisodes(t, b, tc.v.ID)); !slices.Equal(got, []string{tc.episode}) {
 			t.Errorf("%s's episodes = %v, want [%s]", tc.v.Name, got, tc.episode)
 		}
 	}
