@@ -286,21 +286,28 @@ func checkGone(t *testing.T, b store.Backend, id string, x index.Index, s episod
 	wantNotFound(t, "Episodes "+when, err)
 }
 
+// heldStores creates a vault through a, and returns it with its index and
+// episodes as b hands them out, each holding one entry.
+func heldStores(t *testing.T, a, b store.Backend) (store.VaultRecord, index.Index, episodic.Store) {
+	t.Helper()
+	v := newVaults(t, a).create(t)
+	x, s := mustIndex(t, b, v.ID), mustEpisodes(t, b, v.ID)
+	if err := putDoc(t.Context(), x, "kept.md"); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeEpisode(t.Context(), s, "kept"); err != nil {
+		t.Fatal(err)
+	}
+	return v, x, s
+}
+
 // testHandleOutlivesForget forgets a vault in the registry (as removing it
 // without purging does) while another handle holds its stores: they are
 // the vault's no longer, and refuse writes.
 func testHandleOutlivesForget(t *testing.T, db Database) {
 	ctx := t.Context()
 	a, b := twoHandles(t, db)
-	vs := newVaults(t, a)
-	v := vs.create(t)
-	x, s := mustIndex(t, b, v.ID), mustEpisodes(t, b, v.ID)
-	if err := putDoc(ctx, x, "kept.md"); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeEpisode(ctx, s, "kept"); err != nil {
-		t.Fatal(err)
-	}
+	v, x, s := heldStores(t, a, b)
 	if _, err := a.Registry().DeleteVault(ctx, v.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -313,15 +320,7 @@ func testHandleOutlivesForget(t *testing.T, db Database) {
 func testHandleOutlivesDrop(t *testing.T, db Database) {
 	ctx := t.Context()
 	a, b := twoHandles(t, db)
-	vs := newVaults(t, a)
-	v := vs.create(t)
-	x, s := mustIndex(t, b, v.ID), mustEpisodes(t, b, v.ID)
-	if err := putDoc(ctx, x, "kept.md"); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeEpisode(ctx, s, "kept"); err != nil {
-		t.Fatal(err)
-	}
+	v, x, s := heldStores(t, a, b)
 	rec, err := a.Registry().DeleteVault(ctx, v.ID)
 	if err != nil {
 		t.Fatal(err)
