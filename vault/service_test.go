@@ -373,3 +373,26 @@ func TestDescribe(t *testing.T) {
 		t.Errorf("field and message: %+v", d)
 	}
 }
+
+// TestRefusedCreateLeavesNoFolder: a create refused by the registry (a
+// configuration file that does not parse, a name taken) makes no folder.
+func TestRefusedCreateLeavesNoFolder(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	e.vault(t, CreateVaultRequest{Name: "taken"})
+	_, err := e.svc.CreateVault(ctx, Owner(), CreateVaultRequest{Name: "TAKEN"})
+	wantErr(t, "a name taken", err, ErrExists)
+	cfg := filepath.Join(e.root, ".ctxkit", "config.json")
+	if err := os.WriteFile(cfg, []byte("{\n \"vaults\": {,}\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.CreateVault(ctx, Owner(), CreateVaultRequest{Name: "later"})
+	if err == nil || !strings.Contains(err.Error(), cfg+":2:") {
+		t.Errorf("a corrupt config: %v, want its file and line", err)
+	}
+	for _, name := range []string{"TAKEN", "later"} {
+		if _, err := os.Stat(filepath.Join(e.root, ".ctxkit", "vaults", name)); !os.IsNotExist(err) {
+			t.Errorf("a refused create of %s left its folder: %v", name, err)
+		}
+	}
+}
