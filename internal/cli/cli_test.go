@@ -105,7 +105,6 @@ func TestBadInput(t *testing.T) {
 		{"missing file", []string{"offload", "put", filepath.Join(dir, "nope.json")}, "no such file"},
 		{"bad ttl", []string{"offload", "put", "--ttl", "soon", "-"}, "invalid argument"},
 		{"unknown command", []string{"offlod"}, "unknown command"},
-		{"postgres not yet", []string{"--store", "postgres://localhost/x", "offload", "ls"}, "not available yet"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

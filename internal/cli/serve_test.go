@@ -11,27 +11,35 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// startServe runs `ctxkit serve` (runServe, over the default store) on a
+// loopback port until ctx ends; it returns the server's base URL and the
+// channel runServe's result arrives on.
+func startServe(t *testing.T, ctx context.Context) (string, <-chan error) {
+	t.Helper()
+	addrc := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- runServe(ctx, &globals{}, &ServeOptions{Addr: "127.0.0.1:0", Grace: 5 * time.Second},
+			IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}, func(addr string) { addrc <- addr })
+	}()
+	select {
+	case addr := <-addrc:
+		return "http://" + addr, done
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+		return "", nil
+	}
+}
+
 // TestServe runs `ctxkit serve` on a loopback port: the health check, the
 // REST API and the MCP endpoint answer behind one authentication, and a
 // cancelled context shuts the server down cleanly.
 func TestServe(t *testing.T) {
-	r, token := mcpRegistry(t)
+	token := agentVaults(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	addrc := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- runServe(ctx, &globals{store: "memory:"}, &ServeOptions{Addr: "127.0.0.1:0", Grace: 5 * time.Second},
-			IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}, func(addr string) { addrc <- addr })
-	}()
-	var base string
-	select {
-	case addr := <-addrc:
-		base = "http://" + addr
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
-	owner, err := r.OwnerToken(ctx, false)
+	base, done := startServe(t, ctx)
+	owner, err := openTestVaults(t).svc.OwnerToken(ctx, false)
 	if err != nil {
 		t.Fatalf("the first serve creates the owner token: %v", err)
 	}
@@ -55,10 +63,10 @@ func TestServe(t *testing.T) {
 	}{
 		{"/healthz", "", 200, `"ok"`, ""},
 		{"/v1/openapi.json", "", 200, `"3.1.0"`, ""},
-		{"/v1/vaults", "", 401, "unauthorized", ""},
+		{"/v1/vaults", "", 401, `"unauthenticated"`, ""},
 		{"/v1/vaults", token, 200, `"notes"`, "secret"},
 		{"/v1/vaults", owner, 200, `"secret"`, ""},
-		{"/mcp", "", 401, "unauthorized", ""},
+		{"/mcp", "", 401, `"unauthenticated"`, ""},
 	} {
 		status, body := get(tc.path, tc.token)
 		if status != tc.status || !strings.Contains(body, tc.has) || (tc.hasNot != "" && strings.Contains(body, tc.hasNot)) {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxkit/ctxkit/vault"
 )
 
 // epMain runs ctxkit with stdin and returns its status and output.
@@ -95,23 +97,23 @@ func TestVaultEpisodeErrors(t *testing.T) {
 		want string // in stderr
 	}{
 		{"write: empty content", []string{"write-episode", "mem", "  "}, "invalid episode input: content is empty"},
-		{"write: bad time", []string{"write-episode", "mem", "x", "--valid-from", "last tuesday"}, `--valid-from: invalid episode input: time "last tuesday" is not RFC 3339`},
-		{"write: bad occurred-at", []string{"write-episode", "mem", "x", "--occurred-at", "2026-13-01"}, "--occurred-at: invalid episode input"},
+		{"write: bad time", []string{"write-episode", "mem", "x", "--valid-from", "last tuesday"}, `valid_from "last tuesday" is not a time; use RFC 3339`},
+		{"write: bad occurred-at", []string{"write-episode", "mem", "x", "--occurred-at", "2026-13-01"}, `occurred_at "2026-13-01" is not a time`},
 		{"write: interval backwards", []string{"write-episode", "mem", "x", "--valid-from", "2026-03-01", "--valid-to", "2026-02-01"}, "is not after valid_from"},
 		{"write: salience out of range", []string{"write-episode", "mem", "x", "--salience", "1.5"}, "salience 1.5 is outside 0..1"},
 		{"write: confidence out of range", []string{"write-episode", "mem", "x", "--confidence", "-1"}, "confidence -1 is outside 0..1"},
 		{"write: bad meta", []string{"write-episode", "mem", "x", "--meta", "novalue"}, "want key=value"},
 		{"write: semantic vault", []string{"write-episode", "kb", "x"}, `"kb" is a semantic vault, this needs a episodic vault`},
 		{"write: skill vault", []string{"write-episode", "sk", "x"}, `"sk" is a skill vault`},
-		{"write: no vault", []string{"write-episode", "nope", "x"}, "vault not found"},
+		{"write: no vault", []string{"write-episode", "nope", "x"}, `no vault named "nope"`},
 		{"episodes: relevance without text", []string{"episodes", "mem", "--order-by", "relevance"}, "ordering by relevance needs query text"},
 		{"episodes: unknown order", []string{"episodes", "mem", "--order-by", "age"}, `unknown order "age"`},
-		{"episodes: bad valid-at", []string{"episodes", "mem", "--valid-at", "soon"}, "--valid-at: invalid episode input"},
-		{"episodes: bad known-at", []string{"episodes", "mem", "--known-at", "2026-02-30"}, "--known-at: invalid episode input"},
-		{"episodes: weights without composite", []string{"episodes", "mem", "--w-salience", "2"}, "weigh --order-by composite only"},
+		{"episodes: bad valid-at", []string{"episodes", "mem", "--valid-at", "soon"}, `valid_at "soon" is not a time`},
+		{"episodes: bad known-at", []string{"episodes", "mem", "--known-at", "2026-02-30"}, `known_at "2026-02-30" is not a time`},
+		{"episodes: weights without composite", []string{"episodes", "mem", "--w-salience", "2"}, "weights apply to order_by composite only"},
 		{"episodes: negative weight", []string{"episodes", "mem", "--order-by", "composite", "--w-recency", "-1"}, "weights must be at least 0"},
-		{"episodes: limit", []string{"episodes", "mem", "-n", "500"}, "limit 500 is over 200"},
-		{"episodes: half-life", []string{"episodes", "mem", "--half-life-days", "0"}, "--half-life-days must be more than 0"},
+		{"episodes: limit", []string{"episodes", "mem", "-n", "500"}, "limit 500 is out of range: give 1 to 200"},
+		{"episodes: half-life", []string{"episodes", "mem", "--half-life-days", "0"}, "half_life_days must be more than 0"},
 		{"episodes: stats with text", []string{"episodes", "mem", "audit", "--stats"}, "take no TEXT"},
 		{"episodes: stats with a filter", []string{"episodes", "mem", "--stats", "-e", "audit"}, "it takes no other filter"},
 		{"episodes: entities with -e", []string{"episodes", "mem", "--entities", "-e", "audit"}, "-e does not apply"},
@@ -123,7 +125,7 @@ func TestVaultEpisodeErrors(t *testing.T) {
 		{"episode: skill vault", []string{"episode", "sk", open}, "is a skill vault"},
 		{"invalidate: closed", []string{"invalidate", "mem", closed}, "episode conflict: episode " + closed + " is already closed"},
 		{"invalidate: before valid_from", []string{"invalidate", "mem", open, "--valid-to", "2026-02-01"}, "before the episode's valid_from"},
-		{"invalidate: bad time", []string{"invalidate", "mem", open, "--valid-to", "July"}, "--valid-to: invalid episode input"},
+		{"invalidate: bad time", []string{"invalidate", "mem", open, "--valid-to", "July"}, `valid_to "July" is not a time`},
 		{"invalidate: not found", []string{"invalidate", "mem", "0123"}, "episode not found"},
 		{"supersede: closed", []string{"supersede", "mem", closed, "the office is in Paris"}, "is already closed"},
 		{"supersede: superseded", []string{"supersede", "mem", old, "the budget is 9k"}, "was superseded by"},
@@ -232,8 +234,9 @@ func TestVaultEpisodeLateCorrection(t *testing.T) {
 
 func TestVaultEpisodeChanges(t *testing.T) {
 	episodicEnv(t)
+	// The source defaults to the caller's name.
 	limit := writeEpisode(t, "mem", "the API rate limit is 100 requests per minute", "-e", "api", "-e", "billing", "--salience", "0.9", "--meta", "ticket=OPS-7")
-	if limit.Salience != 0.9 || limit.Metadata["ticket"] != "OPS-7" || limit.Source != "" {
+	if limit.Salience != 0.9 || limit.Metadata["ticket"] != "OPS-7" || limit.Source != vault.OwnerName {
 		t.Fatalf("written: %+v", limit)
 	}
 	// Write-time hints: text, then JSON; a dry run writes nothing.
@@ -284,13 +287,13 @@ func TestVaultEpisodeChanges(t *testing.T) {
 	// Revise keeps the source; -e replaces the entities.
 	out = ep(t, "vault", "revise", "mem", cleared.ID, "The API is not rate limited.", "-e", "api")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 || lines[1] != "revised "+cleared.ID {
+	if len(lines) != 2 || !strings.HasPrefix(lines[1], "revised "+cleared.ID+" from ") {
 		t.Fatalf("revise: %q", out)
 	}
 	revision := lines[0]
 	var rev episodeJSON
 	epJSON(t, &rev, "vault", "episode", "mem", revision)
-	if rev.Revises != cleared.ID || rev.Source != "" || strings.Join(rev.Entities, ",") != "api" || rev.ValidFrom != cleared.ValidFrom {
+	if rev.Revises != cleared.ID || rev.Source != cleared.Source || strings.Join(rev.Entities, ",") != "api" || rev.ValidFrom != cleared.ValidFrom {
 		t.Errorf("revision: %+v", rev)
 	}
 	// The history is the same chain, oldest first, from any member.

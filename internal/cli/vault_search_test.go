@@ -68,7 +68,7 @@ func TestVaultWriteAndDelete(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "wrote and indexed notes/audit.md") {
 		t.Fatalf("write: %d %s %s", code, out, errOut)
 	}
-	if code, _, errOut := vaultMain(t, "vault", "write", "kb", "notes/audit.md", "--content", "again"); code == 0 || !strings.Contains(errOut, "already exists") {
+	if code, _, errOut := vaultMain(t, "vault", "write", "kb", "notes/audit.md", "--content", "again"); code == 0 || !strings.Contains(errOut, `notes/audit.md exists in vault "kb"`) {
 		t.Errorf("write over an existing file: %d %s", code, errOut)
 	}
 	if code, _, errOut := vaultMain(t, "vault", "write", "kb", "x.md", "--meta", "novalue", "--content", "x"); code == 0 || !strings.Contains(errOut, "want key=value") {
