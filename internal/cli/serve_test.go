@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -103,5 +104,78 @@ func TestServeRefusesPlainHTTPOnTheNetwork(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v", tc.opts, err)
 		}
+	}
+}
+
+// TestServeFollowsAVaultPurgedAndCreatedAgain is a regression test (issue
+// 14): with `ctxkit serve` running, `ctxkit vault delete X --purge` then
+// `ctxkit vault init X` left the server on the deleted vault's stores, and
+// its writes answered 201 and were lost. They must land in the new vault.
+func TestServeFollowsAVaultPurgedAndCreatedAgain(t *testing.T) {
+	vaultEnv(t)
+	mustRun(t, "vault", "init", "mem", "--type", "episodic")
+	mustRun(t, "vault", "init", "kb")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	base, done := startServe(t, ctx)
+	owner, err := openTestVaults(t).svc.OwnerToken(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(method, path, body string, want int) string {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, method, base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+owner)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != want {
+			t.Fatalf("%s %s: %d %s; want %d", method, path, res.StatusCode, b, want)
+		}
+		return string(b)
+	}
+	// The server opens both vaults' stores (and keeps kb's searcher).
+	call("POST", "/v1/vaults/mem/episodes", `{"content": "the old vault's statement"}`, http.StatusCreated)
+	call("PUT", "/v1/vaults/kb/documents/old.md", `{"content": "# Old\n\nwords of the old vault\n"}`, http.StatusOK)
+	call("POST", "/v1/vaults/kb/query", `{"query": "words"}`, http.StatusOK)
+
+	// Another process purges them and creates them again, same names,
+	// same folders.
+	for _, args := range [][]string{{"vault", "delete", "mem", "--purge"}, {"vault", "init", "mem", "--type", "episodic"},
+		{"vault", "delete", "kb", "--purge"}, {"vault", "init", "kb"}} {
+		mustRun(t, args...)
+	}
+
+	call("POST", "/v1/vaults/mem/episodes", `{"content": "the new vault's statement"}`, http.StatusCreated)
+	call("PUT", "/v1/vaults/kb/documents/new.md", `{"content": "# New\n\nwords of the new vault\n"}`, http.StatusOK)
+	var res struct {
+		Results []struct {
+			Path string `json:"path"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(call("POST", "/v1/vaults/kb/query", `{"query": "words"}`, http.StatusOK)), &res); err != nil ||
+		len(res.Results) != 1 || res.Results[0].Path != "new.md" {
+		t.Errorf("query through the server after the vault was made again: %v %+v", err, res)
+	}
+
+	// A fresh process sees what the server wrote, and only that.
+	var eps []episodeJSON
+	if err := json.Unmarshal([]byte(mustRun(t, "vault", "episodes", "mem", "--all", "--json")), &eps); err != nil ||
+		len(eps) != 1 || eps[0].Content != "the new vault's statement" {
+		t.Errorf("episodes of the new vault: %v %+v", err, eps)
+	}
+	var docs []struct {
+		Path string `json:"path"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "vault", "docs", "kb", "--json")), &docs); err != nil || len(docs) != 1 || docs[0].Path != "new.md" {
+		t.Errorf("documents of the new vault: %v %+v", err, docs)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("shutdown: %v", err)
 	}
 }

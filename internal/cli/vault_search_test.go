@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ctxkit/ctxkit/vault"
 )
 
 func vaultMain(t *testing.T, args ...string) (int, string, string) {
@@ -175,5 +177,72 @@ func TestVaultWatchCommand(t *testing.T) {
 	cancel()
 	if code := <-done; code != 0 {
 		t.Errorf("watch ended with %d", code)
+	}
+}
+
+// TestVaultThroughSymlinks is a regression test (issue 14): from a working
+// directory reached through a symlink (so that $PWD, and os.Getwd, name the
+// link) a vault indexed none of its files; in a vault whose folder is a
+// symlink, `vault write` recorded "../../…" paths and a deleted file never
+// left the index.
+func TestVaultThroughSymlinks(t *testing.T) {
+	root, project := vaultEnv(t)
+	link := filepath.Join(root, "link")
+	if err := os.Symlink(project, link); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	t.Chdir(link)
+	if wd, err := os.Getwd(); err != nil || wd != link {
+		t.Fatalf("the working directory is %q (%v), not the link %s", wd, err, link)
+	}
+
+	// A vault used through the link.
+	mustRun(t, "vault", "init", "kb")
+	dir := filepath.Join(project, ".ctxkit", "vaults", "kb")
+	for name, text := range map[string]string{"a.md": "# A\n\nalpha apples\n", "sub/b.txt": "beta bananas\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out := mustRun(t, "vault", "index", "kb"); !strings.HasPrefix(out, "indexed 2 files") {
+		t.Errorf("index through a linked working directory: %s", out)
+	}
+	if out := mustRun(t, "vault", "query", "kb", "bananas"); !strings.HasPrefix(out, "1. sub/b.txt") {
+		t.Errorf("query: %s", out)
+	}
+
+	// A vault whose folder is a link: paths are the vault's, canonical.
+	shared := filepath.Join(root, "shared")
+	if err := os.MkdirAll(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(shared, filepath.Join(project, "notes-link")); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "vault", "init", "notes", "--path", "notes-link")
+	if out := mustRun(t, "vault", "write", "notes", "notes/a.md", "--content", "# Audit\n\nStarts in March.\n"); out != "wrote and indexed notes/a.md in vault \"notes\"\n" {
+		t.Errorf("write: %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(shared, "notes", "a.md")); err != nil {
+		t.Errorf("the document is not in the linked folder: %v", err)
+	}
+	var docs []vault.DocInfo
+	if err := json.Unmarshal([]byte(mustRun(t, "vault", "docs", "notes", "--json")), &docs); err != nil || len(docs) != 1 || docs[0].Path != "notes/a.md" {
+		t.Errorf("docs: %v %+v", err, docs)
+	}
+	if err := os.Remove(filepath.Join(shared, "notes", "a.md")); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustRun(t, "vault", "index", "notes"); !strings.Contains(out, "0 unchanged, 1 removed") {
+		t.Errorf("index after deleting the file: %s", out)
+	}
+	if out := mustRun(t, "vault", "docs", "notes"); out != "" {
+		t.Errorf("docs after deleting the file: %q", out)
+	}
+	if out := mustRun(t, "vault", "query", "notes", "March"); out != "no match\n" {
+		t.Errorf("query after deleting the file: %q", out)
 	}
 }
