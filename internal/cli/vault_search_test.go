@@ -246,3 +246,29 @@ func TestVaultThroughSymlinks(t *testing.T) {
 		t.Errorf("query after deleting the file: %q", out)
 	}
 }
+
+// TestGlobalVaultDocuments: a global vault's folder defaults to
+// $CTXKIT_HOME/vaults/NAME (private to the user); its documents are
+// written there, indexed, and found from any folder.
+func TestGlobalVaultDocuments(t *testing.T) {
+	root, _ := vaultEnv(t)
+	dir := filepath.Join(root, "data", "vaults", "g")
+	if out := mustRun(t, "vault", "init", "g", "--global"); !strings.Contains(out, `vault "g" (global) at `+dir) {
+		t.Errorf("init --global: %s", out)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the global vault's folder: %v %v", fi, err)
+	}
+	mustRun(t, "vault", "write", "g", "a.md", "--content", "# A\n\nglobal words\n")
+	if _, err := os.Stat(filepath.Join(dir, "a.md")); err != nil {
+		t.Errorf("the document is not in the vault's folder: %v", err)
+	}
+	elsewhere := filepath.Join(root, "elsewhere")
+	if err := os.Mkdir(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(elsewhere)
+	if out := mustRun(t, "vault", "query", "g", "global"); !strings.HasPrefix(out, "1. a.md › A") {
+		t.Errorf("query from another folder: %s", out)
+	}
+}
