@@ -13,17 +13,6 @@ import (
 	"github.com/ctxkit/ctxkit/vault"
 )
 
-// mustRun runs ctxkit with args, which must succeed, and returns its
-// standard output.
-func mustRun(t *testing.T, args ...string) string {
-	t.Helper()
-	code, out, errOut := ctxkit(t, args...)
-	if code != 0 {
-		t.Fatalf("ctxkit %s: %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, out, errOut)
-	}
-	return out
-}
-
 // agentVaults sets up, through the CLI, agent a, a public vault "notes"
 // and a restricted vault "secret" a is not attached to; it returns a's
 // token.

@@ -192,7 +192,7 @@ func TestSQLiteStoreByPath(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := epMain(t, `[{"n":1},{"n":2}]`, "offload", "put", "--key", "things", "--tool", "lister", "--store", "sqlite:"+db, "-")
+	code, out, errOut := ctxkitIn(t, `[{"n":1},{"n":2}]`, "offload", "put", "--key", "things", "--tool", "lister", "--store", "sqlite:"+db, "-")
 	var notice map[string]any
 	if code != 0 || json.Unmarshal([]byte(out), &notice) != nil || notice["stored_result"] != "things" {
 		t.Fatalf("put --store sqlite:%s: %d %s %s", db, code, out, errOut)

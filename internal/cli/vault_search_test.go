@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -14,16 +13,9 @@ import (
 	"github.com/ctxkit/ctxkit/vault"
 )
 
-func vaultMain(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	code := Main(t.Context(), args, IO{In: strings.NewReader(""), Out: &out, Err: &errOut})
-	return code, out.String(), errOut.String()
-}
-
 func TestVaultIndexQueryDocs(t *testing.T) {
 	_, project := vaultEnv(t)
-	if code, _, errOut := vaultMain(t, "vault", "init", "kb"); code != 0 {
+	if code, _, errOut := ctxkit(t, "vault", "init", "kb"); code != 0 {
 		t.Fatalf("init: %s", errOut)
 	}
 	dir := filepath.Join(project, ".ctxkit", "vaults", "kb")
@@ -36,15 +28,15 @@ func TestVaultIndexQueryDocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	code, out, _ := vaultMain(t, "vault", "index", "kb")
+	code, out, _ := ctxkit(t, "vault", "index", "kb")
 	if code == 0 || !strings.Contains(out, "indexed 2 files") || !strings.Contains(out, "failed: notes.pdf") {
 		t.Errorf("index with a failing file: code %d\n%s", code, out)
 	}
-	code, out, errOut := vaultMain(t, "vault", "query", "kb", "cloud", "costs")
+	code, out, errOut := ctxkit(t, "vault", "query", "kb", "cloud", "costs")
 	if code != 0 || !strings.HasPrefix(out, "1. plan.md › Plan > Costs") || !strings.Contains(errOut, "lexical search only") {
 		t.Errorf("query: code %d\n%s\n%s", code, out, errOut)
 	}
-	code, out, _ = vaultMain(t, "vault", "query", "kb", "submarine", "--json")
+	code, out, _ = ctxkit(t, "vault", "query", "kb", "submarine", "--json")
 	var res struct {
 		Results []any  `json:"results"`
 		Mode    string `json:"mode"`
@@ -52,49 +44,67 @@ func TestVaultIndexQueryDocs(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || res.Results == nil || len(res.Results) != 0 || res.Mode != "lexical" {
 		t.Errorf("no match as JSON: code %d %v\n%s", code, err, out)
 	}
-	code, out, _ = vaultMain(t, "vault", "docs", "kb")
+	code, out, _ = ctxkit(t, "vault", "docs", "kb")
 	if code != 0 || !strings.Contains(out, "plan.md\t1 chunks") || !strings.Contains(out, "cake.txt") {
 		t.Errorf("docs: %s", out)
 	}
-	if code, _, errOut := vaultMain(t, "vault", "index", "kb", "--path", "../.."); code == 0 || !strings.Contains(errOut, "leaves the vault") {
+	if code, _, errOut := ctxkit(t, "vault", "index", "kb", "--path", "../.."); code == 0 || !strings.Contains(errOut, "leaves the vault") {
 		t.Errorf("index --path out of the vault: code %d, %s", code, errOut)
 	}
 }
 
 func TestVaultWriteAndDelete(t *testing.T) {
 	vaultEnv(t)
-	if code, _, errOut := vaultMain(t, "vault", "init", "kb"); code != 0 {
+	if code, _, errOut := ctxkit(t, "vault", "init", "kb"); code != 0 {
 		t.Fatalf("init: %s", errOut)
 	}
-	code, out, errOut := vaultMain(t, "vault", "write", "kb", "notes/audit.md", "--content", "# Audit\n\nStarts in March.\n", "--meta", "source=meeting")
+	code, out, errOut := ctxkit(t, "vault", "write", "kb", "notes/audit.md", "--content", "# Audit\n\nStarts in March.\n", "--meta", "source=meeting")
 	if code != 0 || !strings.Contains(out, "wrote and indexed notes/audit.md") {
 		t.Fatalf("write: %d %s %s", code, out, errOut)
 	}
-	if code, _, errOut := vaultMain(t, "vault", "write", "kb", "notes/audit.md", "--content", "again"); code == 0 || !strings.Contains(errOut, `notes/audit.md exists in vault "kb"`) {
+	if code, _, errOut := ctxkit(t, "vault", "write", "kb", "notes/audit.md", "--content", "again"); code == 0 || !strings.Contains(errOut, `notes/audit.md exists in vault "kb"`) {
 		t.Errorf("write over an existing file: %d %s", code, errOut)
 	}
-	if code, _, errOut := vaultMain(t, "vault", "write", "kb", "x.md", "--meta", "novalue", "--content", "x"); code == 0 || !strings.Contains(errOut, "want key=value") {
+	if code, _, errOut := ctxkit(t, "vault", "write", "kb", "x.md", "--meta", "novalue", "--content", "x"); code == 0 || !strings.Contains(errOut, "want key=value") {
 		t.Errorf("bad --meta: %d %s", code, errOut)
 	}
-	code, out, _ = vaultMain(t, "vault", "docs", "kb", "--json")
+	code, out, _ = ctxkit(t, "vault", "docs", "kb", "--json")
 	if code != 0 || !strings.Contains(out, `"source": "meeting"`) {
 		t.Errorf("docs: %s", out)
 	}
-	code, out, _ = vaultMain(t, "vault", "delete", "kb", "--path", "notes")
+	// read prints the text as extracted for the index.
+	if out := mustRun(t, "vault", "read", "kb", "notes/audit.md"); out != "# Audit\n\nStarts in March.\n" {
+		t.Errorf("read: %q", out)
+	}
+	var doc vault.DocText
+	if err := json.Unmarshal([]byte(mustRun(t, "vault", "read", "kb", "notes/audit.md", "--json")), &doc); err != nil ||
+		doc.Path != "notes/audit.md" || doc.Text != "# Audit\n\nStarts in March." || doc.Bytes != int64(len("# Audit\n\nStarts in March.\n")) {
+		t.Errorf("read --json: %v %+v", err, doc)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{"notes/none.md", `no document "notes/none.md" in vault "kb"`},
+		{"../../etc/passwd", `path "../../etc/passwd" leaves the vault`},
+		{".ctxkit-vault/documents.json", "is ctxkit's own data"},
+	} {
+		if code, _, errOut := ctxkit(t, "vault", "read", "kb", tc.path); code != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("read %s: %d %s", tc.path, code, errOut)
+		}
+	}
+	code, out, _ = ctxkit(t, "vault", "delete", "kb", "--path", "notes")
 	if code != 0 || strings.TrimSpace(out) != "deleted notes/audit.md" {
 		t.Errorf("delete: %d %s", code, out)
 	}
-	if code, out, _ := vaultMain(t, "vault", "query", "kb", "March"); code != 0 || strings.TrimSpace(out) != "no match" {
+	if code, out, _ := ctxkit(t, "vault", "query", "kb", "March"); code != 0 || strings.TrimSpace(out) != "no match" {
 		t.Errorf("query after delete: %d %s", code, out)
 	}
 }
 
 func TestVaultSkills(t *testing.T) {
 	_, project := vaultEnv(t)
-	if code, _, errOut := vaultMain(t, "vault", "init", "howto", "--type", "skill"); code != 0 {
+	if code, _, errOut := ctxkit(t, "vault", "init", "howto", "--type", "skill"); code != 0 {
 		t.Fatalf("init: %s", errOut)
 	}
-	code, out, errOut := vaultMain(t, "vault", "write-skill", "howto", "release", "--description", "Cut a release.", "--instructions", "Tag, build, publish.")
+	code, out, errOut := ctxkit(t, "vault", "write-skill", "howto", "release", "--description", "Cut a release.", "--instructions", "Tag, build, publish.")
 	if code != 0 || !strings.Contains(out, `wrote skill "release" to release/SKILL.md`) {
 		t.Fatalf("write-skill: %d %s %s", code, out, errOut)
 	}
@@ -102,60 +112,60 @@ func TestVaultSkills(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "broken.md"), []byte("no frontmatter"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ = vaultMain(t, "vault", "skills", "howto")
+	code, out, _ = ctxkit(t, "vault", "skills", "howto")
 	if code == 0 || !strings.Contains(out, "release\trelease/SKILL.md\tCut a release.") || !strings.Contains(out, "problem: broken.md: no frontmatter") {
 		t.Errorf("skills with a broken file: %d\n%s", code, out)
 	}
-	if code, out2, _ := vaultMain(t, "vault", "index", "howto"); code == 0 || out2 != out {
+	if code, out2, _ := ctxkit(t, "vault", "index", "howto"); code == 0 || out2 != out {
 		t.Errorf("index of a skill vault validates its skills: %d\n%s", code, out2)
 	}
-	code, out, _ = vaultMain(t, "vault", "skill", "howto", "release")
+	code, out, _ = ctxkit(t, "vault", "skill", "howto", "release")
 	if code != 0 || !strings.Contains(out, "Tag, build, publish.") {
 		t.Errorf("skill: %d %s", code, out)
 	}
-	if code, _, errOut := vaultMain(t, "vault", "query", "howto", "release"); code == 0 || !strings.Contains(errOut, "skill") {
+	if code, _, errOut := ctxkit(t, "vault", "query", "howto", "release"); code == 0 || !strings.Contains(errOut, "skill") {
 		t.Errorf("query a skill vault: %d %s", code, errOut)
 	}
 }
 
 func TestVaultReindexAndPurge(t *testing.T) {
 	_, project := vaultEnv(t)
-	if code, _, errOut := vaultMain(t, "vault", "init", "kb"); code != 0 {
+	if code, _, errOut := ctxkit(t, "vault", "init", "kb"); code != 0 {
 		t.Fatalf("init: %s", errOut)
 	}
-	if code, _, errOut := vaultMain(t, "vault", "write", "kb", "a.md", "--content", "# A\n\nalpha beta\n"); code != 0 {
+	if code, _, errOut := ctxkit(t, "vault", "write", "kb", "a.md", "--content", "# A\n\nalpha beta\n"); code != 0 {
 		t.Fatalf("write: %s", errOut)
 	}
-	if code, out, _ := vaultMain(t, "vault", "reindex", "kb"); code != 0 || !strings.Contains(out, "indexed 1 files") {
+	if code, out, _ := ctxkit(t, "vault", "reindex", "kb"); code != 0 || !strings.Contains(out, "indexed 1 files") {
 		t.Errorf("reindex: %d %s", code, out)
 	}
-	if code, out, _ := vaultMain(t, "vault", "reindex", "kb", "--path", "a.md"); code != 0 || !strings.Contains(out, "indexed 1 files") {
+	if code, out, _ := ctxkit(t, "vault", "reindex", "kb", "--path", "a.md"); code != 0 || !strings.Contains(out, "indexed 1 files") {
 		t.Errorf("reindex a path (unchanged, processed again): %d %s", code, out)
 	}
-	if code, _, errOut := vaultMain(t, "vault", "reindex", "kb", "--path", "a.md", "--embedding-model", "none"); code == 0 || !strings.Contains(errOut, "drop --path") {
+	if code, _, errOut := ctxkit(t, "vault", "reindex", "kb", "--path", "a.md", "--embedding-model", "none"); code == 0 || !strings.Contains(errOut, "drop --path") {
 		t.Errorf("model change with a path: %d %s", code, errOut)
 	}
-	if code, out, _ := vaultMain(t, "vault", "docs", "kb", "--json"); code != 0 || !strings.Contains(out, `"written_by": "owner"`) {
+	if code, out, _ := ctxkit(t, "vault", "docs", "kb", "--json"); code != 0 || !strings.Contains(out, `"written_by": "owner"`) {
 		t.Errorf("metadata after reindexing: %s", out)
 	}
-	if code, _, errOut := vaultMain(t, "vault", "delete", "kb"); code == 0 || !strings.Contains(errOut, "path") {
+	if code, _, errOut := ctxkit(t, "vault", "delete", "kb"); code == 0 || !strings.Contains(errOut, "path") {
 		t.Errorf("delete without --path or --purge: %d %s", code, errOut)
 	}
-	code, out, errOut := vaultMain(t, "vault", "delete", "kb", "--purge")
+	code, out, errOut := ctxkit(t, "vault", "delete", "kb", "--purge")
 	if code != 0 || !strings.Contains(out, `deleted vault "kb"`) {
 		t.Fatalf("purge: %d %s %s", code, out, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(project, ".ctxkit", "vaults", "kb")); !os.IsNotExist(err) {
 		t.Errorf("the vault folder is still there: %v", err)
 	}
-	if code, out, _ := vaultMain(t, "vault", "list"); code != 0 || strings.Contains(out, "kb") {
+	if code, out, _ := ctxkit(t, "vault", "list"); code != 0 || strings.Contains(out, "kb") {
 		t.Errorf("purged vault still listed: %s", out)
 	}
 }
 
 func TestVaultWatchCommand(t *testing.T) {
 	_, project := vaultEnv(t)
-	if code, _, errOut := vaultMain(t, "vault", "init", "kb"); code != 0 {
+	if code, _, errOut := ctxkit(t, "vault", "init", "kb"); code != 0 {
 		t.Fatalf("init: %s", errOut)
 	}
 	if err := os.WriteFile(filepath.Join(project, ".ctxkit", "vaults", "kb", "a.md"), []byte("# A\n\nalpha\n"), 0o644); err != nil {
