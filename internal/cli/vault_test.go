@@ -194,8 +194,9 @@ func TestAgentCommands(t *testing.T) {
 		t.Fatalf("authenticate: %q %v", c, err)
 	}
 	_, out, _ = ctxkit(t, "agent", "list", "--json")
-	var agents []map[string]any
-	if err := json.Unmarshal([]byte(out), &agents); err != nil || len(agents) != 2 || agents[1]["last_used"] == nil || agents[0]["last_used"] != nil {
+	var agents []vault.AgentInfo
+	if err := json.Unmarshal([]byte(out), &agents); err != nil || len(agents) != 2 || agents[0].Name != "a2" || agents[0].LastUsed != nil ||
+		agents[1].Name != "bot" || agents[1].LastUsed == nil || agents[1].Created.IsZero() || strings.Contains(out, vault.TokenPrefix) {
 		t.Fatalf("list --json: %v %s", err, out)
 	}
 	for _, tc := range []struct {
