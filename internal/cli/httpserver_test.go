@@ -81,9 +81,9 @@ func startWrapHTTP(ctx context.Context, t *testing.T, opts WrapOptions) (addr st
 // refused before authentication or its handler reads the body.
 func TestServersCutBodiesThatNeverArrive(t *testing.T) {
 	t.Run("serve", func(t *testing.T) {
-		_, token := mcpRegistry(t)
+		token := agentVaults(t)
 		addr := startRun(t, func(ctx context.Context, ready func(string)) error {
-			return runServe(ctx, &globals{store: "memory:"}, &ServeOptions{Addr: "127.0.0.1:0", Grace: time.Minute, Limits: shortBody},
+			return runServe(ctx, &globals{}, &ServeOptions{Addr: "127.0.0.1:0", Grace: time.Minute, Limits: shortBody},
 				IO{Err: io.Discard}, ready)
 		})
 		for _, tc := range []struct{ path, token string }{
@@ -143,7 +143,7 @@ func TestWrapHTTPWaitsForRequestsInFlight(t *testing.T) {
 	defer cancel()
 	addr, done := startWrapHTTP(ctx, t, WrapOptions{AuthToken: "tok", Threshold: 500, Grace: httpservertest.Patience})
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(t.Context(),
-		&mcp.StreamableClientTransport{Endpoint: "http://" + addr, HTTPClient: &http.Client{Transport: bearer{"tok"}}}, nil)
+		&mcp.StreamableClientTransport{Endpoint: "http://" + addr, HTTPClient: &http.Client{Transport: bearer{token: "tok"}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -302,7 +302,7 @@ func (p *parityEnv) client(token string) *http.Client {
 	n := p.addrs
 	p.mu.Unlock()
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 1, byte(n/250), byte(n%250+1))}}
-	return &http.Client{Transport: parityBearer{token: token, base: &http.Transport{DialContext: d.DialContext}}}
+	return &http.Client{Transport: bearer{token: token, base: &http.Transport{DialContext: d.DialContext}}}
 }
 
 // clock is the server's: each call is a minute and more after the last,
@@ -446,15 +446,19 @@ func (p *parityEnv) viaHTTP(t *testing.T, caller, method, path string, body any)
 	return parityResult{class: e.Error.Code, body: string(b)}
 }
 
-// parityBearer adds a token to every request.
-type parityBearer struct {
+// bearer adds a token to every request sent through base (nil:
+// http.DefaultTransport).
+type bearer struct {
 	token string
 	base  http.RoundTripper
 }
 
-func (b parityBearer) RoundTrip(r *http.Request) (*http.Response, error) {
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
+	if b.base == nil {
+		return http.DefaultTransport.RoundTrip(r)
+	}
 	return b.base.RoundTrip(r)
 }
 

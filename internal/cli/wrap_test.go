@@ -195,7 +195,7 @@ func TestWrapHTTPNeedsTheToken(t *testing.T) {
 	if resp, err := http.Post(url, "application/json", strings.NewReader(`{}`)); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("no token: %v %v, want 401", resp, err)
 	}
-	hc := &http.Client{Transport: bearer{"tok"}}
+	hc := &http.Client{Transport: bearer{token: "tok"}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
 	if err != nil {
 		t.Fatalf("connect with the token: %v", err)
@@ -225,14 +225,6 @@ func TestWrapHTTPNeedsTheToken(t *testing.T) {
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "not_found") {
 		t.Errorf("another session reads the result: %v %v", res.Content, err)
 	}
-}
-
-type bearer struct{ token string }
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
 }
 
 func freeAddr(t *testing.T) string {
