@@ -424,7 +424,7 @@ func (s *Service) CreateAgent(ctx context.Context, c Caller, name string) (strin
 	}
 	err = s.reg.CreateAgent(ctx, store.AgentRecord{Name: name, TokenHash: hashToken(token), Created: s.now().UTC().Truncate(time.Second)})
 	if errors.Is(err, store.ErrExists) {
-		return "", &Error{Kind: ErrExists, Msg: strings.TrimSuffix(err.Error(), ": "+store.ErrExists.Error()), Field: "name", Fix: "choose another name"}
+		return "", &Error{Kind: ErrExists, Msg: err.Error(), Field: "name", Fix: "choose another name"}
 	}
 	if err != nil {
 		return "", err
