@@ -1,4 +1,4 @@
-package index
+package textsearch
 
 import "strings"
 
@@ -45,9 +45,12 @@ var (
 	}
 )
 
-// porterStem stems the token w in place and returns the stemmed token.
-func porterStem(w []byte) []byte {
-	if len(w) < porterMin || len(w) > porterMax {
+// Stem stems the folded token w in place, as FTS5's porter tokenizer does,
+// and returns the stem, which is written over w.
+func Stem(w []byte) []byte {
+	// Every rule needs the token to end in a lower-case ASCII letter, which
+	// numbers and most non-Latin words do not.
+	if len(w) < porterMin || len(w) > porterMax || w[len(w)-1] < 'a' || w[len(w)-1] > 'z' {
 		return w
 	}
 	w = porterStep1ab(w)
