@@ -532,14 +532,10 @@ func (v *Vault) searcher(ctx context.Context, override embed.Embedder, withLexic
 // Close releases the index.
 func (s *Searcher) Close() error { return s.idx.Close() }
 
-// lexical ranks by BM25 in the lexicon, or in the index without one or for
-// the rare query the lexicon cannot answer (index.ErrPhraseQuery).
+// lexical ranks by BM25 in the lexicon, or in the index without one.
 func (s *Searcher) lexical(ctx context.Context, text string, n int) ([]index.Hit, error) {
 	if s.lexicon != nil {
-		hits, err := s.lexicon.Search(text, n)
-		if !errors.Is(err, index.ErrPhraseQuery) {
-			return hits, err
-		}
+		return s.lexicon.Search(text, n), nil
 	}
 	return s.idx.Lexical(ctx, text, n)
 }
