@@ -149,3 +149,27 @@ func TestDocsCount(t *testing.T) {
 		}
 	}
 }
+
+func TestInnerTerms(t *testing.T) {
+	for _, tc := range []struct {
+		term string
+		want []string
+	}{
+		{"c++", nil},
+		{"e-mail", nil},
+		{"x@example.com", []string{"exampl"}},
+		{"2025-03-04", []string{"03"}},
+		{"a-b-c-b-d", []string{"b", "c"}},
+		{"-running-", []string{"run"}},
+		{"-ÉCOLE-", []string{"ecol"}},
+		{"%", nil},
+		// After a diacritic the text may continue a token: "x\u0301ab-"
+		// holds the term and its token is "xab".
+		{"-\u0301ab-", nil},
+		{"\u0301ab-", nil},
+	} {
+		if got := InnerTerms(tc.term); !slices.Equal(got, tc.want) {
+			t.Errorf("InnerTerms(%q) = %q, want %q", tc.term, got, tc.want)
+		}
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // MatchAny returns the FTS5 query that finds, in a table tokenized
@@ -98,4 +100,27 @@ func (s *TermSet) Len() (n int) {
 		n += bits.OnesCount64(w)
 	}
 	return n
+}
+
+// InnerTerms returns the index terms (stems, distinct, in order) that every
+// text holding term holds, when term is not a plain word: those of term's
+// tokens that have a separator on both sides within term ("exampl" for
+// "x@example.com"). A token at either end of term may be part of a longer
+// token of the text, whose stem cannot be known, and so may a token after
+// a diacritic: in the text a token character may come before it.
+func InnerTerms(term string) []string {
+	var out []string
+	var tz Tokenizer
+	tz.Each(term, func(t *Token) bool {
+		if t.End == len(term) {
+			return false
+		}
+		if before, _ := utf8.DecodeLastRuneInString(term[:t.Start]); t.Start > 0 && classOf(before) == separator {
+			if s := string(Stem(t.Folded)); !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+		return true
+	})
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/sqlitebusy"
+	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
 )
 
@@ -172,13 +173,6 @@ func (s *Store) TextSlice(ctx context.Context, id string, offset, n int64) (stri
 	return b.String(), nil
 }
 
-// textMatch is one place a term matches inside a chunk.
-type textMatch struct {
-	offset int // characters into the chunk
-	length int
-	term   int
-}
-
 // SearchText finds passages of a text workspace, best first: those holding
 // more distinct terms, then those with rarer terms and more matches. The
 // index says which chunks hold which plain words; chunks are then read in
@@ -186,7 +180,7 @@ type textMatch struct {
 // no unread chunk can hold a passage with more terms than the ones found.
 // A passage lies within one chunk.
 func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([]store.TextHit, error) {
-	parsed, err := parseQuery(q.Text)
+	parsed, err := textsearch.ParseQuery(q.Text)
 	if err != nil {
 		return nil, fmt.Errorf("search text %q: %w", id, err)
 	}
@@ -202,13 +196,13 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 		if err != nil {
 			return err
 		}
-		if len(parsed.terms) == 0 || ref.nextSeq == 0 {
+		if len(parsed.Terms) == 0 || ref.nextSeq == 0 {
 			return nil
 		}
 		if !ref.indexed {
 			return errNotIndexed
 		}
-		hits, err = searchChunks(t, ref, parsed.clone(), limit)
+		hits, err = searchChunks(t, ref, clone(parsed), limit)
 		return err
 	})
 	if err != nil {
@@ -217,19 +211,19 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 	return hits, nil
 }
 
-func searchChunks(t *txn, ref *wsRef, q *query, limit int) ([]store.TextHit, error) {
+func searchChunks(t *txn, ref *wsRef, q *textsearch.Query, limit int) ([]store.TextHit, error) {
 	lo := idBase(ref.key)
 	hi := lo + ref.nextSeq
 	nchunks := int(ref.nextSeq)
 	// present[c] holds the terms chunk c may contain.
-	present := make([]termSet, nchunks)
-	df := make([]int, len(q.terms))
-	for i, term := range q.terms {
+	present := make([]textsearch.TermSet, nchunks)
+	df := make([]int, len(q.Terms))
+	for i, term := range q.Terms {
 		var expr string
-		if q.plain[i] {
-			expr = ftsPrefix(termPrefix(ref.key), q.stems[i])
+		if term.Plain {
+			expr = ftsPrefix(termPrefix(ref.key), term.Stem)
 		} else {
-			expr = substringFilter(termPrefix(ref.key), term)
+			expr = substringFilter(termPrefix(ref.key), term.Text)
 		}
 		var ids []int64
 		var err error
@@ -241,35 +235,38 @@ func searchChunks(t *txn, ref *wsRef, q *query, limit int) ([]store.TextHit, err
 		}
 		if expr == "" || err != nil {
 			// Unknown: any chunk may hold it.
-			q.plain[i] = false
+			q.Terms[i].Plain = false
 			for c := range present {
-				present[c].add(i)
+				present[c].Add(i)
 			}
 			df[i] = nchunks
 			continue
 		}
 		for _, id := range ids {
-			present[id-lo].add(i)
+			present[id-lo].Add(i)
 		}
 		df[i] = len(ids)
 	}
-	idf := make([]float64, len(q.terms))
+	idf := make([]float64, len(q.Terms))
 	for i := range idf {
 		idf[i] = math.Log(1 + float64(nchunks)/float64(max(df[i], 1)))
 	}
 
 	order := make([]int, 0, nchunks)
 	for c := range present {
-		if present[c].count() > 0 {
+		if present[c].Len() > 0 {
 			order = append(order, c)
 		}
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(present[b].count(), present[a].count()) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(present[b].Len(), present[a].Len()) })
 
-	m := &matcher{q: q}
-	var hits []store.TextHit
+	m := textsearch.NewMatcher(q)
+	var (
+		hits    []store.TextHit
+		matches []textsearch.Occurrence
+	)
 	for _, c := range order {
-		bound := present[c].count()
+		bound := present[c].Len()
 		if len(hits) >= limit {
 			slices.SortFunc(hits, compareTextHits)
 			hits = hits[:limit]
@@ -282,7 +279,7 @@ func searchChunks(t *txn, ref *wsRef, q *query, limit int) ([]store.TextHit, err
 		if err := t.queryRow(qChunk, lo+int64(c)).Scan(&start, &text); err != nil {
 			return nil, fmt.Errorf("read chunk %d: %w", c, err)
 		}
-		matches := m.locate(text, &present[c])
+		matches = m.Locate(matches[:0], text, &present[c])
 		hits = appendPassages(hits, matches, start, idf)
 	}
 	slices.SortFunc(hits, compareTextHits)
@@ -299,76 +296,27 @@ func compareTextHits(a, b store.TextHit) int {
 	return cmp.Compare(a.Offset, b.Offset)
 }
 
-// locate returns every match of the terms in want inside text, in order.
-func (m *matcher) locate(text string, want *termSet) []textMatch {
-	var out []textMatch
-	q := m.q
-	anyPlain := false
-	for i := range q.terms {
-		if q.plain[i] && want.has(i) {
-			anyPlain = true
-		}
-	}
-	if anyPlain {
-		tokenize(text, func(t *token) bool {
-			for i, stem := range q.stems {
-				if q.plain[i] && want.has(i) && stemMatches(t.folded, stem, m.scratch) {
-					out = append(out, textMatch{offset: t.runeStart, length: t.runes, term: i})
-				}
-			}
-			return true
-		})
-	}
-	var lower string
-	for i, term := range q.terms {
-		if q.plain[i] || !want.has(i) {
-			continue
-		}
-		if lower == "" {
-			// strings.ToLower maps rune to rune, so rune offsets in lower
-			// are those of text.
-			lower = strings.ToLower(text)
-		}
-		n := runeLen(term)
-		pos, runes := 0, 0
-		for {
-			k := strings.Index(lower[pos:], term)
-			if k < 0 {
-				break
-			}
-			runes += utf8.RuneCountInString(lower[pos : pos+k])
-			out = append(out, textMatch{offset: runes, length: n, term: i})
-			// Step one character on, so that overlapping matches count.
-			_, w := utf8.DecodeRuneInString(lower[pos+k:])
-			pos += k + w
-			runes++
-		}
-	}
-	slices.SortStableFunc(out, func(a, b textMatch) int { return cmp.Compare(a.offset, b.offset) })
-	return out
-}
-
 // appendPassages groups matches into passages, each starting at a match and
 // holding the matches within passageRunes of it, and appends a hit for each.
-func appendPassages(hits []store.TextHit, matches []textMatch, chunkStart int64, idf []float64) []store.TextHit {
+func appendPassages(hits []store.TextHit, matches []textsearch.Occurrence, chunkStart int64, idf []float64) []store.TextHit {
 	for i := 0; i < len(matches); {
 		first := matches[i]
-		var terms termSet
+		var terms textsearch.TermSet
 		j := i
-		for ; j < len(matches) && matches[j].offset < first.offset+passageRunes; j++ {
-			terms.add(matches[j].term)
+		for ; j < len(matches) && matches[j].Offset < first.Offset+passageRunes; j++ {
+			terms.Add(matches[j].Term)
 		}
 		score := 0.1 * math.Log(float64(1+j-i))
 		for t := range idf {
-			if terms.has(t) {
+			if terms.Has(t) {
 				score += idf[t]
 			}
 		}
 		hits = append(hits, store.TextHit{
-			Offset: chunkStart + int64(first.offset),
-			Length: first.length,
+			Offset: chunkStart + int64(first.Offset),
+			Length: first.Runes,
 			Score:  score,
-			Terms:  terms.count(),
+			Terms:  terms.Len(),
 		})
 		i = j
 	}
