@@ -212,10 +212,10 @@ func termBytes(terms []string) int64 {
 const defaultIndexInline = 4 << 20
 
 // chunkTerms computes the index terms of text chunks in parallel.
-func chunkTerms(chunks []chunk) []string {
+func chunkTerms(chunks []textsearch.Chunk) []string {
 	terms := make([]string, len(chunks))
 	parallel(len(chunks), func() *termBuilder { return &termBuilder{} }, func(i int, tb *termBuilder) {
-		terms[i] = string(tb.indexTerms(nil, chunks[i].text))
+		terms[i] = string(tb.indexTerms(nil, chunks[i].Text))
 	})
 	return terms
 }

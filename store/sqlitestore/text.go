@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/sqlitebusy"
@@ -30,44 +29,9 @@ const (
 	passageRunes = 200
 )
 
-// chunk is a piece of a text workspace.
-type chunk struct {
-	start int64 // character offset in the text
-	runes int
-	text  string
-}
-
-// splitText cuts text into chunks of at most size characters, each ending
-// after white space when there is some in its last quarter. Search terms
-// never contain white space, so no match and no token spans two chunks,
-// except inside an unbroken run of more than size/4 characters.
-func splitText(text string, size int) []chunk {
-	var chunks []chunk
-	var start int64
-	for i := 0; i < len(text); {
-		j, n := i, 0
-		cut, cutRunes := -1, 0
-		for j < len(text) && n < size {
-			r, w := utf8.DecodeRuneInString(text[j:])
-			j += w
-			n++
-			if n >= size-size/4 && unicode.IsSpace(r) {
-				cut, cutRunes = j, n
-			}
-		}
-		if j < len(text) && cut > 0 {
-			j, n = cut, cutRunes
-		}
-		chunks = append(chunks, chunk{start: start, runes: n, text: text[i:j]})
-		start += int64(n)
-		i = j
-	}
-	return chunks
-}
-
 // insertChunks stores a text's chunks and, unless terms is nil, indexes
 // them in one statement.
-func (s *Store) insertChunks(t *txn, key int64, chunks []chunk, terms []string) error {
+func (s *Store) insertChunks(t *txn, key int64, chunks []textsearch.Chunk, terms []string) error {
 	if len(chunks) == 0 {
 		return nil
 	}
@@ -80,8 +44,8 @@ func (s *Store) insertChunks(t *txn, key int64, chunks []chunk, terms []string) 
 		args = args[:0]
 		for i := start; i < end; i++ {
 			c := chunks[i]
-			args = append(args, idBase(key)+int64(i), key, c.start, c.runes, c.text)
-			t.wrote += int64(len(c.text))
+			args = append(args, idBase(key)+int64(i), key, c.Start, c.Runes, c.Text)
+			t.wrote += int64(len(c.Text))
 		}
 		q := `INSERT INTO chunks (id, ws, start, runes, text) VALUES ` +
 			strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?),`, end-start), ",")
