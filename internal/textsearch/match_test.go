@@ -94,6 +94,17 @@ func TestMatcherLocate(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("Locate = %+v, want %+v", got, want)
 	}
+	for _, o := range got {
+		s := string([]rune(text)[o.Offset : o.Offset+o.Runes])
+		if !q.Terms[o.Term].Is(s) {
+			t.Errorf("term %+v: Is(%q) = false", q.Terms[o.Term], s)
+		}
+		for i := range q.Terms {
+			if i != o.Term && q.Terms[i].Is(s) {
+				t.Errorf("term %+v: Is(%q) = true", q.Terms[i], s)
+			}
+		}
+	}
 	var freq [3]int
 	m.Count(text, all(), freq[:])
 	for _, o := range got {

@@ -46,6 +46,19 @@ type Term struct {
 	Stem string
 }
 
+// Is reports whether s, all of it, is one match of the term as Locate
+// finds them: for a plain word, one word whose stem starts with the term's
+// stem; for another term, the term itself, folded.
+func (t *Term) Is(s string) bool {
+	if !t.Plain {
+		return Fold(s) == t.Text
+	}
+	if !PlainWord(s) {
+		return false
+	}
+	return strings.HasPrefix(Tokenize(s)[0], t.Stem)
+}
+
 // Query is a search over offloaded content: terms separated by white
 // space, each matching on its own.
 type Query struct {
