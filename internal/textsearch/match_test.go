@@ -184,3 +184,38 @@ func TestInnerTerms(t *testing.T) {
 		}
 	}
 }
+
+func TestPassages(t *testing.T) {
+	// Matches at 0, 150 and 199 are one passage; 200 is PassageRunes
+	// after 0, so starts the next, which 399 ends; 400 starts a third.
+	var g Passages
+	var got []Passage
+	for _, m := range []struct {
+		term   int
+		offset int64
+	}{{0, 0}, {1, 150}, {0, 199}, {2, 200}, {2, 399}, {1, 400}} {
+		if p, ok := g.Add(Occurrence{Term: m.term, Runes: 3}, m.offset); ok {
+			got = append(got, p)
+		}
+	}
+	if p, ok := g.Close(); ok {
+		got = append(got, p)
+	}
+	if _, ok := g.Close(); ok {
+		t.Error("Close twice gave two passages")
+	}
+	set := func(terms ...int) (s TermSet) {
+		for _, i := range terms {
+			s.Add(i)
+		}
+		return s
+	}
+	want := []Passage{
+		{Offset: 0, Runes: 3, Terms: set(0, 1), Matches: 3},
+		{Offset: 200, Runes: 3, Terms: set(2), Matches: 2},
+		{Offset: 400, Runes: 3, Terms: set(1), Matches: 1},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("passages %+v, want %+v", got, want)
+	}
+}

@@ -98,11 +98,7 @@ func (s *Store) TextSlice(ctx context.Context, id string, offset, n int64) (stri
 	return strings.Clone(t.s[t.byteOffset(offset):t.byteOffset(end)]), nil
 }
 
-// passageWindow is how many runes after a passage's first match further
-// matches still count toward that passage.
-const passageWindow = 200
-
-// passage is a run of matches close together in a text.
+// passage is a passage (textsearch.Passages) as SearchText ranks it.
 type passage struct {
 	offset   int64 // rune offset of the first match
 	length   int   // runes of the first match
@@ -130,9 +126,8 @@ const searchChunkRunes = 16 << 10
 // SearchText implements [store.Store.SearchText], matching as every
 // backend does (internal/textsearch): a plain word matches the tokens whose
 // stem starts with its stem, another term the folded text that holds it.
-// Matches within passageWindow runes of a passage's first one belong to
-// that passage. Passages rank by distinct terms, then by matches, then by
-// position. Memory use is bounded by the limit and the pieces, not by the
+// Matches are grouped into passages (textsearch.Passages), which rank by
+// distinct terms, then by matches, then by position. Memory use is bounded by the limit and the pieces, not by the
 // matches.
 func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([]store.TextHit, error) {
 	if err := ctx.Err(); err != nil {
@@ -163,11 +158,11 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 	}
 	m := textsearch.NewMatcher(query)
 	top := newTopK(limit, passage.worse)
-	// seen[t] is the number of the last passage in which term t matched.
-	seen := make([]int, len(query.Terms))
+	push := func(p textsearch.Passage) {
+		top.push(passage{offset: p.Offset, length: p.Runes, distinct: p.Terms.Len(), count: p.Matches})
+	}
 	var (
-		cur     passage
-		number  int // of cur; 0 before the first match
+		g       textsearch.Passages
 		matches []textsearch.Occurrence
 	)
 	for c, chunk := range chunks {
@@ -179,23 +174,13 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 		}
 		matches = m.Locate(matches[:0], chunk.Text, &present[c])
 		for _, o := range matches {
-			at := chunk.Start + int64(o.Offset)
-			if number == 0 || at-cur.offset > passageWindow {
-				if number > 0 {
-					top.push(cur)
-				}
-				number++
-				cur = passage{offset: at, length: o.Runes}
-			}
-			cur.count++
-			if seen[o.Term] != number {
-				seen[o.Term] = number
-				cur.distinct++
+			if p, ok := g.Add(o, chunk.Start+int64(o.Offset)); ok {
+				push(p)
 			}
 		}
 	}
-	if number > 0 {
-		top.push(cur)
+	if p, ok := g.Close(); ok {
+		push(p)
 	}
 
 	best := top.sorted()

@@ -15,7 +15,7 @@ import (
 	"github.com/ctxkit/ctxkit/store"
 )
 
-// Text layout and search parameters.
+// Text layout.
 const (
 	// defaultChunkRunes is the size a text chunk aims for. A chunk is the
 	// unit the text index matches and TextSlice reads: small enough that a
@@ -24,9 +24,6 @@ const (
 	defaultChunkRunes = 16 << 10
 	// chunkBatch is how many chunks one INSERT statement carries.
 	chunkBatch = 16
-	// passageRunes is the span of a passage: matches closer than this to
-	// the passage's first match belong to it.
-	passageRunes = 200
 )
 
 // insertChunks stores a text's chunks and, unless terms is nil, indexes
@@ -260,29 +257,27 @@ func compareTextHits(a, b store.TextHit) int {
 	return cmp.Compare(a.Offset, b.Offset)
 }
 
-// appendPassages groups matches into passages, each starting at a match and
-// holding the matches within passageRunes of it, and appends a hit for each.
+// appendPassages groups matches into passages (textsearch.Passages) and
+// appends a hit for each, scored by its terms' IDF and, a little, by its
+// matches.
 func appendPassages(hits []store.TextHit, matches []textsearch.Occurrence, chunkStart int64, idf []float64) []store.TextHit {
-	for i := 0; i < len(matches); {
-		first := matches[i]
-		var terms textsearch.TermSet
-		j := i
-		for ; j < len(matches) && matches[j].Offset < first.Offset+passageRunes; j++ {
-			terms.Add(matches[j].Term)
-		}
-		score := 0.1 * math.Log(float64(1+j-i))
+	var g textsearch.Passages
+	hit := func(p textsearch.Passage) {
+		score := 0.1 * math.Log(float64(1+p.Matches))
 		for t := range idf {
-			if terms.Has(t) {
+			if p.Terms.Has(t) {
 				score += idf[t]
 			}
 		}
-		hits = append(hits, store.TextHit{
-			Offset: chunkStart + int64(first.Offset),
-			Length: first.Runes,
-			Score:  score,
-			Terms:  terms.Len(),
-		})
-		i = j
+		hits = append(hits, store.TextHit{Offset: p.Offset, Length: p.Runes, Score: score, Terms: p.Terms.Len()})
+	}
+	for _, o := range matches {
+		if p, ok := g.Add(o, chunkStart+int64(o.Offset)); ok {
+			hit(p)
+		}
+	}
+	if p, ok := g.Close(); ok {
+		hit(p)
 	}
 	return hits
 }
