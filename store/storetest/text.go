@@ -307,6 +307,8 @@ func testSearchText(t *testing.T, s store.Store) {
 		parser := tb.add("the Parser works. ")
 		tb.fillTo(1500)
 		naive := tb.add("Naïve approach. ")
+		tb.fillTo(1700)
+		ecole := tb.add("À l'ÉCOLE. ")
 		tb.fillTo(1900)
 		omega := tb.add("omega")
 		ws, c := textWorkspace("text_terms", tb.b.String())
@@ -322,6 +324,9 @@ func testSearchText(t *testing.T, s store.Store) {
 			{"x@example.com", mail},
 			{"parse", parser},
 			{"NAÏVE", naive},
+			{"naive", naive},
+			{"ecole", ecole},
+			{"parsing", parser}, // stem pars
 			{"omega", omega},
 		}
 		for _, tc := range cases {
