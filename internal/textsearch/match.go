@@ -218,8 +218,10 @@ func (d *Docs) Count(ctx context.Context, q *Query, fn func(doc, term, n int)) e
 	for i, t := range q.Terms {
 		all, at, pattern := d.folded, d.foldAt, t.Text
 		if t.Plain {
-			// A token matches when its stem starts with the term's.
-			all, at, pattern = d.stems, d.stemAt, " "+t.Stem
+			// A token matches when its stem starts with the term's: where
+			// the stem follows a space. (Looking for the space too would
+			// stop at every token.)
+			all, at, pattern = d.stems, d.stemAt, t.Stem
 		}
 		doc, n := 0, 0
 		for from := 0; ; {
@@ -228,6 +230,10 @@ func (d *Docs) Count(ctx context.Context, q *Query, fn func(doc, term, n int)) e
 				break
 			}
 			p := from + k
+			if t.Plain && all[p-1] != ' ' {
+				from = p + 1
+				continue
+			}
 			// Matches come in order, so the text holding p only moves on.
 			for at[doc+1] <= p {
 				if n > 0 {

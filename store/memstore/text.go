@@ -119,9 +119,10 @@ func (a passage) worse(b passage) bool {
 }
 
 // searchChunkRunes is the size of the pieces SearchText matches a text in:
-// it finds the pieces holding a term at once, then locates the matches in
-// those pieces only.
-const searchChunkRunes = 16 << 10
+// it finds the pieces holding a term at once, then tokenizes those pieces
+// only, to locate the matches. Small pieces mean little to tokenize for a
+// rare term.
+const searchChunkRunes = 1 << 9
 
 // SearchText implements [store.Store.SearchText], matching as every
 // backend does (internal/textsearch): a plain word matches the tokens whose
