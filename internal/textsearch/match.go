@@ -13,7 +13,6 @@ import (
 // text to the next. It is not safe for concurrent use.
 type Matcher struct {
 	q      *Query
-	anySub bool // some term is not plain
 	tz     Tokenizer
 	stem   []byte
 	folded []byte
@@ -21,11 +20,7 @@ type Matcher struct {
 
 // NewMatcher returns a Matcher of q's terms.
 func NewMatcher(q *Query) *Matcher {
-	m := &Matcher{q: q}
-	for _, t := range q.Terms {
-		m.anySub = m.anySub || !t.Plain
-	}
-	return m
+	return &Matcher{q: q}
 }
 
 // stemMatches reports whether the token with the folded form w matches a
@@ -48,45 +43,39 @@ func (m *Matcher) stemMatches(w []byte, s string, stem *[]byte) bool {
 // matches, and the places a substring term matches, not overlapping.
 func (m *Matcher) Count(text string, want *TermSet, freq []int) {
 	clear(freq)
-	terms := m.q.Terms
-	if m.anyPlain(want) {
-		m.tz.Each(text, func(t *Token) bool {
-			var stem []byte
-			for i, term := range terms {
-				if term.Plain && want.Has(i) && m.stemMatches(t.Folded, term.Stem, &stem) {
-					freq[i]++
-				}
-			}
-			return true
-		})
-	}
-	if !m.anyWanted(want) {
+	m.plainMatches(text, want, func(_ *Token, i int) { freq[i]++ })
+	if !m.wants(want, false) {
 		return
 	}
 	m.folded = AppendFold(m.folded[:0], text)
-	for i, term := range terms {
+	for i, term := range m.q.Terms {
 		if !term.Plain && want.Has(i) {
 			freq[i] = bytes.Count(m.folded, []byte(term.Text))
 		}
 	}
 }
 
-func (m *Matcher) anyPlain(want *TermSet) bool {
-	for i, t := range m.q.Terms {
-		if t.Plain && want.Has(i) {
-			return true
-		}
+// plainMatches calls fn with each token of text and each plain word in
+// want that matches it: whose stem starts with the word's stem.
+func (m *Matcher) plainMatches(text string, want *TermSet, fn func(t *Token, term int)) {
+	if !m.wants(want, true) {
+		return
 	}
-	return false
+	m.tz.Each(text, func(t *Token) bool {
+		var stem []byte
+		for i, term := range m.q.Terms {
+			if term.Plain && want.Has(i) && m.stemMatches(t.Folded, term.Stem, &stem) {
+				fn(t, i)
+			}
+		}
+		return true
+	})
 }
 
-// anyWanted reports whether want holds a term that is not plain.
-func (m *Matcher) anyWanted(want *TermSet) bool {
-	if !m.anySub {
-		return false
-	}
+// wants reports whether want holds a plain word (plain) or another term.
+func (m *Matcher) wants(want *TermSet, plain bool) bool {
 	for i, t := range m.q.Terms {
-		if !t.Plain && want.Has(i) {
+		if t.Plain == plain && want.Has(i) {
 			return true
 		}
 	}
@@ -107,25 +96,16 @@ type Occurrence struct {
 // counts.
 func (m *Matcher) Locate(dst []Occurrence, text string, want *TermSet) []Occurrence {
 	from := len(dst)
-	terms := m.q.Terms
-	if m.anyPlain(want) {
-		m.tz.Each(text, func(t *Token) bool {
-			var stem []byte
-			for i, term := range terms {
-				if term.Plain && want.Has(i) && m.stemMatches(t.Folded, term.Stem, &stem) {
-					dst = append(dst, Occurrence{Term: i, Offset: t.RuneStart, Runes: t.Runes})
-				}
-			}
-			return true
-		})
-	}
-	if !m.anyWanted(want) {
+	m.plainMatches(text, want, func(t *Token, i int) {
+		dst = append(dst, Occurrence{Term: i, Offset: t.RuneStart, Runes: t.Runes})
+	})
+	if !m.wants(want, false) {
 		return dst
 	}
 	// Folding keeps every character where it was, so character offsets
 	// in the folded text are offsets in text.
 	folded := string(AppendFold(m.folded[:0], text))
-	for i, term := range terms {
+	for i, term := range m.q.Terms {
 		if term.Plain || !want.Has(i) {
 			continue
 		}
