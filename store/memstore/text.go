@@ -2,9 +2,11 @@ package memstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -152,11 +154,14 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 		limit = 10
 	}
 
+	// The pieces that hold each term, in order of pieces.
+	type found struct{ chunk, term int }
+	var where []found
 	chunks, docs := e.searchChunks()
-	present := make([]textsearch.TermSet, len(chunks))
-	if err := docs.Count(ctx, query, func(c, t, _ int) { present[c].Add(t) }); err != nil {
+	if err := docs.Count(ctx, query, func(c, t, _ int) { where = append(where, found{c, t}) }); err != nil {
 		return nil, err
 	}
+	slices.SortStableFunc(where, func(a, b found) int { return cmp.Compare(a.chunk, b.chunk) })
 	m := textsearch.NewMatcher(query)
 	top := newTopK(limit, passage.worse)
 	push := func(p textsearch.Passage) {
@@ -166,14 +171,17 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 		g       textsearch.Passages
 		matches []textsearch.Occurrence
 	)
-	for c, chunk := range chunks {
-		if present[c].Len() == 0 {
-			continue
+	for i := 0; i < len(where); {
+		c := where[i].chunk
+		var present textsearch.TermSet
+		for ; i < len(where) && where[i].chunk == c; i++ {
+			present.Add(where[i].term)
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		matches = m.Locate(matches[:0], chunk.Text, &present[c])
+		chunk := chunks[c]
+		matches = m.Locate(matches[:0], chunk.Text, &present)
 		for _, o := range matches {
 			if p, ok := g.Add(o, chunk.Start+int64(o.Offset)); ok {
 				push(p)
