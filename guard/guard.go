@@ -20,6 +20,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/guard/compact"
 	"github.com/ctxkit/ctxkit/offload"
+	"github.com/ctxkit/ctxkit/store"
 )
 
 // Policy is what the guard does with a prompt that does not fit.
@@ -91,6 +92,9 @@ type Options struct {
 	// Engine stores evicted spans; nil: they are not kept and the notice
 	// says so.
 	Engine *offload.Engine
+	// KV caches the summarizer's digests (--summarize); nil: none is
+	// cached.
+	KV store.KV
 	// Logger logs compactions, recoveries and truncations (nil: discard).
 	Logger *slog.Logger
 	// DefaultWindow is the window when the backend does not say (Ollama
@@ -503,7 +507,7 @@ func (g *Guard) serveEvicted(w http.ResponseWriter, r *http.Request, id string) 
 		writeError(w, http.StatusNotFound, "not_found", "evicted content is not kept (no store)", nil)
 		return
 	}
-	data, err := g.opts.Engine.Store().Raw(r.Context(), id)
+	_, data, err := g.opts.Engine.Raw(r.Context(), id)
 	if err != nil {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("evicted span %q: %v", id, err), nil)
 		return

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +35,7 @@ func serve(t *testing.T, h http.Handler) string {
 func newGuard(t *testing.T, opts guard.Options) string {
 	t.Helper()
 	opts.Engine = offload.New(memstore.New(memstore.Options{}))
+	opts.KV = memstore.NewKV()
 	g, err := guard.New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -467,5 +469,44 @@ func TestCtxkitPaths(t *testing.T) {
 	}
 	if n := len(emu.Requests()); n != 0 {
 		t.Errorf("%d requests reached the backend", n)
+	}
+}
+
+// TestEvictedSpanExpires: an evicted span is read back through the
+// engine, which drops it once it has expired (it was read straight from
+// the store, expired or not).
+func TestEvictedSpanExpires(t *testing.T) {
+	emu := llmemu.NewOllama(llmemu.OllamaOptions{NumCtx: 4096})
+	now := time.Now()
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	engine := offload.New(memstore.New(memstore.Options{}), offload.WithClock(clock))
+	g, err := guard.New(guard.Options{Ollama: serve(t, emu), Engine: engine, KV: memstore.NewKV()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := serve(t, g)
+	resp, body := postJSON(t, gw+"/api/chat", msg{"model": "llama3.2", "stream": false, "messages": agentHistory(20, 120, false)})
+	var got ollamaChatResp
+	if err := json.Unmarshal(body, &got); err != nil || resp.StatusCode != http.StatusOK || got.Ctxkit == nil || len(got.Ctxkit.Evicted) == 0 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	get := func(id string) int {
+		r, err := http.Get(gw + "/ctxkit/evicted/" + id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		return r.StatusCode
+	}
+	id := got.Ctxkit.Evicted[0].StoreID
+	if code := get(id); code != http.StatusOK {
+		t.Fatalf("a fresh span: %d", code)
+	}
+	mu.Lock()
+	now = now.Add(guard.EvictedTTL + time.Minute)
+	mu.Unlock()
+	if code := get(id); code != http.StatusNotFound {
+		t.Fatalf("an expired span: %d, want 404", code)
 	}
 }

@@ -422,7 +422,7 @@ func (g *Guard) recallResult(ctx context.Context, f *fit, c *call) (string, stri
 	if !strings.HasPrefix(args.ID, "evicted_") {
 		return fmt.Sprintf("context_recall error: %q is not a removal id; use the id a removal notice names (it starts with \"evicted_\").", args.ID), args.ID
 	}
-	data, err := g.opts.Engine.Store().Raw(ctx, args.ID)
+	_, data, err := g.opts.Engine.Raw(ctx, args.ID)
 	if err != nil {
 		return fmt.Sprintf("context_recall error: nothing is stored under %q (it may have expired, or the id is mistyped); use an id a removal notice names, or answer from what you have.", args.ID), args.ID
 	}

@@ -21,7 +21,6 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/ctxkit/ctxkit/guard/compact"
-	"github.com/ctxkit/ctxkit/offload"
 )
 
 // Defaults of the summarizer (Options.Summarize).
@@ -171,21 +170,31 @@ func (s *summarizer) digest(ctx context.Context, f *fit, span []compact.Message)
 	}
 }
 
-// keep caches a digest or a chunk's summary in the store.
+// digestKey is the key-value store's key of a digest or a chunk's summary.
+func digestKey(id string) string { return "guard/" + id }
+
+// keep caches a digest or a chunk's summary in the key-value store, for as
+// long as the evicted spans are kept.
 func (s *summarizer) keep(ctx context.Context, id, model, d string) {
-	if e := s.g.opts.Engine; e != nil {
-		if _, err := e.PutValue(ctx, digestRecord{Digest: d, Model: model}, offload.PutOptions{Type: "digest", Producer: "ctxkit-guard", ID: id, TTL: EvictedTTL}); err != nil {
-			s.g.log.Warn("digest not cached", "id", id, "err", err)
-		}
+	kv := s.g.opts.KV
+	if kv == nil {
+		return
+	}
+	b, err := json.Marshal(digestRecord{Digest: d, Model: model})
+	if err == nil {
+		err = kv.Put(ctx, digestKey(id), b, time.Now(), EvictedTTL)
+	}
+	if err != nil {
+		s.g.log.Warn("digest not cached", "id", id, "err", err)
 	}
 }
 
 func (s *summarizer) cached(ctx context.Context, id string) (string, bool) {
-	e := s.g.opts.Engine
-	if e == nil {
+	kv := s.g.opts.KV
+	if kv == nil {
 		return "", false
 	}
-	raw, err := e.Store().Raw(ctx, id)
+	raw, err := kv.Get(ctx, digestKey(id), time.Now())
 	if err != nil {
 		return "", false
 	}

@@ -70,9 +70,9 @@ func TestSummarizeMiddleNeedle(t *testing.T) {
 		t.Fatalf("without --summarize: %q, want the secret lost", got)
 	}
 
-	engine := offload.New(memstore.New(memstore.Options{}))
+	engine, kv := offload.New(memstore.New(memstore.Options{})), memstore.NewKV()
 	start := func() string {
-		g, err := guard.New(guard.Options{Ollama: up, Engine: engine, Summarize: true})
+		g, err := guard.New(guard.Options{Ollama: up, Engine: engine, KV: kv, Summarize: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +245,7 @@ func BenchmarkDigest(b *testing.B) {
 	upSrv := httptest.NewServer(emu)
 	defer upSrv.Close()
 	start := func(summarize bool) string {
-		g, err := guard.New(guard.Options{Ollama: upSrv.URL, Engine: offload.New(memstore.New(memstore.Options{})), Summarize: summarize})
+		g, err := guard.New(guard.Options{Ollama: upSrv.URL, Engine: offload.New(memstore.New(memstore.Options{})), KV: memstore.NewKV(), Summarize: summarize})
 		if err != nil {
 			b.Fatal(err)
 		}

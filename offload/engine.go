@@ -287,6 +287,21 @@ func (e *Engine) Workspace(ctx context.Context, id string) (*store.Workspace, er
 	return ws, nil
 }
 
+// Raw returns a workspace visible in ctx's session and its original bytes,
+// with the checks of Workspace (missing, foreign-session and expired
+// workspaces are *ToolErrors).
+func (e *Engine) Raw(ctx context.Context, id string) (*store.Workspace, []byte, error) {
+	ws, err := e.Workspace(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := e.store.Raw(ctx, ws.ID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read stored result %s: %w", ws.ID, err)
+	}
+	return ws, raw, nil
+}
+
 func (e *Engine) notFound(ctx context.Context, id string) *ToolError {
 	te := &ToolError{
 		Code:            CodeNotFound,

@@ -34,8 +34,10 @@ const (
 
 // Sentinel errors every backend returns (wrapped) so callers can use errors.Is.
 var (
-	// ErrNotFound means no workspace has the id.
-	ErrNotFound = errors.New("workspace not found")
+	// ErrNotFound means nothing has the id or key: no workspace, vault,
+	// agent or key-value entry. Every backend wraps it with what was
+	// looked for.
+	ErrNotFound = errors.New("not found")
 	// ErrConflict means Put would replace a workspace that belongs to another
 	// producer, type or session.
 	ErrConflict = errors.New("workspace id conflict")

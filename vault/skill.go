@@ -5,12 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -37,8 +37,11 @@ type SkillDoc struct {
 	License      string            `json:"license,omitempty"`
 	AllowedTools []string          `json:"allowed_tools,omitempty"`
 	Metadata     map[string]string `json:"metadata,omitempty"`
-	// Path is the skill's file inside the vault.
-	Path string `json:"path"`
+	// Path is the skill's file inside the vault; Size and Modified are the
+	// file's.
+	Path     string    `json:"path"`
+	Size     int64     `json:"size"`
+	Modified time.Time `json:"modified"`
 	// Instructions is the body, after the frontmatter (only from Skill).
 	Instructions string `json:"instructions,omitempty"`
 }
@@ -141,9 +144,9 @@ func checkSkill(name, description string) error {
 	return nil
 }
 
-// skillFiles lists the vault's skill files: *.md at the top level, and
-// SKILL.md in each top-level folder.
-func (v *Vault) skillFiles() ([]string, error) {
+// skillFiles lists v's skill files: *.md at the top level, and SKILL.md
+// in each top-level folder, hidden ones left out.
+func skillFiles(v *Vault) ([]string, error) {
 	entries, err := os.ReadDir(v.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("read vault %q: %w", v.Name, err)
@@ -165,14 +168,19 @@ func (v *Vault) skillFiles() ([]string, error) {
 	return out, nil
 }
 
-// Skills reads and validates every skill of the vault. A file that is not
-// a valid skill, or a second skill of a name already taken, is reported
-// in Problems rather than dropped.
-func (v *Vault) Skills(ctx context.Context) (*SkillReport, error) {
-	if err := v.Require(Skill); err != nil {
+// Skills reads and validates every skill of a skill vault. A file that is
+// not a valid skill, or a second skill of a name already taken, is
+// reported in Problems rather than dropped.
+func (s *Service) Skills(ctx context.Context, c Caller, name string) (*SkillReport, error) {
+	v, err := s.open(ctx, c, name, Read, "list-skills", "", Skill)
+	if err != nil {
 		return nil, err
 	}
-	files, err := v.skillFiles()
+	return s.skills(ctx, v)
+}
+
+func (s *Service) skills(ctx context.Context, v *Vault) (*SkillReport, error) {
+	files, err := skillFiles(v)
 	if err != nil {
 		return nil, err
 	}
@@ -182,29 +190,33 @@ func (v *Vault) Skills(ctx context.Context) (*SkillReport, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		s, err := v.readSkill(rel)
+		sk, err := s.readSkill(v, rel)
 		if err != nil {
 			rep.Problems = append(rep.Problems, FileError{Path: rel, Error: err.Error()})
 			continue
 		}
-		if first, dup := byName[s.Name]; dup {
-			rep.Problems = append(rep.Problems, FileError{Path: rel, Error: fmt.Sprintf("skill %q is already defined in %s", s.Name, first)})
+		if first, dup := byName[sk.Name]; dup {
+			rep.Problems = append(rep.Problems, FileError{Path: rel, Error: fmt.Sprintf("skill %q is already defined in %s", sk.Name, first)})
 			continue
 		}
-		byName[s.Name] = rel
-		s.Instructions = ""
-		rep.Skills = append(rep.Skills, *s)
+		byName[sk.Name] = rel
+		sk.Instructions = ""
+		rep.Skills = append(rep.Skills, *sk)
 	}
 	sort.Slice(rep.Skills, func(i, j int) bool { return rep.Skills[i].Name < rep.Skills[j].Name })
 	return rep, nil
 }
 
-func (v *Vault) readSkill(rel string) (*SkillDoc, error) {
-	abs, err := v.Resolve(rel)
+func (s *Service) readSkill(v *Vault, rel string) (*SkillDoc, error) {
+	abs, rel, err := s.resolve(v, rel)
 	if err != nil {
 		return nil, err
 	}
 	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(abs)
 	if err != nil {
 		return nil, err
 	}
@@ -213,76 +225,76 @@ func (v *Vault) readSkill(rel string) (*SkillDoc, error) {
 	if isFolder {
 		def = folder
 	}
-	s, err := ParseSkill(data, def)
+	sk, err := ParseSkill(data, def)
 	if err != nil {
 		return nil, err
 	}
-	if isFolder && s.Name != folder {
-		return nil, fmt.Errorf("skill %q is in folder %q: the folder must be named after the skill", s.Name, folder)
+	if isFolder && sk.Name != folder {
+		return nil, fmt.Errorf("skill %q is in folder %q: the folder must be named after the skill", sk.Name, folder)
 	}
-	s.Path = rel
-	return s, nil
+	sk.Path, sk.Size, sk.Modified = rel, fi.Size(), fi.ModTime().UTC()
+	return sk, nil
 }
 
-// Skill returns one skill with its instructions, for agent (whose access is
-// checked).
-func (v *Vault) Skill(ctx context.Context, agent, name string) (*SkillDoc, error) {
-	if err := v.Authorize(ctx, agent, Read, "skill", name); err != nil {
-		return nil, err
-	}
-	rep, err := v.Skills(ctx)
+// Skill returns one skill of a skill vault with its instructions.
+func (s *Service) Skill(ctx context.Context, c Caller, name, skill string) (*SkillDoc, error) {
+	v, err := s.open(ctx, c, name, Read, "read-skill", skill, Skill)
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range rep.Skills {
-		if s.Name == strings.ToLower(strings.TrimSpace(name)) {
-			return v.readSkill(s.Path)
+	rep, err := s.skills(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	want := strings.ToLower(strings.TrimSpace(skill))
+	for _, sk := range rep.Skills {
+		if sk.Name == want {
+			return s.readSkill(v, sk.Path)
 		}
 	}
-	return nil, fmt.Errorf("skill %q in vault %q: %w", name, v.Name, fs.ErrNotExist)
+	return nil, &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("no skill %q in vault %q", skill, v.Name), Field: "name",
+		Fix: "list the vault's skills to see their names"}
 }
 
-// WriteSkillOptions describe a skill written into a skill vault.
-type WriteSkillOptions struct {
-	Agent        string
-	Name         string
-	Description  string
-	Instructions string
-	Overwrite    bool
+// WriteSkillRequest is a skill written into a skill vault, under a name
+// the operation gives: lowercase letters, digits and single hyphens, at
+// most 64 characters, like review-pull-request.
+type WriteSkillRequest struct {
+	Description  string `json:"description" jsonschema:"what the skill does and when to use it, at most 1024 characters"`
+	Instructions string `json:"instructions" jsonschema:"the procedure, in Markdown"`
+	Overwrite    bool   `json:"overwrite,omitempty" jsonschema:"replace an existing skill of that name; without it an existing one is refused"`
 }
 
 // WriteSkill writes a skill in the Agent Skills layout (NAME/SKILL.md),
 // atomically; an existing skill of that name is refused (ErrExists) unless
 // Overwrite is set.
-func (v *Vault) WriteSkill(ctx context.Context, o WriteSkillOptions) (*SkillDoc, error) {
-	if err := v.Authorize(ctx, o.Agent, Write, "write-skill", o.Name); err != nil {
+func (s *Service) WriteSkill(ctx context.Context, c Caller, name, skillName string, req WriteSkillRequest) (*SkillDoc, error) {
+	v, err := s.open(ctx, c, name, Write, "write-skill", skillName, Skill)
+	if err != nil {
 		return nil, err
 	}
-	if err := v.Require(Skill); err != nil {
-		return nil, err
+	skill, desc := strings.TrimSpace(skillName), strings.TrimSpace(req.Description)
+	if err := checkSkill(skill, desc); err != nil {
+		return nil, invalid("name", "%v", err)
 	}
-	name, desc := strings.TrimSpace(o.Name), strings.TrimSpace(o.Description)
-	if err := checkSkill(name, desc); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	if strings.TrimSpace(req.Instructions) == "" {
+		return nil, invalid("instructions", "skill %q has no instructions", skill)
 	}
-	if strings.TrimSpace(o.Instructions) == "" {
-		return nil, fmt.Errorf("%w: skill %q has no instructions", ErrInvalid, name)
-	}
-	if !o.Overwrite {
-		if rep, err := v.Skills(ctx); err == nil {
-			for _, s := range rep.Skills {
-				if s.Name == name {
-					return nil, fmt.Errorf("%w: skill %q in %s (overwrite to replace it)", ErrExists, name, s.Path)
+	if !req.Overwrite {
+		if rep, err := s.skills(ctx, v); err == nil {
+			for _, sk := range rep.Skills {
+				if sk.Name == skill {
+					return nil, &Error{Kind: ErrExists, Msg: fmt.Sprintf("skill %q exists in %s", skill, sk.Path), Field: "name",
+						Fix: "set overwrite to replace it (read it first), or choose another name"}
 				}
 			}
 		}
 	}
-	rel := name + "/" + SkillFile
-	abs, err := v.Resolve(rel)
+	abs, rel, err := s.resolve(v, skill+"/"+SkillFile)
 	if err != nil {
 		return nil, err
 	}
-	header, err := yaml.Marshal(frontmatter{Name: name, Description: desc})
+	header, err := yaml.Marshal(frontmatter{Name: skill, Description: desc})
 	if err != nil {
 		return nil, err
 	}
@@ -290,13 +302,11 @@ func (v *Vault) WriteSkill(ctx context.Context, o WriteSkillOptions) (*SkillDoc,
 	b.WriteString("---\n")
 	b.Write(header)
 	b.WriteString("---\n\n")
-	b.WriteString(strings.TrimSpace(o.Instructions))
+	b.WriteString(strings.TrimSpace(req.Instructions))
 	b.WriteString("\n")
 	if err := atomicfile.WriteFile(abs, b.Bytes(), 0o644, 0o755, nil); err != nil {
-		return nil, fmt.Errorf("write skill %q: %w", name, err)
+		return nil, fmt.Errorf("write skill %q: %w", skill, err)
 	}
-	if err := v.Log(ctx, Event{Agent: o.Agent, Action: "write-skill", Path: rel, Outcome: OK}); err != nil {
-		return nil, err
-	}
-	return v.readSkill(rel)
+	s.audit(ctx, v, c, "write-skill", rel, "")
+	return s.readSkill(v, rel)
 }

@@ -1,8 +1,6 @@
 package vault
 
 import (
-	"errors"
-	"os"
 	"strings"
 	"testing"
 )
@@ -59,12 +57,9 @@ func FuzzParseSkill(f *testing.F) {
 }
 
 func TestSkillVault(t *testing.T) {
-	r, _, _ := newRegistry(t)
+	e := newEnv(t)
 	ctx := t.Context()
-	v, err := r.Init(ctx, InitOptions{Name: "howto", Type: Skill})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := e.vault(t, CreateVaultRequest{Name: "howto", Type: Skill}).Path
 	for name, text := range map[string]string{
 		"deploy.md":         "---\ndescription: Deploy the site.\n---\nRun make deploy.\n",
 		"release/SKILL.md":  "---\nname: release\ndescription: Cut a release.\n---\nTag, build, publish.\n",
@@ -74,15 +69,18 @@ func TestSkillVault(t *testing.T) {
 		"notes/readme.txt":  "not a skill",
 		".hidden/SKILL.md":  "---\nname: hidden\ndescription: d\n---\nx\n",
 	} {
-		writeFile(t, v, name, text)
+		writeFile(t, dir, name, text)
 	}
-	rep, err := v.Skills(ctx)
+	rep, err := e.svc.Skills(ctx, Owner(), "howto")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	for _, s := range rep.Skills {
 		names = append(names, s.Name+"@"+s.Path)
+		if s.Size == 0 || s.Modified.IsZero() {
+			t.Errorf("skill %s without its file's size and time: %+v", s.Name, s)
+		}
 	}
 	if strings.Join(names, " ") != "deploy@deploy.md release@release/SKILL.md" {
 		t.Errorf("skills: %v", names)
@@ -95,31 +93,32 @@ func TestSkillVault(t *testing.T) {
 		!strings.Contains(problems["broken.md"], "no frontmatter") || !strings.Contains(problems["wrongdir/SKILL.md"], "folder must be named after the skill") {
 		t.Errorf("problems: %v", rep.Problems)
 	}
-
-	s, err := v.Skill(ctx, Owner, "Release")
+	s, err := e.svc.Skill(ctx, Owner(), "howto", "Release")
 	if err != nil || s.Instructions != "Tag, build, publish." {
 		t.Errorf("skill: %+v %v", s, err)
 	}
-	if _, err := v.Skill(ctx, Owner, "nope"); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("missing skill: %v", err)
-	}
-
-	w, err := v.WriteSkill(ctx, WriteSkillOptions{Agent: Owner, Name: "triage", Description: "Sort new issues.", Instructions: "Label, then assign."})
+	_, err = e.svc.Skill(ctx, Owner(), "howto", "nope")
+	wantErr(t, "missing skill", err, ErrNotFound)
+	w, err := e.svc.WriteSkill(ctx, Owner(), "howto", "triage", WriteSkillRequest{Description: "Sort new issues.", Instructions: "Label, then assign."})
 	if err != nil || w.Path != "triage/SKILL.md" || w.Instructions != "Label, then assign." {
 		t.Fatalf("write-skill: %+v %v", w, err)
 	}
-	if _, err := v.WriteSkill(ctx, WriteSkillOptions{Agent: Owner, Name: "deploy", Description: "d", Instructions: "x"}); !errors.Is(err, ErrExists) {
-		t.Errorf("write over an existing skill: %v", err)
+	_, err = e.svc.WriteSkill(ctx, Owner(), "howto", "deploy", WriteSkillRequest{Description: "d", Instructions: "x"})
+	wantErr(t, "write over an existing skill", err, ErrExists)
+	for _, bad := range []string{"Bad Name", ".hidden", "../x", strings.Repeat("a", 65)} {
+		_, err := e.svc.WriteSkill(ctx, Owner(), "howto", bad, WriteSkillRequest{Description: "d", Instructions: "x"})
+		wantErr(t, "skill name "+bad, err, ErrInvalid)
 	}
-	if _, err := v.WriteSkill(ctx, WriteSkillOptions{Agent: Owner, Name: "Bad Name", Description: "d", Instructions: "x"}); !errors.Is(err, ErrInvalid) {
-		t.Errorf("bad name: %v", err)
-	}
-	if _, err := v.WriteSkill(ctx, WriteSkillOptions{Agent: Owner, Name: "triage", Description: "Sort issues faster.", Instructions: "Label.", Overwrite: true}); err != nil {
+	if _, err := e.svc.WriteSkill(ctx, Owner(), "howto", "triage", WriteSkillRequest{Description: "Sort issues faster.", Instructions: "Label.", Overwrite: true}); err != nil {
 		t.Errorf("overwrite: %v", err)
 	}
-	// Skill operations need a skill vault; the message names what fits.
-	sem, _ := r.Init(ctx, InitOptions{Name: "docs"})
-	if _, err := sem.Skills(ctx); !errors.Is(err, ErrWrongType) {
-		t.Errorf("skills of a semantic vault: %v", err)
+	// A read-only agent reads skills and writes none.
+	e.agent(t, "reader")
+	e.attach(t, "howto", "reader", true)
+	reader, _ := e.svc.ActAs(ctx, Owner(), "reader")
+	if _, err := e.svc.Skill(ctx, reader, "howto", "triage"); err != nil {
+		t.Errorf("a reader reads a skill: %v", err)
 	}
+	_, err = e.svc.WriteSkill(ctx, reader, "howto", "other", WriteSkillRequest{Description: "d", Instructions: "x"})
+	wantErr(t, "a reader writes a skill", err, ErrForbidden)
 }

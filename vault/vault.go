@@ -1,61 +1,66 @@
-// Package vault is memory for agents organised as vaults: self-contained,
-// directory-backed units with an explicit type (semantic, skill, episodic)
-// that a person can open, read and edit at any time. This package is the one
-// Go API behind every interface — the CLI now, the HTTP API and the MCP
-// server later — so they cannot drift apart.
+// Package vault is memory for agents organised as vaults: units with an
+// explicit type (semantic, skill, episodic) whose documents a person can
+// open, read and edit at any time. The [Service] is the one Go API behind
+// every front end (the CLI, the REST API under /v1, the CtxVault-compatible
+// API under /ctxvault and the MCP server): each operation takes the
+// [Caller] and enforces, itself and once, authorization, validation
+// (names, paths, limits, times) and the audit log, so that the front ends
+// only translate wire shapes and cannot disagree.
 //
-// A Registry finds vaults in two scopes: local vaults recorded in
-// .ctxkit/config.json of the project root (found by walking up from the
-// working directory, as git does; paths relative to that root so the file
-// can be committed), and global vaults under $CTXKIT_HOME/vaults, recorded
-// in $CTXKIT_HOME/config.json. A local vault shadows a global one of the
-// same name. Config writes hold an OS file lock and replace the file
-// atomically; fields this package does not know are kept.
+// Storage is a [store.Backend]'s: the vault registry (vaults, agents,
+// grants, embedder pins, document metadata, audit), and per vault its
+// document index and its episodes, keyed by the vault's id. This package
+// imports interfaces only; the backend is chosen by URL by the program.
 //
 // Access: vaults are public until an agent is attached; then only attached
 // agents see them (others get ErrNotFound, as if the vault did not exist),
 // and read-only grants cannot write (ErrForbidden). Agents authenticate with
-// tokens of which only a SHA-256 hash is stored. The owner (the CLI user) is
-// not subject to the ACL. Each vault keeps an append-only audit log of every
-// write and every refused access.
+// tokens of which only a SHA-256 hash is stored. The owner (the local user)
+// is not subject to the ACL. Every write and every refused access is logged
+// in the vault's audit log; refusals are coalesced so that a caller cannot
+// grow the log without bound.
 package vault
 
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/ctxkit/ctxkit/store"
 )
 
-// Sentinel errors, checked with errors.Is.
+// Sentinel errors, checked with errors.Is. Every error the service returns
+// for something the caller did wraps one of them (or one of package
+// episodic's); [Describe] gives its class for a front end.
 var (
-	// ErrNotFound: no such vault, or a restricted vault the agent is not
-	// attached to (the two are not told apart to the agent).
-	ErrNotFound = errors.New("vault not found")
-	// ErrForbidden: the agent sees the vault but may not do this (a write
-	// through a read-only grant).
+	// ErrNotFound: no such vault, or a restricted vault the caller is not
+	// attached to (the two are not told apart to an agent); also no such
+	// document or skill.
+	ErrNotFound = errors.New("not found")
+	// ErrForbidden: the caller sees the vault but may not do this (a write
+	// through a read-only grant, an administrative operation by an agent).
 	ErrForbidden = errors.New("access forbidden")
-	// ErrExists: a vault or agent of that name already exists in the scope.
+	// ErrExists: a vault, agent, document or skill of that name already
+	// exists.
 	ErrExists = errors.New("already exists")
-	// ErrInvalid: a name, type, path or embedding model spec is malformed.
+	// ErrInvalid: a name, type, path, limit, time or embedding model spec is
+	// malformed or out of range.
 	ErrInvalid = errors.New("invalid argument")
-	// ErrOutside: a path leaves its vault (absolute, "..", or a symlink).
+	// ErrOutside: a path leaves its vault (absolute, "..", a symlink, or
+	// into ctxkit's own or hidden files).
 	ErrOutside = errors.New("path leaves the vault")
 	// ErrWrongType: the operation does not fit the vault's type.
 	ErrWrongType = errors.New("operation does not fit the vault type")
-	// ErrParse: a configuration file is not valid JSON of the expected
-	// shape; nothing was changed.
-	ErrParse = errors.New("configuration file does not parse")
-	// ErrNoAgent: no agent of that name.
-	ErrNoAgent = errors.New("no such agent")
-	// ErrUnauthenticated: the token matches no agent.
-	ErrUnauthenticated = errors.New("invalid agent token")
+	// ErrUnauthenticated: the token matches no agent and is not the
+	// owner's, or names no agent.
+	ErrUnauthenticated = errors.New("not authenticated")
+	// ErrConflict: another operation got there first (a rebuild of the
+	// same index superseded this one).
+	ErrConflict = errors.New("conflict")
 )
 
-// Type is a vault's kind, fixed at init.
+// Type is a vault's kind, fixed at creation.
 type Type string
 
 // The vault types.
@@ -76,14 +81,7 @@ func ParseType(s string) (Type, error) {
 	if t := Type(strings.ToLower(s)); slices.Contains(types, t) {
 		return t, nil
 	}
-	return "", fmt.Errorf("%w: vault type %q (want semantic, skill or episodic)", ErrInvalid, s)
-}
-
-// commands names the CLI commands that fit each type, for Require's message.
-var commands = map[Type]string{
-	Semantic: "index, reindex, watch, query, docs, write, delete",
-	Skill:    "index, skills, skill, write-skill",
-	Episodic: "write-episode, episodes, episode, invalidate, supersede, revise, confirm, dispute, export, import",
+	return "", invalid("type", "vault type %q: want semantic, skill or episodic", s)
 }
 
 // Scope says where a vault is recorded.
@@ -91,11 +89,11 @@ type Scope string
 
 // The scopes.
 const (
-	Local  Scope = "local"  // .ctxkit/config.json of the project
-	Global Scope = "global" // $CTXKIT_HOME/config.json
+	Local  Scope = store.ScopeLocal  // the project's
+	Global Scope = store.ScopeGlobal // the user's, visible from every project
 )
 
-// Op is what an agent asks to do, for the ACL.
+// Op is what the ACL tells apart.
 type Op string
 
 // The operations the ACL tells apart.
@@ -104,19 +102,39 @@ const (
 	Write Op = "write"
 )
 
-// Owner is the identity of the vaults' owner (the CLI user) in audit logs
-// and access checks; it is never subject to the ACL and no agent may take
-// the name.
-const Owner = "owner"
+// OwnerName is the owner's name in audit logs; no agent may take it.
+const OwnerName = "owner"
 
-// Grant is an agent's access to a restricted vault.
-type Grant struct {
-	ReadOnly bool `json:"read_only,omitempty"`
+// Caller is who asks: the owner, or an authenticated agent. Front ends get
+// one from the service ([Service.Authenticate], [Service.ActAs]) or use
+// [Owner]; the zero Caller is anonymous and refused everywhere.
+type Caller struct{ name string }
+
+// Owner is the vaults' owner, not subject to the ACL.
+func Owner() Caller { return Caller{OwnerName} }
+
+// Name is the caller's name: an agent's, or OwnerName.
+func (c Caller) Name() string { return c.name }
+
+// IsOwner reports whether the caller is the owner.
+func (c Caller) IsOwner() bool { return c.name == OwnerName }
+
+// String is the caller's name, or "anonymous".
+func (c Caller) String() string {
+	if c.name == "" {
+		return "anonymous"
+	}
+	return c.name
 }
 
-// Vault is one vault as recorded in a registry. Its fields are a snapshot
-// of the configuration when it was loaded.
+// Grant is an agent's access to a restricted vault.
+type Grant = store.Grant
+
+// Vault is a vault as the registry records it, with what the service
+// derives from the record.
 type Vault struct {
+	// ID identifies the vault in its backend for its whole life.
+	ID    string
 	Name  string
 	Type  Type
 	Scope Scope
@@ -125,38 +143,98 @@ type Vault struct {
 	// Restricted: only the agents in Agents (and the owner) may use it.
 	Restricted bool
 	Agents     map[string]Grant
-	// EmbeddingModel is the embedder spec pinned at init ("none",
-	// "builtin", "ollama:MODEL", "openai:MODEL"); empty for skill vaults.
+	// EmbeddingModel is the embedder spec pinned at creation ("none",
+	// "builtin", "builtin:MODEL", "ollama:MODEL", "openai:MODEL"); empty
+	// for skill vaults.
 	EmbeddingModel string
-	// Shadowed marks a global vault hidden by a local one of the same name
-	// (set only in List).
+	// Shadowed marks a global vault hidden by a local one of the same name.
 	Shadowed bool
-
-	pool   *Pool  // the registry's, if any
-	models string // where builtin models are installed
 }
 
-// DataDirName is the folder inside each vault that holds ctxkit's own
-// files (audit log, indexes); it is never a document.
-const DataDirName = ".ctxkit-vault"
+func fromRecord(r store.VaultRecord) *Vault {
+	return &Vault{ID: r.ID, Name: r.Name, Type: Type(r.Type), Scope: Scope(r.Scope), Dir: r.Dir, Restricted: r.Restricted,
+		Agents: r.Grants, EmbeddingModel: r.EmbeddingModel}
+}
 
-// DataDir returns the vault's own data folder.
-func (v *Vault) DataDir() string { return filepath.Join(v.Dir, DataDirName) }
+// allowed says whether c may do op on v: nil, ErrNotFound for a restricted
+// vault c is not attached to (or an anonymous caller), ErrForbidden for a
+// write through a read-only grant. The owner is always allowed.
+func (v *Vault) allowed(c Caller, op Op) error {
+	if c.IsOwner() {
+		return nil
+	}
+	if c.name == "" {
+		return fmt.Errorf("vault %q: %w", v.Name, ErrNotFound)
+	}
+	if !v.Restricted {
+		return nil
+	}
+	g, ok := v.Agents[c.name]
+	if !ok {
+		return fmt.Errorf("vault %q: %w", v.Name, ErrNotFound)
+	}
+	if op != Read && g.ReadOnly {
+		return &Error{Kind: ErrForbidden, Msg: fmt.Sprintf("agent %q has read-only access to vault %q", c.name, v.Name),
+			Fix: "read and query it, but write to a vault where your access is read-write, or ask the owner for write access"}
+	}
+	return nil
+}
+
+// Access is what c may do with v: "read-write" or "read-only".
+func (v *Vault) Access(c Caller) string {
+	if v.allowed(c, Write) != nil {
+		return "read-only"
+	}
+	return "read-write"
+}
+
+// commands names the operations that fit each type, for wrong-type errors.
+var commands = map[Type]string{
+	Semantic: "index, reindex, query, docs, read, write, delete",
+	Skill:    "skills, skill, write-skill",
+	Episodic: "write-episode, episodes, episode, history, invalidate, supersede, revise, confirm, dispute, entities, stats, export, import",
+}
+
+// require checks that v has one of types; otherwise the error names the
+// vault's type and the operations that fit it.
+func (v *Vault) require(types ...Type) error {
+	if slices.Contains(types, v.Type) {
+		return nil
+	}
+	want := make([]string, len(types))
+	for i, t := range types {
+		want[i] = string(t)
+	}
+	return &Error{Kind: ErrWrongType,
+		Msg: fmt.Sprintf("%q is a %s vault, this needs a %s vault", v.Name, v.Type, strings.Join(want, " or ")),
+		Fix: fmt.Sprintf("%s vaults take: %s", v.Type, commands[v.Type])}
+}
 
 // ValidName checks a vault or agent name: 1 to 64 letters, digits, '-',
 // '_' or '.', and not "." or "..".
 func ValidName(name string) error {
 	if name == "" || len(name) > 64 {
-		return fmt.Errorf("%w: name %q must be 1 to 64 characters", ErrInvalid, name)
+		return invalid("name", "name %q must be 1 to 64 characters", name)
 	}
 	if name == "." || name == ".." {
-		return fmt.Errorf("%w: name %q", ErrInvalid, name)
+		return invalid("name", "name %q", name)
 	}
 	for _, r := range name {
 		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.'
 		if !ok {
-			return fmt.Errorf("%w: name %q may hold only letters, digits, '-', '_' and '.'", ErrInvalid, name)
+			return invalid("name", "name %q may hold only letters, digits, '-', '_' and '.'", name)
 		}
+	}
+	return nil
+}
+
+// validAgentName is ValidName, and not the owner's name.
+func validAgentName(name string) error {
+	if err := ValidName(name); err != nil {
+		return err
+	}
+	if name == OwnerName {
+		return invalid("agent", "%q is reserved for the vaults' owner", name)
 	}
 	return nil
 }
@@ -167,7 +245,7 @@ func ValidName(name string) error {
 func ValidEmbeddingModel(spec string) error {
 	provider, model, hasModel := strings.Cut(spec, ":")
 	bad := func(why string) error {
-		return fmt.Errorf("%w: embedding model %q: %s (want none, builtin, ollama:MODEL or openai:MODEL)", ErrInvalid, spec, why)
+		return invalid("embedding_model", "embedding model %q: %s (want none, builtin, ollama:MODEL or openai:MODEL)", spec, why)
 	}
 	if strings.ContainsAny(model, " \t\r\n") {
 		return bad("the model name has spaces")
@@ -189,96 +267,4 @@ func ValidEmbeddingModel(spec string) error {
 		return bad("unknown provider")
 	}
 	return nil
-}
-
-// Require checks that the vault has one of types; otherwise the error
-// (ErrWrongType) names the vault's type and the commands that fit it.
-func (v *Vault) Require(types ...Type) error {
-	if slices.Contains(types, v.Type) {
-		return nil
-	}
-	want := make([]string, len(types))
-	for i, t := range types {
-		want[i] = string(t)
-	}
-	return fmt.Errorf("%w: %q is a %s vault, this needs a %s vault; %s vaults take: %s",
-		ErrWrongType, v.Name, v.Type, strings.Join(want, " or "), v.Type, commands[v.Type])
-}
-
-// Allowed says whether agent may do op on the vault: nil, ErrNotFound for
-// a restricted vault the agent is not attached to (or an anonymous caller,
-// agent ""), ErrForbidden for a write through a read-only grant. The Owner
-// is always allowed. Allowed logs nothing; Authorize does.
-func (v *Vault) Allowed(agent string, op Op) error {
-	if agent == Owner || !v.Restricted {
-		return nil
-	}
-	g, ok := v.Agents[agent]
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrNotFound, v.Name)
-	}
-	if op != Read && g.ReadOnly {
-		return fmt.Errorf("%w: agent %q has read-only access to vault %q", ErrForbidden, agent, v.Name)
-	}
-	return nil
-}
-
-// Resolve turns a path a caller names inside the vault (slash or OS
-// separated, relative to the vault folder) into an absolute path, refusing
-// (ErrOutside) absolute paths, paths that climb out with "..", paths into
-// the vault's data folder, and paths whose existing part leads out through
-// a symlink. The path need not exist. "" and "." are the vault folder.
-func (v *Vault) Resolve(rel string) (string, error) {
-	if strings.ContainsRune(rel, 0) {
-		return "", fmt.Errorf("%w: %q holds a NUL byte", ErrOutside, rel)
-	}
-	slashed := strings.ReplaceAll(rel, `\`, "/")
-	if filepath.IsAbs(rel) || strings.HasPrefix(slashed, "/") || filepath.VolumeName(rel) != "" {
-		return "", fmt.Errorf("%w: %q is absolute", ErrOutside, rel)
-	}
-	clean := filepath.Clean(filepath.FromSlash(slashed))
-	if !filepath.IsLocal(clean) && clean != "." {
-		return "", fmt.Errorf("%w: %q", ErrOutside, rel)
-	}
-	if first, _, _ := strings.Cut(filepath.ToSlash(clean), "/"); first == DataDirName {
-		return "", fmt.Errorf("%w: %q is ctxkit's own data", ErrOutside, rel)
-	}
-	root, err := filepath.EvalSymlinks(v.Dir)
-	if err != nil {
-		return "", fmt.Errorf("vault %q folder %s: %w", v.Name, v.Dir, err)
-	}
-	abs := filepath.Join(root, clean)
-	// Follow the longest existing prefix: a symlink anywhere in it must
-	// stay inside the vault.
-	existing, rest := abs, ""
-	for {
-		if _, err := os.Lstat(existing); err == nil {
-			break
-		} else if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscallNotDir) {
-			return "", fmt.Errorf("resolve %q in vault %q: %w", rel, v.Name, err)
-		}
-		parent := filepath.Dir(existing)
-		rest = filepath.Join(filepath.Base(existing), rest)
-		existing = parent
-	}
-	real, err := filepath.EvalSymlinks(existing)
-	if err != nil {
-		return "", fmt.Errorf("%w: %q: %v", ErrOutside, rel, err)
-	}
-	if !within(root, real) {
-		return "", fmt.Errorf("%w: %q leads out through a symbolic link", ErrOutside, rel)
-	}
-	out := filepath.Join(real, rest)
-	if r, err := filepath.Rel(root, out); err == nil {
-		if first, _, _ := strings.Cut(filepath.ToSlash(r), "/"); first == DataDirName {
-			return "", fmt.Errorf("%w: %q is ctxkit's own data", ErrOutside, rel)
-		}
-	}
-	return out, nil
-}
-
-// within reports whether p is root or below it (both cleaned, absolute).
-func within(root, p string) bool {
-	r, err := filepath.Rel(root, p)
-	return err == nil && (r == "." || filepath.IsLocal(r))
 }

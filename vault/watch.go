@@ -21,8 +21,8 @@ const DefaultDebounce = 500 * time.Millisecond
 type WatchOptions struct {
 	// Debounce is the quiet time before indexing; 0 is DefaultDebounce.
 	Debounce time.Duration
-	// Index is passed to each run (its Path and Reindex are ignored).
-	Index IndexOptions
+	// Force is passed to each run.
+	Force bool
 	// OnIndex, when set, gets each run's report or error.
 	OnIndex func(*IndexReport, error)
 }
@@ -31,8 +31,9 @@ type WatchOptions struct {
 // one index run at the start, then one after each burst of changes
 // (fsnotify, debounced). Runs are incremental, so a burst costs only the
 // files it touched.
-func (v *Vault) Watch(ctx context.Context, opts WatchOptions) error {
-	if err := v.Require(Semantic); err != nil {
+func (s *Service) Watch(ctx context.Context, c Caller, name string, opts WatchOptions) error {
+	v, err := s.open(ctx, c, name, Write, "index", "", Semantic)
+	if err != nil {
 		return err
 	}
 	w, err := fsnotify.NewWatcher()
@@ -40,7 +41,7 @@ func (v *Vault) Watch(ctx context.Context, opts WatchOptions) error {
 		return fmt.Errorf("watch vault %q: %w", v.Name, err)
 	}
 	defer w.Close()
-	if err := v.watchTree(w, v.Dir); err != nil {
+	if err := watchTree(w, v.Dir); err != nil {
 		return err
 	}
 	debounce := opts.Debounce
@@ -48,9 +49,7 @@ func (v *Vault) Watch(ctx context.Context, opts WatchOptions) error {
 		debounce = DefaultDebounce
 	}
 	run := func() {
-		iopts := opts.Index
-		iopts.Path, iopts.Reindex = "", false
-		rep, err := v.Index(ctx, iopts)
+		rep, err := s.Index(ctx, c, name, IndexRequest{Force: opts.Force}, nil)
 		if opts.OnIndex != nil && ctx.Err() == nil {
 			opts.OnIndex(rep, err)
 		}
@@ -66,12 +65,12 @@ func (v *Vault) Watch(ctx context.Context, opts WatchOptions) error {
 			if !ok {
 				return nil
 			}
-			if v.ignored(ev.Name) {
+			if ignored(v.Dir, ev.Name) {
 				continue
 			}
 			if ev.Has(fsnotify.Create) {
 				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
-					_ = v.watchTree(w, ev.Name) // files created in it meanwhile are found by the next run
+					_ = watchTree(w, ev.Name) // files created in it meanwhile are found by the next run
 				}
 			}
 			timer.Reset(debounce)
@@ -88,9 +87,9 @@ func (v *Vault) Watch(ctx context.Context, opts WatchOptions) error {
 	}
 }
 
-// watchTree watches dir and its folders, except the data folder and hidden
-// ones.
-func (v *Vault) watchTree(w *fsnotify.Watcher, dir string) error {
+// watchTree watches dir and its folders, except hidden ones (ctxkit's data
+// folder among them).
+func watchTree(w *fsnotify.Watcher, dir string) error {
 	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -101,7 +100,7 @@ func (v *Vault) watchTree(w *fsnotify.Watcher, dir string) error {
 		if !d.IsDir() {
 			return nil
 		}
-		if path != v.Dir && v.ignored(path) {
+		if path != dir && ignored(dir, path) {
 			return filepath.SkipDir
 		}
 		if err := w.Add(path); err != nil {
@@ -111,14 +110,15 @@ func (v *Vault) watchTree(w *fsnotify.Watcher, dir string) error {
 	})
 }
 
-// ignored reports whether a path is inside the data folder or a hidden one.
-func (v *Vault) ignored(path string) bool {
-	rel, err := filepath.Rel(v.Dir, path)
+// ignored reports whether path, below root, is hidden or inside a hidden
+// folder (documents never are).
+func ignored(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
 	if err != nil {
 		return true
 	}
-	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
-		if part == DataDirName || (strings.HasPrefix(part, ".") && part != ".") {
+	for part := range strings.SplitSeq(filepath.ToSlash(rel), "/") {
+		if strings.HasPrefix(part, ".") && part != "." {
 			return true
 		}
 	}

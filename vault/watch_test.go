@@ -9,12 +9,13 @@ import (
 )
 
 func TestWatchKeepsTheIndexInStep(t *testing.T) {
-	v := semanticVault(t, map[string]string{"first.md": "# First\n\nalpha\n"})
+	e := newEnv(t)
+	dir := e.semantic(t, "notes", map[string]string{"first.md": "# First\n\nalpha\n"})
 	ctx, cancel := context.WithCancel(t.Context())
 	reports := make(chan *IndexReport, 16)
 	done := make(chan error, 1)
 	go func() {
-		done <- v.Watch(ctx, WatchOptions{Debounce: 50 * time.Millisecond, OnIndex: func(r *IndexReport, err error) {
+		done <- e.svc.Watch(ctx, Owner(), "notes", WatchOptions{Debounce: 50 * time.Millisecond, OnIndex: func(r *IndexReport, err error) {
 			if err != nil {
 				t.Errorf("index run: %v", err)
 				return
@@ -36,15 +37,15 @@ func TestWatchKeepsTheIndexInStep(t *testing.T) {
 		t.Fatalf("first run: %+v", r)
 	}
 	found := func(word, path string) bool {
-		res, err := v.Query(t.Context(), word, 3, nil)
+		res, err := e.svc.Query(t.Context(), Owner(), "notes", QueryRequest{Query: word, NResults: 3})
 		return err == nil && len(res.Results) == 1 && res.Results[0].Path == path
 	}
 
-	writeFile(t, v, "sub/deeper/second.md", "# Second\n\nbravo\n")
+	writeFile(t, dir, "sub/deeper/second.md", "# Second\n\nbravo\n")
 	for !found("bravo", "sub/deeper/second.md") {
 		next("a file in a new folder")
 	}
-	if err := os.Remove(filepath.Join(v.Dir, "first.md")); err != nil {
+	if err := os.Remove(filepath.Join(dir, "first.md")); err != nil {
 		t.Fatal(err)
 	}
 	for found("alpha", "first.md") {
@@ -54,7 +55,7 @@ func TestWatchKeepsTheIndexInStep(t *testing.T) {
 	for len(reports) > 0 {
 		<-reports
 	}
-	writeFile(t, v, DataDirName+"/scratch.md", "# x\n\ncharlie\n")
+	writeFile(t, dir, DataDirName+"/scratch.md", "# x\n\ncharlie\n")
 	select {
 	case r := <-reports:
 		t.Errorf("a change in the data folder started a run: %+v", r)

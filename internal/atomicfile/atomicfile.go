@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"time"
+	"unicode/utf8"
 )
 
 // ErrLocked is returned by Lock when another holder kept the lock for the
@@ -31,7 +32,7 @@ func WriteFile(path string, data []byte, mode, dirMode fs.FileMode, check func()
 	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".ctxkit-*")
+	tmp, err := os.CreateTemp(dir, "."+tempStem(filepath.Base(path))+".ctxkit-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -67,6 +68,22 @@ func WriteFile(path string, data []byte, mode, dirMode fs.FileMode, check func()
 		}
 	}
 	return nil
+}
+
+// tempStem is the part of a file's name its temporary file carries: at most
+// 64 bytes, cut at a character boundary, so that the temporary name stays
+// within the 255 bytes a file system allows even when the file's own name
+// nearly fills them.
+func tempStem(base string) string {
+	const most = 64
+	if len(base) <= most {
+		return base
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(base[cut]) {
+		cut--
+	}
+	return base[:cut]
 }
 
 // Lock takes the exclusive lock on the file at path (created 0600, its

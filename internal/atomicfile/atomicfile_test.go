@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -51,4 +52,20 @@ func TestLockExcludes(t *testing.T) {
 		t.Fatalf("lock after release: %v", err)
 	}
 	unlock2()
+}
+
+// TestWriteFileLongName: a file whose name is as long as a file system
+// allows (255 bytes) can be written; the temporary file's name must not
+// grow past the limit (it did: "." + name + ".ctxkit-NNNN").
+func TestWriteFileLongName(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{strings.Repeat("a", 255), strings.Repeat("é", 127)} {
+		path := filepath.Join(dir, name)
+		if err := WriteFile(path, []byte("x"), 0o600, 0o700, nil); err != nil {
+			t.Fatalf("WriteFile(%d-byte name): %v", len(name), err)
+		}
+		if b, err := os.ReadFile(path); err != nil || string(b) != "x" {
+			t.Errorf("read back: %q, %v", b, err)
+		}
+	}
 }

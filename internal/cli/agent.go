@@ -1,18 +1,15 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 )
 
-func newAgentCmd(streams IO) *cobra.Command {
+func newAgentCmd(g *globals, streams IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "agent",
 		Short: "Create and revoke agent identities for vaults",
@@ -20,7 +17,7 @@ func newAgentCmd(streams IO) *cobra.Command {
 			"by its token, never by a bare name. Only a hash of each token is kept, in $CTXKIT_HOME/agents.json.",
 		GroupID: "vaults",
 	}
-	cmd.AddCommand(newAgentCreateCmd(streams), newAgentListCmd(streams), newAgentRevokeCmd(streams))
+	cmd.AddCommand(newAgentCreateCmd(g, streams), newAgentListCmd(g, streams), newAgentRevokeCmd(g, streams))
 	return cmd
 }
 
@@ -30,7 +27,7 @@ type AgentOptions struct {
 	JSON bool
 }
 
-func newAgentCreateCmd(streams IO) *cobra.Command {
+func newAgentCreateCmd(g *globals, streams IO) *cobra.Command {
 	opts := &AgentOptions{}
 	return &cobra.Command{
 		Use:   "create NAME",
@@ -39,17 +36,13 @@ func newAgentCreateCmd(streams IO) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
-			return runAgentCreate(cmd.Context(), opts, streams)
+			return g.withVaults(cmd.Context(), nil, func(v *vaults) error { return runAgentCreate(cmd.Context(), v, opts, streams) })
 		},
 	}
 }
 
-func runAgentCreate(ctx context.Context, opts *AgentOptions, streams IO) error {
-	r, _, err := openRegistry()
-	if err != nil {
-		return err
-	}
-	token, err := r.CreateAgent(ctx, opts.Name)
+func runAgentCreate(ctx context.Context, v *vaults, opts *AgentOptions, streams IO) error {
+	token, err := v.svc.CreateAgent(ctx, v.caller, opts.Name)
 	if err != nil {
 		return err
 	}
@@ -58,7 +51,7 @@ func runAgentCreate(ctx context.Context, opts *AgentOptions, streams IO) error {
 	return nil
 }
 
-func newAgentListCmd(streams IO) *cobra.Command {
+func newAgentListCmd(g *globals, streams IO) *cobra.Command {
 	opts := &AgentOptions{}
 	cmd := &cobra.Command{
 		Use:     "list",
@@ -66,38 +59,20 @@ func newAgentListCmd(streams IO) *cobra.Command {
 		Short:   "List agents (never their tokens)",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAgentList(cmd.Context(), opts, streams)
+			return g.withVaults(cmd.Context(), nil, func(v *vaults) error { return runAgentList(cmd.Context(), v, opts, streams) })
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the agents as JSON")
 	return cmd
 }
 
-type agentJSON struct {
-	Name     string     `json:"name"`
-	Created  time.Time  `json:"created"`
-	LastUsed *time.Time `json:"last_used,omitempty"`
-}
-
-func runAgentList(ctx context.Context, opts *AgentOptions, streams IO) error {
-	r, _, err := openRegistry()
-	if err != nil {
-		return err
-	}
-	agents, err := r.Agents(ctx)
+func runAgentList(ctx context.Context, v *vaults, opts *AgentOptions, streams IO) error {
+	agents, err := v.svc.Agents(ctx, v.caller)
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
-		out := make([]agentJSON, 0, len(agents))
-		for _, a := range agents {
-			j := agentJSON{Name: a.Name, Created: a.Created}
-			if !a.LastUsed.IsZero() {
-				j.LastUsed = &a.LastUsed
-			}
-			out = append(out, j)
-		}
-		return writeJSON(streams.Out, out)
+		return writeJSON(streams.Out, agents)
 	}
 	if len(agents) == 0 {
 		fmt.Fprintln(streams.Out, "No agents. Create one with: ctxkit agent create NAME")
@@ -107,7 +82,7 @@ func runAgentList(ctx context.Context, opts *AgentOptions, streams IO) error {
 	fmt.Fprintln(tw, "NAME\tCREATED\tLAST USED")
 	for _, a := range agents {
 		last := "never"
-		if !a.LastUsed.IsZero() {
+		if a.LastUsed != nil {
 			last = a.LastUsed.UTC().Format(time.RFC3339)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", a.Name, a.Created.UTC().Format(time.RFC3339), last)
@@ -115,7 +90,7 @@ func runAgentList(ctx context.Context, opts *AgentOptions, streams IO) error {
 	return tw.Flush()
 }
 
-func newAgentRevokeCmd(streams IO) *cobra.Command {
+func newAgentRevokeCmd(g *globals, streams IO) *cobra.Command {
 	opts := &AgentOptions{}
 	return &cobra.Command{
 		Use:   "revoke NAME",
@@ -124,24 +99,15 @@ func newAgentRevokeCmd(streams IO) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
-			return runAgentRevoke(cmd.Context(), opts, streams)
+			return g.withVaults(cmd.Context(), nil, func(v *vaults) error { return runAgentRevoke(cmd.Context(), v, opts, streams) })
 		},
 	}
 }
 
-func runAgentRevoke(ctx context.Context, opts *AgentOptions, streams IO) error {
-	r, _, err := openRegistry()
-	if err != nil {
-		return err
-	}
-	if err := r.RevokeAgent(ctx, opts.Name); err != nil {
+func runAgentRevoke(ctx context.Context, v *vaults, opts *AgentOptions, streams IO) error {
+	if err := v.svc.RevokeAgent(ctx, v.caller, opts.Name); err != nil {
 		return err
 	}
 	fmt.Fprintf(streams.Out, "Revoked agent %q: its token no longer works\n", opts.Name)
 	return nil
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	return slices.SortedFunc(maps.Keys(m), func(a, b string) int { return cmp.Compare(a, b) })
 }

@@ -28,14 +28,14 @@ func newOffloadCmd(g *globals, streams IO) *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&session, "session", "", "act inside this session (its workspaces and shared ones)")
 	engine := func(ctx context.Context) (*offload.Engine, context.Context, func(), error) {
-		s, err := g.openStore(ctx)
+		b, err := g.openBackend(ctx, false)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		if session != "" {
 			ctx = offload.WithSession(ctx, session)
 		}
-		return offload.New(s), ctx, func() { s.Close() }, nil
+		return offload.New(b.Workspaces()), ctx, func() { b.Close() }, nil
 	}
 	cmd.AddCommand(newPutCmd(engine, streams), newCallCmd(engine, streams), newLsCmd(g, streams),
 		newShowCmd(engine, streams), newDropCmd(engine, streams), newSweepCmd(engine, streams))
@@ -154,13 +154,13 @@ func newLsCmd(g *globals, streams IO) *cobra.Command {
 		Short: "List stored workspaces",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			s, err := g.openStore(c.Context())
+			b, err := g.openBackend(c.Context(), false)
 			if err != nil {
 				return err
 			}
-			defer s.Close()
+			defer b.Close()
 			opts.Session, _ = c.Flags().GetString("session")
-			return runLs(c.Context(), s, opts, streams)
+			return runLs(c.Context(), b.Workspaces(), opts, streams)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.All, "all", false, "include every session's workspaces and expired ones")

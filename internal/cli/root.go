@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -65,7 +64,7 @@ func newRoot(streams IO) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().StringVar(&g.store, "store", "", "where workspaces live: a SQLite file path or memory: (env "+StoreEnvVar+"; default $CTXKIT_HOME/ctxkit.db)")
+	root.PersistentFlags().StringVar(&g.store, "store", "", "where ctxkit keeps what it stores (workspaces, vault registry and indexes): sqlite:PATH (or a bare PATH) or memory: (env "+StoreEnvVar+"; default sqlite:$CTXKIT_HOME/ctxkit.db)")
 	root.AddGroup(&cobra.Group{ID: "offload", Title: "Offload (large tool results):"})
 	root.AddCommand(newVersionCmd(streams))
 	root.AddCommand(newOffloadCmd(g, streams))
@@ -73,35 +72,60 @@ func newRoot(streams IO) *cobra.Command {
 	root.AddCommand(newClientCmds(streams)...)
 	root.AddCommand(newWrapCmd(g, streams))
 	root.AddGroup(&cobra.Group{ID: "vaults", Title: "Vaults (memory for agents):"})
-	root.AddCommand(newVaultCmd(streams), newAgentCmd(streams))
+	root.AddCommand(newVaultCmd(g, streams), newAgentCmd(g, streams))
 	root.AddCommand(newMCPCmd(g, streams), newServeCmd(g, streams))
 	root.AddCommand(newGuardCmd(g, streams))
 	root.AddCommand(newModelCmd(streams))
 	return root
 }
 
-// openStore opens the store named by --store, $CTXKIT_STORE, or the default
-// SQLite file under the data directory.
-func (g *globals) openStore(ctx context.Context) (store.Store, error) {
-	spec := g.store
-	if spec == "" {
-		spec = os.Getenv(StoreEnvVar)
+// schemes are the store backends this program is built with, by URL
+// scheme.
+var schemes = store.Schemes{
+	"memory": memstore.OpenBackend,
+	"sqlite": sqlitestore.OpenBackend,
+}
+
+// storeURL is the store named by --store, $CTXKIT_STORE, or "" for the
+// default (the SQLite backend in the data directory).
+func (g *globals) storeURL() string {
+	if g.store != "" {
+		return g.store
 	}
-	switch {
-	case spec == "memory:":
-		return memstore.New(memstore.Options{}), nil
-	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
-		return nil, errors.New("the PostgreSQL store is not available yet; use a SQLite path or memory: instead")
-	case spec == "":
-		dir, err := home.Dir()
-		if err != nil {
-			return nil, err
-		}
-		spec = filepath.Join(dir, "ctxkit.db")
-	}
-	s, err := sqlitestore.Open(ctx, spec, sqlitestore.Options{NoBackgroundIndex: true})
+	return os.Getenv(StoreEnvVar)
+}
+
+// workPaths are where a command works: the data directory, the working
+// directory and the project root seen from it.
+type workPaths struct{ home, cwd, root string }
+
+func getWorkPaths() (workPaths, error) {
+	dir, err := home.Dir()
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", spec, err)
+		return workPaths{}, err
 	}
-	return s, nil
+	cwd, err := os.Getwd()
+	if err != nil {
+		return workPaths{}, fmt.Errorf("find working directory: %w", err)
+	}
+	return workPaths{home: dir, cwd: cwd, root: home.ProjectRoot(cwd, dir)}, nil
+}
+
+// openBackend opens the backend named by --store, $CTXKIT_STORE, or the
+// default SQLite file under the data directory. background lets it build
+// search indexes after a call returns (long-running commands).
+func (g *globals) openBackend(ctx context.Context, background bool) (store.Backend, error) {
+	p, err := getWorkPaths()
+	if err != nil {
+		return nil, err
+	}
+	return g.openBackendAt(ctx, p, background)
+}
+
+func (g *globals) openBackendAt(ctx context.Context, p workPaths, background bool) (store.Backend, error) {
+	url := g.storeURL()
+	if url == "" {
+		url = "sqlite:" + filepath.Join(p.home, "ctxkit.db")
+	}
+	return schemes.Open(ctx, url, store.Options{Home: p.home, Root: p.root, Background: background})
 }

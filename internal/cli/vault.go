@@ -2,53 +2,52 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ctxkit/ctxkit/internal/home"
 	"github.com/ctxkit/ctxkit/vault"
 )
 
-// openRegistry opens the vault registry seen from the working directory.
-func openRegistry() (*vault.Registry, string, error) {
-	dir, err := home.Dir()
+// withVaults runs fn with the vault service, acting as f says.
+func (g *globals) withVaults(ctx context.Context, f *vaultFlags, fn func(*vaults) error) error {
+	v, err := g.openVaults(ctx, f, false)
 	if err != nil {
-		return nil, "", err
+		return err
 	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, "", fmt.Errorf("find working directory: %w", err)
-	}
-	r, err := vault.Open(vault.Options{DataDir: dir, Cwd: cwd})
-	return r, cwd, err
+	defer v.Close()
+	return fn(v)
 }
 
-func newVaultCmd(streams IO) *cobra.Command {
+func newVaultCmd(g *globals, streams IO) *cobra.Command {
+	f := &vaultFlags{}
 	cmd := &cobra.Command{
 		Use:   "vault",
-		Short: "Create vaults and control which agents may use them",
-		Long: "Vaults are directory-backed memory for agents, of one type each: semantic (documents), " +
-			"skill (SKILL.md instructions) or episodic (time-stamped facts). Local vaults are recorded in " +
-			".ctxkit/config.json of the project (found by walking up from the working directory, as git does) " +
-			"with paths relative to it, so the file can be committed; global vaults live in $CTXKIT_HOME/vaults. " +
-			"A local vault hides a global one of the same name.\n\n" +
-			"Vaults are public until an agent is attached; the CLI is the owner's and is never restricted.",
+		Short: "Create vaults, control which agents may use them, and use them",
+		Long: "Vaults are memory for agents, of one type each: semantic (documents), skill (SKILL.md instructions) " +
+			"or episodic (time-stamped facts). Local vaults are recorded in .ctxkit/config.json of the project " +
+			"(found by walking up from the working directory, as git does) with paths relative to it, so the file " +
+			"can be committed; global vaults live in $CTXKIT_HOME/vaults. A local vault hides a global one of the " +
+			"same name.\n\n" +
+			"Vaults are public until an agent is attached. The CLI acts for you, the owner, who is never restricted; " +
+			"--agent NAME or --token-env VAR makes it act as an agent, with that agent's access.",
 		GroupID: "vaults",
 	}
-	cmd.AddCommand(newVaultInitCmd(streams), newVaultListCmd(streams), newVaultAttachCmd(streams),
-		newVaultDetachCmd(streams), newVaultPublishCmd(streams), newVaultAuditCmd(streams),
-		newVaultIndexCmd(streams), newVaultQueryCmd(streams), newVaultDocsCmd(streams),
-		newVaultWriteCmd(streams), newVaultDeleteCmd(streams), newVaultReindexCmd(streams), newVaultWatchCmd(streams),
-		newVaultSkillsCmd(streams), newVaultSkillCmd(streams), newVaultWriteSkillCmd(streams),
-		newVaultWriteEpisodeCmd(streams), newVaultEpisodesCmd(streams), newVaultEpisodeCmd(streams),
-		newVaultInvalidateCmd(streams), newVaultSupersedeCmd(streams), newVaultReviseCmd(streams),
-		newVaultConfirmCmd(streams), newVaultDisputeCmd(streams), newVaultExportCmd(streams), newVaultImportCmd(streams))
+	f.register(cmd, true)
+	cmd.AddCommand(newVaultInitCmd(g, f, streams), newVaultListCmd(g, f, streams), newVaultAttachCmd(g, f, streams),
+		newVaultDetachCmd(g, f, streams), newVaultPublishCmd(g, f, streams), newVaultAuditCmd(g, f, streams),
+		newVaultIndexCmd(g, f, streams), newVaultQueryCmd(g, f, streams), newVaultDocsCmd(g, f, streams),
+		newVaultReadCmd(g, f, streams), newVaultWriteCmd(g, f, streams), newVaultDeleteCmd(g, f, streams),
+		newVaultReindexCmd(g, f, streams), newVaultWatchCmd(g, f, streams),
+		newVaultSkillsCmd(g, f, streams), newVaultSkillCmd(g, f, streams), newVaultWriteSkillCmd(g, f, streams),
+		newVaultWriteEpisodeCmd(g, f, streams), newVaultEpisodesCmd(g, f, streams), newVaultEpisodeCmd(g, f, streams),
+		newVaultInvalidateCmd(g, f, streams), newVaultSupersedeCmd(g, f, streams), newVaultReviseCmd(g, f, streams),
+		newVaultConfirmCmd(g, f, streams), newVaultDisputeCmd(g, f, streams), newVaultExportCmd(g, f, streams),
+		newVaultImportCmd(g, f, streams))
 	return cmd
 }
 
@@ -62,7 +61,7 @@ type VaultInitOptions struct {
 	EmbeddingModel string
 }
 
-func newVaultInitCmd(streams IO) *cobra.Command {
+func newVaultInitCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	opts := &VaultInitOptions{}
 	cmd := &cobra.Command{
 		Use:   "init NAME",
@@ -71,48 +70,48 @@ func newVaultInitCmd(streams IO) *cobra.Command {
 			"defaults to .ctxkit/vaults/NAME) or, with --global, in $CTXKIT_HOME (folder $CTXKIT_HOME/vaults/NAME, " +
 			"mode 0700). Names are 1 to 64 letters, digits, '-', '_' or '.'. The embedding model is pinned at init: " +
 			"builtin (in process; the default for semantic vaults once `ctxkit model pull all-MiniLM-L6-v2` has " +
-			"installed it), none (lexical search only, the default otherwise), ollama:MODEL or openai:MODEL.",
+			"installed it), none (lexical search only, the default otherwise), ollama:MODEL or openai:MODEL. " +
+			"A folder that is your home folder, the file system's root or holds $CTXKIT_HOME is refused.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
-			return runVaultInit(cmd.Context(), opts, streams)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error { return runVaultInit(cmd.Context(), v, opts, streams) })
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.Type, "type", "semantic", "vault type: semantic, skill or episodic")
-	f.StringVar(&opts.Path, "path", "", "vault folder (relative to the working directory); default .ctxkit/vaults/NAME, or $CTXKIT_HOME/vaults/NAME with --global")
-	f.BoolVar(&opts.Global, "global", false, "record the vault in $CTXKIT_HOME, visible from every project")
-	f.BoolVar(&opts.Restricted, "restricted", false, "only the owner and attached agents may use the vault")
-	f.StringVar(&opts.EmbeddingModel, "embedding-model", "", "embedder for semantic and episodic vaults: none, builtin, ollama:MODEL or openai:MODEL (default: builtin once installed, else none)")
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Type, "type", "semantic", "vault type: semantic, skill or episodic")
+	fl.StringVar(&opts.Path, "path", "", "vault folder (relative to the working directory); default .ctxkit/vaults/NAME, or $CTXKIT_HOME/vaults/NAME with --global")
+	fl.BoolVar(&opts.Global, "global", false, "record the vault in $CTXKIT_HOME, visible from every project")
+	fl.BoolVar(&opts.Restricted, "restricted", false, "only the owner and attached agents may use the vault")
+	fl.StringVar(&opts.EmbeddingModel, "embedding-model", "", "embedder for semantic and episodic vaults: none, builtin, ollama:MODEL or openai:MODEL (default: builtin once installed, else none)")
 	return cmd
 }
 
-func runVaultInit(ctx context.Context, opts *VaultInitOptions, streams IO) error {
-	r, cwd, err := openRegistry()
-	if err != nil {
-		return err
-	}
+func runVaultInit(ctx context.Context, v *vaults, opts *VaultInitOptions, streams IO) error {
 	scope := vault.Local
 	if opts.Global {
 		scope = vault.Global
 	}
-	v, err := r.Init(ctx, vault.InitOptions{Name: opts.Name, Type: vault.Type(opts.Type), Path: opts.Path, Cwd: cwd,
+	path := opts.Path
+	if path != "" && !filepath.IsAbs(path) {
+		path = filepath.Join(v.cwd, path)
+	}
+	info, err := v.svc.CreateVault(ctx, v.caller, vault.CreateVaultRequest{Name: opts.Name, Type: vault.Type(opts.Type), Path: path,
 		Scope: scope, Restricted: opts.Restricted, EmbeddingModel: opts.EmbeddingModel})
 	if err != nil {
 		return err
 	}
 	w := streams.Out
-	fmt.Fprintf(w, "Created %s vault %q (%s) at %s\n", v.Type, v.Name, v.Scope, v.Dir)
-	fmt.Fprintf(w, "recorded in %s\n", r.ConfigPath(v.Scope))
+	fmt.Fprintf(w, "Created %s vault %q (%s) at %s\n", info.Type, info.Name, info.Scope, info.Path)
 	switch {
-	case v.EmbeddingModel == "none":
+	case info.EmbeddingModel == "none":
 		fmt.Fprintln(w, "embedding model: none (lexical search only; `ctxkit model pull all-MiniLM-L6-v2` installs the builtin model, "+
 			"which new semantic vaults then use; or set --embedding-model builtin, ollama:MODEL or openai:MODEL at init)")
-	case v.EmbeddingModel != "":
-		fmt.Fprintf(w, "embedding model: %s\n", v.EmbeddingModel)
+	case info.EmbeddingModel != "":
+		fmt.Fprintf(w, "embedding model: %s\n", info.EmbeddingModel)
 	}
-	if v.Restricted {
-		fmt.Fprintf(w, "restricted: only you until agents are attached (ctxkit vault attach %s AGENT)\n", v.Name)
+	if info.Restricted {
+		fmt.Fprintf(w, "restricted: only you until agents are attached (ctxkit vault attach %s AGENT)\n", info.Name)
 	}
 	return nil
 }
@@ -122,66 +121,37 @@ type VaultListOptions struct {
 	JSON bool
 }
 
-func newVaultListCmd(streams IO) *cobra.Command {
+func newVaultListCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	opts := &VaultListOptions{}
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
-		Short:   "List local and global vaults",
-		Long:    "List the vaults recorded in this project and globally: name, type, access, scope and folder. A global vault hidden by a local one of the same name is marked shadowed.",
-		Args:    cobra.NoArgs,
+		Short:   "List the vaults",
+		Long: "List the vaults you may use: name, type, access, scope and folder. A global vault hidden by a local " +
+			"one of the same name is marked shadowed. As an agent, only its vaults, without folders.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runVaultList(cmd.Context(), opts, streams)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error { return runVaultList(cmd.Context(), v, opts, streams) })
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the vaults as JSON")
 	return cmd
 }
 
-// vaultJSON is a vault in `vault list --json`.
-type vaultJSON struct {
-	Name           string      `json:"name"`
-	Type           vault.Type  `json:"type"`
-	Scope          vault.Scope `json:"scope"`
-	Path           string      `json:"path"`
-	Access         string      `json:"access"`
-	Agents         []grantJSON `json:"agents"`
-	EmbeddingModel string      `json:"embedding_model,omitempty"`
-	Shadowed       bool        `json:"shadowed,omitempty"`
-}
-
-type grantJSON struct {
-	Agent    string `json:"agent"`
-	ReadOnly bool   `json:"read_only"`
-}
-
-func access(v *vault.Vault) string {
+func access(v vault.VaultInfo) string {
 	if v.Restricted {
 		return "restricted"
 	}
 	return "public"
 }
 
-func runVaultList(ctx context.Context, opts *VaultListOptions, streams IO) error {
-	r, _, err := openRegistry()
-	if err != nil {
-		return err
-	}
-	all, err := r.List(ctx)
+func runVaultList(ctx context.Context, v *vaults, opts *VaultListOptions, streams IO) error {
+	all, err := v.svc.ListVaults(ctx, v.caller)
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
-		out := make([]vaultJSON, 0, len(all))
-		for _, v := range all {
-			j := vaultJSON{Name: v.Name, Type: v.Type, Scope: v.Scope, Path: v.Dir, Access: access(v),
-				Agents: []grantJSON{}, EmbeddingModel: v.EmbeddingModel, Shadowed: v.Shadowed}
-			for _, a := range sortedKeys(v.Agents) {
-				j.Agents = append(j.Agents, grantJSON{Agent: a, ReadOnly: v.Agents[a].ReadOnly})
-			}
-			out = append(out, j)
-		}
-		return writeJSON(streams.Out, out)
+		return writeJSON(streams.Out, all)
 	}
 	if len(all) == 0 {
 		fmt.Fprintln(streams.Out, "No vaults. Create one with: ctxkit vault init NAME")
@@ -189,16 +159,16 @@ func runVaultList(ctx context.Context, opts *VaultListOptions, streams IO) error
 	}
 	tw := tabwriter.NewWriter(streams.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTYPE\tACCESS\tSCOPE\tPATH")
-	for _, v := range all {
-		acc := access(v)
-		if v.Restricted {
-			acc += fmt.Sprintf(" (%d %s)", len(v.Agents), plural(len(v.Agents), "agent", "agents"))
+	for _, vi := range all {
+		acc := access(vi)
+		if vi.Restricted && v.caller.IsOwner() {
+			acc += fmt.Sprintf(" (%d %s)", len(vi.Agents), plural(len(vi.Agents), "agent", "agents"))
 		}
-		scope := string(v.Scope)
-		if v.Shadowed {
+		scope := string(vi.Scope)
+		if vi.Shadowed {
 			scope += " (shadowed)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.Name, v.Type, acc, scope, v.Dir)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", vi.Name, vi.Type, acc, scope, vi.Path)
 	}
 	return tw.Flush()
 }
@@ -216,7 +186,7 @@ type VaultAttachOptions struct {
 	ReadOnly     bool
 }
 
-func newVaultAttachCmd(streams IO) *cobra.Command {
+func newVaultAttachCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	opts := &VaultAttachOptions{}
 	cmd := &cobra.Command{
 		Use:   "attach VAULT AGENT",
@@ -226,19 +196,15 @@ func newVaultAttachCmd(streams IO) *cobra.Command {
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Vault, opts.Agent = args[0], args[1]
-			return runVaultAttach(cmd.Context(), opts, streams)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error { return runVaultAttach(cmd.Context(), v, opts, streams) })
 		},
 	}
 	cmd.Flags().BoolVar(&opts.ReadOnly, "read-only", false, "the agent may read but not write")
 	return cmd
 }
 
-func runVaultAttach(ctx context.Context, opts *VaultAttachOptions, streams IO) error {
-	r, _, err := openRegistry()
-	if err != nil {
-		return err
-	}
-	v, err := r.Attach(ctx, opts.Vault, opts.Agent, opts.ReadOnly)
+func runVaultAttach(ctx context.Context, v *vaults, opts *VaultAttachOptions, streams IO) error {
+	info, err := v.svc.Attach(ctx, v.caller, opts.Vault, opts.Agent, opts.ReadOnly)
 	if err != nil {
 		return err
 	}
@@ -247,27 +213,14 @@ func runVaultAttach(ctx context.Context, opts *VaultAttachOptions, streams IO) e
 		mode = "read-only"
 	}
 	fmt.Fprintf(streams.Out, "Attached agent %q to vault %q (%s); the vault is restricted: %d %s attached\n",
-		opts.Agent, v.Name, mode, len(v.Agents), plural(len(v.Agents), "agent", "agents"))
-	if !agentExists(ctx, r, opts.Agent) {
+		opts.Agent, info.Name, mode, len(info.Agents), plural(len(info.Agents), "agent", "agents"))
+	if _, err := v.svc.ActAs(ctx, v.caller, opts.Agent); err != nil {
 		fmt.Fprintf(streams.Err, "note: there is no agent %q here yet; create its token with: ctxkit agent create %s\n", opts.Agent, opts.Agent)
 	}
 	return nil
 }
 
-func agentExists(ctx context.Context, r *vault.Registry, name string) bool {
-	agents, err := r.Agents(ctx)
-	if err != nil {
-		return true // the agents file is reported by the agent commands
-	}
-	for _, a := range agents {
-		if a.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-func newVaultDetachCmd(streams IO) *cobra.Command {
+func newVaultDetachCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	opts := &VaultAttachOptions{}
 	return &cobra.Command{
 		Use:   "detach VAULT AGENT",
@@ -276,57 +229,38 @@ func newVaultDetachCmd(streams IO) *cobra.Command {
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Vault, opts.Agent = args[0], args[1]
-			return runVaultDetach(cmd.Context(), opts, streams)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error {
+				info, err := v.svc.Detach(cmd.Context(), v.caller, opts.Vault, opts.Agent)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(streams.Out, "Detached agent %q from vault %q\n", opts.Agent, info.Name)
+				if len(info.Agents) == 0 {
+					fmt.Fprintf(streams.Out, "no agents left: vault %q stays restricted and only you can use it; make it public with: ctxkit vault publish %s\n", info.Name, info.Name)
+				}
+				return nil
+			})
 		},
 	}
 }
 
-func runVaultDetach(ctx context.Context, opts *VaultAttachOptions, streams IO) error {
-	r, _, err := openRegistry()
-	if err != nil {
-		return err
-	}
-	v, err := r.Detach(ctx, opts.Vault, opts.Agent)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(streams.Out, "Detached agent %q from vault %q\n", opts.Agent, v.Name)
-	if len(v.Agents) == 0 {
-		fmt.Fprintf(streams.Out, "no agents left: vault %q stays restricted and only you can use it; make it public with: ctxkit vault publish %s\n", v.Name, v.Name)
-	}
-	return nil
-}
-
-// VaultPublishOptions are the inputs of `ctxkit vault publish`.
-type VaultPublishOptions struct {
-	Vault string
-}
-
-func newVaultPublishCmd(streams IO) *cobra.Command {
-	opts := &VaultPublishOptions{}
+func newVaultPublishCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "publish VAULT",
 		Short: "Make a vault public again (every agent may use it)",
 		Long:  "Make VAULT public: every agent may read and write it, and the grants of attached agents are dropped.",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Vault = args[0]
-			return runVaultPublish(cmd.Context(), opts, streams)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error {
+				info, err := v.svc.Publish(cmd.Context(), v.caller, args[0])
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(streams.Out, "Vault %q is public: every agent may use it\n", info.Name)
+				return nil
+			})
 		},
 	}
-}
-
-func runVaultPublish(ctx context.Context, opts *VaultPublishOptions, streams IO) error {
-	r, _, err := openRegistry()
-	if err != nil {
-		return err
-	}
-	v, err := r.Publish(ctx, opts.Vault)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(streams.Out, "Vault %q is public: every agent may use it\n", v.Name)
-	return nil
 }
 
 // VaultAuditOptions are the inputs of `ctxkit vault audit`.
@@ -336,17 +270,18 @@ type VaultAuditOptions struct {
 	JSON  bool
 }
 
-func newVaultAuditCmd(streams IO) *cobra.Command {
+func newVaultAuditCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	opts := &VaultAuditOptions{}
 	cmd := &cobra.Command{
 		Use:   "audit VAULT",
 		Short: "Show a vault's audit log (writes and refused accesses)",
 		Long: "Show the last events of VAULT's audit log, oldest first: when (UTC), who (an agent, or owner for " +
-			"you), what, and the outcome. The log is the append-only file .ctxkit-vault/audit.jsonl in the vault folder.",
+			"you), what, and the outcome. Refusals of one caller are coalesced: at most one a minute per operation " +
+			"and reason is logged, with the number of those that were not (repeated).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Vault = args[0]
-			return runVaultAudit(cmd.Context(), opts, streams)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error { return runVaultAudit(cmd.Context(), v, opts, streams) })
 		},
 	}
 	cmd.Flags().IntVarP(&opts.N, "n", "n", 50, "show the last N events (0: all)")
@@ -354,30 +289,16 @@ func newVaultAuditCmd(streams IO) *cobra.Command {
 	return cmd
 }
 
-func runVaultAudit(ctx context.Context, opts *VaultAuditOptions, streams IO) error {
-	if opts.N < 0 {
-		return errors.New("-n must be 0 (all) or more")
-	}
-	r, _, err := openRegistry()
-	if err != nil {
-		return err
-	}
-	v, err := r.Get(ctx, opts.Vault)
-	if err != nil {
-		return err
-	}
-	events, err := v.Audit(ctx, opts.N)
+func runVaultAudit(ctx context.Context, v *vaults, opts *VaultAuditOptions, streams IO) error {
+	events, err := v.svc.Audit(ctx, v.caller, opts.Vault, opts.N)
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
-		if events == nil {
-			events = []vault.Event{}
-		}
 		return writeJSON(streams.Out, events)
 	}
 	if len(events) == 0 {
-		fmt.Fprintf(streams.Out, "No events in vault %q's audit log\n", v.Name)
+		fmt.Fprintf(streams.Out, "No events in vault %q's audit log\n", opts.Vault)
 		return nil
 	}
 	tw := tabwriter.NewWriter(streams.Out, 0, 0, 2, ' ', 0)
@@ -386,6 +307,9 @@ func runVaultAudit(ctx context.Context, opts *VaultAuditOptions, streams IO) err
 		outcome := e.Outcome
 		if e.Reason != "" {
 			outcome += ": " + e.Reason
+		}
+		if e.Repeated > 0 {
+			outcome += fmt.Sprintf(" (and %d more before)", e.Repeated)
 		}
 		what := e.Path
 		if e.Detail != "" {

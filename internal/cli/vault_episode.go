@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,28 +21,6 @@ import (
 
 // timeHelp ends the help of every time flag: how times are read.
 const timeHelp = "; RFC 3339 or a bare date, a time without an offset is UTC"
-
-// openEpisodes opens the named episodic vault as the owner. A vault of
-// another type is refused with the vault's own message.
-func openEpisodes(ctx context.Context, name string) (*vault.Episodes, error) {
-	v, err := getVault(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	return v.OpenEpisodes(ctx, vault.Owner, nil)
-}
-
-// timeFlag parses the value of a time flag; "" is nil.
-func timeFlag(name, s string) (*time.Time, error) {
-	if s == "" {
-		return nil, nil
-	}
-	t, err := episodic.ParseTime(s)
-	if err != nil {
-		return nil, fmt.Errorf("--%s: %w", name, err)
-	}
-	return &t, nil
-}
 
 // floatFlag is the value of a float flag when it was given, nil otherwise.
 func floatFlag(cmd *cobra.Command, name string, v float64) *float64 {
@@ -81,18 +59,12 @@ func metaFlag(kvs []string) (map[string]any, error) {
 	return meta, nil
 }
 
-// showTime writes a time compactly but exactly: RFC 3339 in UTC, with the
-// microseconds only when there are any.
-func showTime(t time.Time) string {
-	t = episodic.Normalize(t)
-	if t.Nanosecond() == 0 {
-		return t.Format(time.RFC3339)
-	}
-	return episodic.FormatTime(t)
-}
+// showTime writes a time of the wire (episodic.TimeFormat) compactly but
+// exactly: without the microseconds when there are none.
+func showTime(t string) string { return strings.Replace(t, ".000000Z", "Z", 1) }
 
-// showOptTime is showTime, or "-" for nil.
-func showOptTime(t *time.Time) string {
+// showOptTime is showTime, or "-" for null.
+func showOptTime(t *string) string {
 	if t == nil {
 		return "-"
 	}
@@ -100,7 +72,7 @@ func showOptTime(t *time.Time) string {
 }
 
 // interval is a valid interval as FROM..TO; an open end is left empty.
-func interval(from time.Time, to *time.Time) string {
+func interval(from string, to *string) string {
 	if to == nil {
 		return showTime(from) + ".."
 	}
@@ -108,7 +80,7 @@ func interval(from time.Time, to *time.Time) string {
 }
 
 // state is an episode's state, with "disputed" while a dispute is open.
-func state(e *episodic.Episode) string {
+func state(e *episodic.EpisodeJSON) string {
 	s := string(e.State)
 	if len(e.DisputedWith) > 0 {
 		s += ",disputed"
@@ -118,89 +90,60 @@ func state(e *episodic.Episode) string {
 
 // VaultWriteEpisodeOptions are the inputs of `ctxkit vault write-episode`.
 type VaultWriteEpisodeOptions struct {
-	Vault, Content                 string
-	Entities                       []string
-	Source                         string
-	Salience, Confidence           *float64
-	OccurredAt, ValidFrom, ValidTo string
-	Meta                           []string
-	DryRun, JSON                   bool
+	Vault string
+	Req   vault.WriteEpisodeRequest
+	Meta  []string
+	JSON  bool
 }
 
-func newVaultWriteEpisodeCmd(streams IO) *cobra.Command {
+func newVaultWriteEpisodeCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	opts := &VaultWriteEpisodeOptions{}
 	var salience, confidence float64
 	cmd := &cobra.Command{
 		Use:   "write-episode VAULT CONTENT",
 		Short: "Write a statement into an episodic vault",
 		Long: "Write a statement that holds from --valid-from (else --occurred-at, else now) until --valid-to, or " +
-			"with no known end. Entities are trimmed and de-duplicated case-insensitively; the source is left empty " +
-			"unless given. Prints the new episode's id on standard output (so id=$(ctxkit vault write-episode ...) " +
-			"works) and, on standard error, a hint line per open statement sharing an entity that it closely " +
-			"resembles, with the action that fits: confirm, supersede, revise or dispute. Nothing is merged " +
-			"automatically; --dry-run shows the hints without writing; --json prints {episode, hints}.",
+			"with no known end. Entities are trimmed and de-duplicated case-insensitively; the source is the " +
+			"writer's name (owner, or the agent's) unless given. Prints the new episode's id on standard output (so " +
+			"id=$(ctxkit vault write-episode ...) works) and, on standard error, a hint line per open statement " +
+			"sharing an entity that it closely resembles, with the action that fits: confirm, supersede, revise or " +
+			"dispute. Nothing is merged automatically; --dry-run shows the hints without writing; --json prints " +
+			"{episode, hints}.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Vault, opts.Content = args[0], args[1]
-			opts.Salience = floatFlag(cmd, "salience", salience)
-			opts.Confidence = floatFlag(cmd, "confidence", confidence)
-			return runVaultWriteEpisode(cmd.Context(), opts, streams)
+			opts.Vault, opts.Req.Content = args[0], args[1]
+			opts.Req.Salience = floatFlag(cmd, "salience", salience)
+			opts.Req.Confidence = floatFlag(cmd, "confidence", confidence)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error { return runVaultWriteEpisode(cmd.Context(), v, opts, streams) })
 		},
 	}
-	f := cmd.Flags()
-	f.StringArrayVarP(&opts.Entities, "entity", "e", nil, "an entity the statement is about (repeatable)")
-	f.StringVar(&opts.Source, "source", "", "who or what said it (default empty)")
-	f.Float64Var(&salience, "salience", 0.5, "how much it matters, 0..1")
-	f.Float64Var(&confidence, "confidence", 1, "how sure the writer is, 0..1")
-	f.StringVar(&opts.OccurredAt, "occurred-at", "", "when the event happened"+timeHelp)
-	f.StringVar(&opts.ValidFrom, "valid-from", "", "when it starts to hold, default --occurred-at, then now"+timeHelp)
-	f.StringVar(&opts.ValidTo, "valid-to", "", "when it stops holding, default no known end"+timeHelp)
-	f.StringArrayVar(&opts.Meta, "meta", nil, "metadata, k=v with a string value (repeatable)")
-	f.BoolVar(&opts.DryRun, "dry-run", false, "check the statement and show its hints without writing it")
-	f.BoolVar(&opts.JSON, "json", false, "print {episode, hints} as JSON")
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&opts.Req.Entities, "entity", "e", nil, "an entity the statement is about (repeatable)")
+	fl.StringVar(&opts.Req.Source, "source", "", "who or what said it (default the writer's name)")
+	fl.Float64Var(&salience, "salience", 0.5, "how much it matters, 0..1")
+	fl.Float64Var(&confidence, "confidence", 1, "how sure the writer is, 0..1")
+	fl.StringVar(&opts.Req.OccurredAt, "occurred-at", "", "when the event happened"+timeHelp)
+	fl.StringVar(&opts.Req.ValidFrom, "valid-from", "", "when it starts to hold, default --occurred-at, then now"+timeHelp)
+	fl.StringVar(&opts.Req.ValidTo, "valid-to", "", "when it stops holding, default no known end"+timeHelp)
+	fl.StringArrayVar(&opts.Meta, "meta", nil, "metadata, k=v with a string value (repeatable)")
+	fl.BoolVar(&opts.Req.DryRun, "dry-run", false, "check the statement and show its hints without writing it")
+	fl.BoolVar(&opts.JSON, "json", false, "print {episode, hints} as JSON")
 	return cmd
 }
 
-// writeEpisodeJSON is the output of `write-episode --json`.
-type writeEpisodeJSON struct {
-	Episode episodic.Episode `json:"episode"`
-	Hints   []episodic.Hint  `json:"hints"`
-	DryRun  bool             `json:"dry_run,omitempty"`
-}
-
-func runVaultWriteEpisode(ctx context.Context, opts *VaultWriteEpisodeOptions, streams IO) error {
-	w := episodic.Write{Content: opts.Content, Entities: opts.Entities, Source: opts.Source,
-		Salience: opts.Salience, Confidence: opts.Confidence, DryRun: opts.DryRun}
+func runVaultWriteEpisode(ctx context.Context, v *vaults, opts *VaultWriteEpisodeOptions, streams IO) error {
 	var err error
-	if w.OccurredAt, err = timeFlag("occurred-at", opts.OccurredAt); err != nil {
+	if opts.Req.Metadata, err = metaFlag(opts.Meta); err != nil {
 		return err
 	}
-	if w.ValidFrom, err = timeFlag("valid-from", opts.ValidFrom); err != nil {
-		return err
-	}
-	if w.ValidTo, err = timeFlag("valid-to", opts.ValidTo); err != nil {
-		return err
-	}
-	if w.Metadata, err = metaFlag(opts.Meta); err != nil {
-		return err
-	}
-	m, err := openEpisodes(ctx, opts.Vault)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	res, err := m.Write(ctx, w)
+	res, err := v.svc.WriteEpisode(ctx, v.caller, opts.Vault, opts.Req)
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
-		hints := res.Hints
-		if hints == nil {
-			hints = []episodic.Hint{}
-		}
-		return writeJSON(streams.Out, writeEpisodeJSON{Episode: res.Episode, Hints: hints, DryRun: opts.DryRun})
+		return writeJSON(streams.Out, res)
 	}
-	if opts.DryRun {
+	if opts.Req.DryRun {
 		fmt.Fprintln(streams.Err, "dry run: nothing written")
 	} else {
 		fmt.Fprintln(streams.Out, res.Episode.ID)
@@ -213,26 +156,17 @@ func runVaultWriteEpisode(ctx context.Context, opts *VaultWriteEpisodeOptions, s
 
 // VaultEpisodesOptions are the inputs of `ctxkit vault episodes`.
 type VaultEpisodesOptions struct {
-	Vault, Text   string
-	Entities      []string
-	Source        string
-	ValidAt       string
-	KnownAt       string
-	All, Disputed bool
-	OrderBy       string
-	N             int
-	HalfLifeDays  float64
-	Weights       episodic.Weights
-	MinConfidence float64
-	Stats         bool
-	EntityCounts  bool
-	MinEpisodes   int
-	JSON          bool
+	Vault        string
+	Req          vault.QueryEpisodesRequest
+	Stats        bool
+	EntityCounts bool
+	MinEpisodes  int
+	JSON         bool
 }
 
-func newVaultEpisodesCmd(streams IO) *cobra.Command {
+func newVaultEpisodesCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	opts := &VaultEpisodesOptions{}
-	var wRel, wRec, wSal float64
+	var wRel, wRec, wSal, halfLife float64
 	cmd := &cobra.Command{
 		Use:   "episodes VAULT [TEXT...]",
 		Short: "Query an episodic vault: what holds, and what was believed when",
@@ -246,72 +180,55 @@ func newVaultEpisodesCmd(streams IO) *cobra.Command {
 			"--known-at; --entities counts statements per entity.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Vault, opts.Text = args[0], strings.Join(args[1:], " ")
-			opts.Weights = episodic.Weights{Relevance: floatFlag(cmd, "w-relevance", wRel),
-				Recency: floatFlag(cmd, "w-recency", wRec), Salience: floatFlag(cmd, "w-salience", wSal)}
+			opts.Vault, opts.Req.Query = args[0], strings.Join(args[1:], " ")
+			if w := (episodic.Weights{Relevance: floatFlag(cmd, "w-relevance", wRel), Recency: floatFlag(cmd, "w-recency", wRec),
+				Salience: floatFlag(cmd, "w-salience", wSal)}); w != (episodic.Weights{}) {
+				opts.Req.Weights = &w
+			}
+			opts.Req.HalfLifeDays = floatFlag(cmd, "half-life-days", halfLife)
 			if cmd.Flags().Changed("min-episodes") && !opts.EntityCounts {
 				return errors.New("--min-episodes goes with --entities")
 			}
-			return runVaultEpisodes(cmd.Context(), opts, streams)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error { return runVaultEpisodes(cmd.Context(), v, opts, streams) })
 		},
 	}
-	f := cmd.Flags()
-	f.StringArrayVarP(&opts.Entities, "entity", "e", nil, "only statements about this entity, case-insensitively (repeatable: any of them)")
-	f.StringVar(&opts.Source, "source", "", "only statements from this source")
-	f.StringVar(&opts.ValidAt, "valid-at", "", "world time: what held then, default now"+timeHelp)
-	f.StringVar(&opts.KnownAt, "known-at", "", "belief time: as the vault believed it then, default now"+timeHelp)
-	f.BoolVar(&opts.All, "all", false, "no valid-time test: closed statements too (unless --valid-at)")
-	f.BoolVar(&opts.Disputed, "disputed", false, "only statements in an open dispute")
-	f.StringVar(&opts.OrderBy, "order-by", "", "relevance, recency, salience or composite (default relevance with TEXT, recency without)")
-	f.IntVarP(&opts.N, "n", "n", 10, fmt.Sprintf("how many results (at most %d)", episodic.MaxLimit))
-	f.Float64Var(&opts.HalfLifeDays, "half-life-days", 30, "days for recency to halve")
-	f.Float64Var(&wRel, "w-relevance", 1, "composite weight of relevance")
-	f.Float64Var(&wRec, "w-recency", 1, "composite weight of recency")
-	f.Float64Var(&wSal, "w-salience", 1, "composite weight of salience")
-	f.Float64Var(&opts.MinConfidence, "min-confidence", 0, "only statements at least this confident")
-	f.BoolVar(&opts.Stats, "stats", false, "count the statements held at --known-at: total, open, closed, disputed")
-	f.BoolVar(&opts.EntityCounts, "entities", false, "count the selected statements per entity")
-	f.IntVar(&opts.MinEpisodes, "min-episodes", 1, "with --entities: only entities named by at least N statements")
-	f.BoolVar(&opts.JSON, "json", false, "print the results as JSON")
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&opts.Req.Entities, "entity", "e", nil, "only statements about this entity, case-insensitively (repeatable: any of them)")
+	fl.StringVar(&opts.Req.Source, "source", "", "only statements from this source")
+	fl.StringVar(&opts.Req.ValidAt, "valid-at", "", "world time: what held then, default now"+timeHelp)
+	fl.StringVar(&opts.Req.KnownAt, "known-at", "", "belief time: as the vault believed it then, default now"+timeHelp)
+	fl.BoolVar(&opts.Req.IncludeClosed, "all", false, "no valid-time test: closed statements too (unless --valid-at)")
+	fl.BoolVar(&opts.Req.Disputed, "disputed", false, "only statements in an open dispute")
+	fl.StringVar(&opts.Req.OrderBy, "order-by", "", "relevance, recency, salience or composite (default relevance with TEXT, recency without)")
+	fl.IntVarP(&opts.Req.Limit, "n", "n", episodic.DefaultLimit, fmt.Sprintf("how many results (1 to %d)", episodic.MaxLimit))
+	fl.Float64Var(&halfLife, "half-life-days", 30, "days for recency to halve")
+	fl.Float64Var(&wRel, "w-relevance", 1, "composite weight of relevance")
+	fl.Float64Var(&wRec, "w-recency", 1, "composite weight of recency")
+	fl.Float64Var(&wSal, "w-salience", 1, "composite weight of salience")
+	fl.Float64Var(&opts.Req.MinConfidence, "min-confidence", 0, "only statements at least this confident")
+	fl.BoolVar(&opts.Req.Reinforce, "reinforce", false, "record that the results were recalled (a write)")
+	fl.BoolVar(&opts.Stats, "stats", false, "count the statements held at --known-at: total, open, closed, disputed")
+	fl.BoolVar(&opts.EntityCounts, "entities", false, "count the selected statements per entity")
+	fl.IntVar(&opts.MinEpisodes, "min-episodes", 1, "with --entities: only entities named by at least N statements")
+	fl.BoolVar(&opts.JSON, "json", false, "print the results as JSON")
 	cmd.MarkFlagsMutuallyExclusive("stats", "entities")
 	return cmd
 }
 
-func runVaultEpisodes(ctx context.Context, opts *VaultEpisodesOptions, streams IO) error {
-	validAt, err := timeFlag("valid-at", opts.ValidAt)
-	if err != nil {
-		return err
-	}
-	knownAt, err := timeFlag("known-at", opts.KnownAt)
-	if err != nil {
-		return err
-	}
-	if !(opts.HalfLifeDays > 0) {
-		return errors.New("--half-life-days must be more than 0")
-	}
-	w := opts.Weights
-	if (w.Relevance != nil || w.Recency != nil || w.Salience != nil) && opts.OrderBy != episodic.OrderComposite {
-		return errors.New("--w-relevance, --w-recency and --w-salience weigh --order-by composite only")
-	}
-	if (opts.Stats || opts.EntityCounts) && opts.Text != "" {
+func runVaultEpisodes(ctx context.Context, v *vaults, opts *VaultEpisodesOptions, streams IO) error {
+	q := &opts.Req
+	if (opts.Stats || opts.EntityCounts) && q.Query != "" {
 		return errors.New("--stats and --entities take no TEXT")
 	}
-	if opts.Stats && (opts.ValidAt != "" || opts.All || len(opts.Entities) > 0 || opts.Source != "" || opts.Disputed || opts.MinConfidence != 0) {
+	if opts.Stats && (q.ValidAt != "" || q.IncludeClosed || len(q.Entities) > 0 || q.Source != "" || q.Disputed || q.MinConfidence != 0) {
 		return errors.New("--stats counts every statement held at --known-at; it takes no other filter")
 	}
-	if opts.EntityCounts && len(opts.Entities) > 0 {
+	if opts.EntityCounts && len(q.Entities) > 0 {
 		return errors.New("--entities counts every entity; -e does not apply")
 	}
-	m, err := openEpisodes(ctx, opts.Vault)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	filter := episodic.Filter{ValidAt: validAt, KnownAt: knownAt, All: opts.All, Entities: opts.Entities,
-		Source: opts.Source, MinConfidence: opts.MinConfidence, Disputed: opts.Disputed}
 	switch {
 	case opts.Stats:
-		st, err := m.Stats(ctx, knownAt)
+		st, err := v.svc.EpisodeStats(ctx, v.caller, opts.Vault, q.KnownAt)
 		if err != nil {
 			return err
 		}
@@ -321,14 +238,12 @@ func runVaultEpisodes(ctx context.Context, opts *VaultEpisodesOptions, streams I
 		fmt.Fprintf(streams.Out, "total %d\nopen %d\nclosed %d\ndisputed %d\n", st.Total, st.Open, st.Closed, st.Disputed)
 		return nil
 	case opts.EntityCounts:
-		counts, err := m.Entities(ctx, filter, opts.MinEpisodes)
+		counts, err := v.svc.Entities(ctx, v.caller, opts.Vault, vault.EntitiesRequest{ValidAt: q.ValidAt, KnownAt: q.KnownAt,
+			IncludeClosed: q.IncludeClosed, Source: q.Source, MinConfidence: q.MinConfidence, Disputed: q.Disputed, MinEpisodes: opts.MinEpisodes})
 		if err != nil {
 			return err
 		}
 		if opts.JSON {
-			if counts == nil {
-				counts = []episodic.EntityCount{}
-			}
 			return writeJSON(streams.Out, counts)
 		}
 		tw := tabwriter.NewWriter(streams.Out, 0, 0, 2, ' ', 0)
@@ -337,27 +252,23 @@ func runVaultEpisodes(ctx context.Context, opts *VaultEpisodesOptions, streams I
 		}
 		return tw.Flush()
 	}
-	res, err := m.Query(ctx, episodic.Query{Filter: filter, Text: opts.Text, OrderBy: opts.OrderBy, Limit: opts.N,
-		HalfLife: time.Duration(opts.HalfLifeDays * float64(24*time.Hour)), Weights: w})
+	res, err := v.svc.QueryEpisodes(ctx, v.caller, opts.Vault, *q)
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
-		if res == nil {
-			res = []episodic.Match{}
-		}
-		return writeJSON(streams.Out, res)
+		return writeJSON(streams.Out, res.Results)
 	}
-	if len(res) == 0 {
+	if len(res.Results) == 0 {
 		fmt.Fprintln(streams.Out, "no match")
 		return nil
 	}
 	tw := tabwriter.NewWriter(streams.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tVALID\tSTATE\tSCORE\tREL\tREC\tSAL\tCONTENT")
-	for i := range res {
-		r := &res[i]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%s\n", r.ID, interval(r.ValidFrom, r.ValidTo), state(&r.Episode),
-			r.Score, r.Relevance, r.Recency, r.Salience, snippet(r.Content, 80))
+	for i := range res.Results {
+		r := &res.Results[i]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%s\n", r.ID, interval(r.ValidFrom, r.ValidTo), state(&r.EpisodeJSON),
+			r.Score, r.Relevance, r.Recency, r.EpisodeJSON.Salience, snippet(r.Content, 80))
 	}
 	return tw.Flush()
 }
@@ -368,7 +279,7 @@ type VaultEpisodeOptions struct {
 	History, JSON bool
 }
 
-func newVaultEpisodeCmd(streams IO) *cobra.Command {
+func newVaultEpisodeCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	opts := &VaultEpisodeOptions{}
 	cmd := &cobra.Command{
 		Use:   "episode VAULT ID",
@@ -379,7 +290,7 @@ func newVaultEpisodeCmd(streams IO) *cobra.Command {
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Vault, opts.ID = args[0], args[1]
-			return runVaultEpisode(cmd.Context(), opts, streams)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error { return runVaultEpisode(cmd.Context(), v, opts, streams) })
 		},
 	}
 	cmd.Flags().BoolVar(&opts.History, "history", false, "the whole chain, oldest first, with every version")
@@ -387,14 +298,9 @@ func newVaultEpisodeCmd(streams IO) *cobra.Command {
 	return cmd
 }
 
-func runVaultEpisode(ctx context.Context, opts *VaultEpisodeOptions, streams IO) error {
-	m, err := openEpisodes(ctx, opts.Vault)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
+func runVaultEpisode(ctx context.Context, v *vaults, opts *VaultEpisodeOptions, streams IO) error {
 	if !opts.History {
-		e, err := m.Get(ctx, opts.ID)
+		e, err := v.svc.Episode(ctx, v.caller, opts.Vault, opts.ID)
 		if err != nil {
 			return err
 		}
@@ -403,28 +309,24 @@ func runVaultEpisode(ctx context.Context, opts *VaultEpisodeOptions, streams IO)
 		}
 		return printEpisode(streams.Out, &e)
 	}
-	chain, err := m.History(ctx, opts.ID)
+	h, err := v.svc.EpisodeHistory(ctx, v.caller, opts.Vault, opts.ID)
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
-		out := make([]episodic.RecordJSON, len(chain))
-		for i, r := range chain {
-			out[i] = r.JSON()
-		}
-		return writeJSON(streams.Out, out)
+		return writeJSON(streams.Out, h.Chain)
 	}
-	for i, r := range chain {
+	for i := range h.Chain {
 		if i > 0 {
 			fmt.Fprintln(streams.Out)
 		}
-		printRecord(streams.Out, r)
+		printRecord(streams.Out, &h.Chain[i])
 	}
 	return nil
 }
 
 // printEpisode writes every field of an episode, one per line.
-func printEpisode(w io.Writer, e *episodic.Episode) error {
+func printEpisode(w io.Writer, e *episodic.EpisodeJSON) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
@@ -434,8 +336,8 @@ func printEpisode(w io.Writer, e *episodic.Episode) error {
 	row("id", e.ID)
 	row("content", e.Content)
 	st := string(e.State)
-	if e.Note != "" {
-		st += " (" + e.Note + ")"
+	if e.InvalidationNote != "" {
+		st += " (" + e.InvalidationNote + ")"
 	}
 	row("state", st)
 	row("valid", interval(e.ValidFrom, e.ValidTo))
@@ -447,24 +349,22 @@ func printEpisode(w io.Writer, e *episodic.Episode) error {
 	row("confidence", fmt.Sprintf("%g", e.Confidence))
 	row("salience", fmt.Sprintf("%g", e.Salience))
 	if len(e.Metadata) > 0 {
-		keys := make([]string, 0, len(e.Metadata))
-		for k := range e.Metadata {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys := slices.Sorted(maps.Keys(e.Metadata))
 		kvs := make([]string, len(keys))
 		for i, k := range keys {
 			kvs[i] = fmt.Sprintf("%s=%v", k, e.Metadata[k])
 		}
 		row("metadata", strings.Join(kvs, " "))
 	}
-	row("recorded_at", showTime(e.FirstRecordedAt))
-	row("version", fmt.Sprintf("%d, recorded %s", e.Seq, showTime(e.RecordedAt)))
+	row("recorded_at", showTime(e.RecordedAt))
+	row("version", fmt.Sprintf("%d, recorded %s", e.Version, showTime(e.VersionRecordedAt)))
 	if e.InvalidatedAt != nil {
 		row("invalidated_at", showTime(*e.InvalidatedAt))
 	}
 	row("supersedes", e.Supersedes)
-	row("superseded_by", e.SupersededBy)
+	if e.SupersededBy != nil {
+		row("superseded_by", *e.SupersededBy)
+	}
 	row("revises", e.Revises)
 	row("revised_by", e.RevisedBy)
 	confirmed := fmt.Sprintf("%d", e.ConfirmedCount)
@@ -482,19 +382,18 @@ func printEpisode(w io.Writer, e *episodic.Episode) error {
 }
 
 // printRecord writes one statement of a history with all its versions.
-func printRecord(w io.Writer, r *episodic.Record) {
-	s := &r.Statement
-	fmt.Fprintf(w, "%s %s\n", s.ID, snippet(s.Content, 200))
-	if s.Supersedes != "" {
-		fmt.Fprintf(w, "  supersedes %s\n", s.Supersedes)
+func printRecord(w io.Writer, r *episodic.RecordJSON) {
+	fmt.Fprintf(w, "%s %s\n", r.ID, snippet(r.Content, 200))
+	if r.Supersedes != "" {
+		fmt.Fprintf(w, "  supersedes %s\n", r.Supersedes)
 	}
-	if s.Revises != "" {
-		fmt.Fprintf(w, "  revises %s\n", s.Revises)
+	if r.Revises != "" {
+		fmt.Fprintf(w, "  revises %s\n", r.Revises)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  VERSION\tRECORDED\tCLOSED\tVALID\tSTATE\tNOTE")
 	for _, v := range r.Versions {
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\n", v.Seq, showTime(v.RecordedAt), showOptTime(v.ClosedAt),
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\n", v.Version, showTime(v.RecordedAt), showOptTime(v.ClosedAt),
 			interval(v.ValidFrom, v.ValidTo), v.State, v.Note)
 	}
 	_ = tw.Flush()
@@ -503,7 +402,7 @@ func printRecord(w io.Writer, r *episodic.Record) {
 	}
 	for _, d := range r.Disputes {
 		other := d.B
-		if other == s.ID {
+		if other == r.ID {
 			other = d.A
 		}
 		fmt.Fprintf(w, "  disputed with %s (recorded %s)", other, showTime(d.RecordedAt))
@@ -514,16 +413,8 @@ func printRecord(w io.Writer, r *episodic.Record) {
 	}
 }
 
-// episodeChange runs one change on an opened vault and prints its
-// result: the episode as JSON, or text.
-func episodeChange(ctx context.Context, name string, asJSON bool, streams IO,
-	change func(*vault.Episodes) (episodic.Episode, error), text func(*episodic.Episode) string) error {
-	m, err := openEpisodes(ctx, name)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	e, err := change(m)
+// printChange prints the episode a change returned: as JSON, or text.
+func printChange(e episodic.EpisodeJSON, err error, asJSON bool, streams IO, text func(*episodic.EpisodeJSON) string) error {
 	if err != nil {
 		return err
 	}
@@ -536,12 +427,12 @@ func episodeChange(ctx context.Context, name string, asJSON bool, streams IO,
 
 // VaultInvalidateOptions are the inputs of `ctxkit vault invalidate`.
 type VaultInvalidateOptions struct {
-	Vault, ID       string
-	ValidTo, Reason string
-	JSON            bool
+	Vault, ID string
+	Req       vault.InvalidateRequest
+	JSON      bool
 }
 
-func newVaultInvalidateCmd(streams IO) *cobra.Command {
+func newVaultInvalidateCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	opts := &VaultInvalidateOptions{}
 	cmd := &cobra.Command{
 		Use:   "invalidate VAULT ID",
@@ -552,49 +443,38 @@ func newVaultInvalidateCmd(streams IO) *cobra.Command {
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Vault, opts.ID = args[0], args[1]
-			return runVaultInvalidate(cmd.Context(), opts, streams)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error {
+				e, err := v.svc.Invalidate(cmd.Context(), v.caller, opts.Vault, opts.ID, opts.Req)
+				return printChange(e, err, opts.JSON, streams, func(e *episodic.EpisodeJSON) string {
+					return fmt.Sprintf("invalidated %s: valid %s", e.ID, interval(e.ValidFrom, e.ValidTo))
+				})
+			})
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.ValidTo, "valid-to", "", "when it stopped holding, default now"+timeHelp)
-	f.StringVar(&opts.Reason, "reason", "", "why it was closed")
-	f.BoolVar(&opts.JSON, "json", false, "print the episode as JSON")
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Req.ValidTo, "valid-to", "", "when it stopped holding, default now"+timeHelp)
+	fl.StringVar(&opts.Req.Reason, "reason", "", "why it was closed")
+	fl.BoolVar(&opts.JSON, "json", false, "print the episode as JSON")
 	return cmd
-}
-
-func runVaultInvalidate(ctx context.Context, opts *VaultInvalidateOptions, streams IO) error {
-	to, err := timeFlag("valid-to", opts.ValidTo)
-	if err != nil {
-		return err
-	}
-	return episodeChange(ctx, opts.Vault, opts.JSON, streams,
-		func(m *vault.Episodes) (episodic.Episode, error) { return m.Invalidate(ctx, opts.ID, to, opts.Reason) },
-		func(e *episodic.Episode) string {
-			return fmt.Sprintf("invalidated %s: valid %s", e.ID, interval(e.ValidFrom, e.ValidTo))
-		})
 }
 
 // VaultSuccessorOptions are the inputs of `ctxkit vault supersede` and
 // `revise`.
 type VaultSuccessorOptions struct {
-	Vault, ID, Content string
-	// Entities nil: inherited; empty: cleared.
-	Entities  []string
-	Source    string
-	Salience  *float64
-	ValidFrom string // supersede only
+	Vault, ID string
+	Req       vault.SuccessorRequest
 	JSON      bool
 }
 
-func newVaultSupersedeCmd(streams IO) *cobra.Command {
-	return newSuccessorCmd(streams, true)
+func newVaultSupersedeCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
+	return newSuccessorCmd(g, f, streams, true)
 }
 
-func newVaultReviseCmd(streams IO) *cobra.Command {
-	return newSuccessorCmd(streams, false)
+func newVaultReviseCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
+	return newSuccessorCmd(g, f, streams, false)
 }
 
-func newSuccessorCmd(streams IO, supersede bool) *cobra.Command {
+func newSuccessorCmd(g *globals, f *vaultFlags, streams IO, supersede bool) *cobra.Command {
 	opts := &VaultSuccessorOptions{}
 	var entities []string
 	var salience float64
@@ -602,15 +482,24 @@ func newSuccessorCmd(streams IO, supersede bool) *cobra.Command {
 		Use:   "revise VAULT ID CONTENT",
 		Short: "Replace an open episode by a better wording (the world unchanged)",
 		Long: "Write a better wording of an open episode: the revision holds over the same valid interval and " +
-			"inherits its attestations, entities, salience, confidence, metadata, source and open disputes unless " +
-			"given; the original is closed in transaction time only, so a query known at a time before the revision " +
-			"still finds it. -e '' clears the entities.",
+			"inherits its attestations, entities, salience, confidence, metadata and open disputes unless given; " +
+			"the original is closed in transaction time only, so a query known at a time before the revision still " +
+			"finds it. -e '' clears the entities.",
 		Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Vault, opts.ID, opts.Content = args[0], args[1], args[2]
-			opts.Entities = entitiesFlag(cmd, entities)
-			opts.Salience = floatFlag(cmd, "salience", salience)
-			return runVaultSuccessor(cmd.Context(), opts, supersede, streams)
+			opts.Vault, opts.ID, opts.Req.Content = args[0], args[1], args[2]
+			opts.Req.Entities = entitiesFlag(cmd, entities)
+			opts.Req.Salience = floatFlag(cmd, "salience", salience)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error {
+				do, verb := v.svc.Revise, "revised"
+				if supersede {
+					do, verb = v.svc.Supersede, "superseded"
+				}
+				e, err := do(cmd.Context(), v.caller, opts.Vault, opts.ID, opts.Req)
+				return printChange(e, err, opts.JSON, streams, func(e *episodic.EpisodeJSON) string {
+					return fmt.Sprintf("%s\n%s %s from %s", e.ID, verb, opts.ID, showTime(e.ValidFrom))
+				})
+			})
 		},
 	}
 	if supersede {
@@ -618,49 +507,28 @@ func newSuccessorCmd(streams IO, supersede bool) *cobra.Command {
 		cmd.Short = "Replace an open episode by a new statement (the world changed)"
 		cmd.Long = "In one transaction, close an open episode exactly where a new statement opens (--valid-from, " +
 			"default now) and link them. Entities and salience are inherited unless given (-e '' clears the " +
-			"entities); the source is empty unless given, confidence is 1 and metadata starts fresh. If another " +
-			"writer superseded it first, the conflict names the successor."
+			"entities); the source is the writer's name unless given, confidence is 1 and metadata starts fresh. If " +
+			"another writer superseded it first, the conflict names the successor."
 	}
-	f := cmd.Flags()
-	f.StringArrayVarP(&entities, "entity", "e", nil, "an entity of the new statement (repeatable; replaces the inherited ones; -e '' clears them)")
-	f.StringVar(&opts.Source, "source", "", "who or what said it")
-	f.Float64Var(&salience, "salience", 0, "how much it matters, 0..1 (default inherited)")
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&entities, "entity", "e", nil, "an entity of the new statement (repeatable; replaces the inherited ones; -e '' clears them)")
+	fl.StringVar(&opts.Req.Source, "source", "", "who or what said it")
+	fl.Float64Var(&salience, "salience", 0, "how much it matters, 0..1 (default inherited)")
 	if supersede {
-		f.StringVar(&opts.ValidFrom, "valid-from", "", "where the old statement ends and the new one starts, default now"+timeHelp)
+		fl.StringVar(&opts.Req.ValidFrom, "valid-from", "", "where the old statement ends and the new one starts, default now"+timeHelp)
 	}
-	f.BoolVar(&opts.JSON, "json", false, "print the new episode as JSON")
+	fl.BoolVar(&opts.JSON, "json", false, "print the new episode as JSON")
 	return cmd
-}
-
-func runVaultSuccessor(ctx context.Context, opts *VaultSuccessorOptions, supersede bool, streams IO) error {
-	from, err := timeFlag("valid-from", opts.ValidFrom)
-	if err != nil {
-		return err
-	}
-	n := episodic.Successor{Content: opts.Content, Entities: opts.Entities, Source: opts.Source, Salience: opts.Salience, ValidFrom: from}
-	return episodeChange(ctx, opts.Vault, opts.JSON, streams,
-		func(m *vault.Episodes) (episodic.Episode, error) {
-			if supersede {
-				return m.Supersede(ctx, opts.ID, n)
-			}
-			return m.Revise(ctx, opts.ID, n)
-		},
-		func(e *episodic.Episode) string {
-			if supersede {
-				return fmt.Sprintf("%s\nsuperseded %s from %s", e.ID, opts.ID, showTime(e.ValidFrom))
-			}
-			return fmt.Sprintf("%s\nrevised %s", e.ID, opts.ID)
-		})
 }
 
 // VaultConfirmOptions are the inputs of `ctxkit vault confirm`.
 type VaultConfirmOptions struct {
-	Vault, ID  string
-	At, Source string
-	JSON       bool
+	Vault, ID string
+	Req       vault.ConfirmRequest
+	JSON      bool
 }
 
-func newVaultConfirmCmd(streams IO) *cobra.Command {
+func newVaultConfirmCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	opts := &VaultConfirmOptions{}
 	cmd := &cobra.Command{
 		Use:   "confirm VAULT ID",
@@ -670,38 +538,25 @@ func newVaultConfirmCmd(streams IO) *cobra.Command {
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Vault, opts.ID = args[0], args[1]
-			return runVaultConfirm(cmd.Context(), opts, streams)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error {
+				e, err := v.svc.Confirm(cmd.Context(), v.caller, opts.Vault, opts.ID, opts.Req)
+				return printChange(e, err, opts.JSON, streams, func(e *episodic.EpisodeJSON) string {
+					return fmt.Sprintf("confirmed %s: %d %s, last %s", e.ID, e.ConfirmedCount,
+						plural(e.ConfirmedCount, "confirmation", "confirmations"), showOptTime(e.LastConfirmedAt))
+				})
+			})
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.At, "at", "", "when it was heard again, default now"+timeHelp)
-	f.StringVar(&opts.Source, "source", "", "who or what said it again")
-	f.BoolVar(&opts.JSON, "json", false, "print the episode as JSON")
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Req.At, "at", "", "when it was heard again, default now"+timeHelp)
+	fl.StringVar(&opts.Req.Source, "source", "", "who or what said it again (default your name)")
+	fl.BoolVar(&opts.JSON, "json", false, "print the episode as JSON")
 	return cmd
 }
 
-func runVaultConfirm(ctx context.Context, opts *VaultConfirmOptions, streams IO) error {
-	at, err := timeFlag("at", opts.At)
-	if err != nil {
-		return err
-	}
-	return episodeChange(ctx, opts.Vault, opts.JSON, streams,
-		func(m *vault.Episodes) (episodic.Episode, error) { return m.Confirm(ctx, opts.ID, at, opts.Source) },
-		func(e *episodic.Episode) string {
-			return fmt.Sprintf("confirmed %s: %d %s, last %s", e.ID, e.ConfirmedCount,
-				plural(e.ConfirmedCount, "confirmation", "confirmations"), showOptTime(e.LastConfirmedAt))
-		})
-}
-
-// VaultDisputeOptions are the inputs of `ctxkit vault dispute`.
-type VaultDisputeOptions struct {
-	Vault, ID, Other string
-	Note             string
-	JSON             bool
-}
-
-func newVaultDisputeCmd(streams IO) *cobra.Command {
-	opts := &VaultDisputeOptions{}
+func newVaultDisputeCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
+	var req vault.DisputeRequest
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "dispute VAULT ID OTHER",
 		Short: "Record that two open episodes cannot both hold",
@@ -710,36 +565,26 @@ func newVaultDisputeCmd(streams IO) *cobra.Command {
 			"dispute over). `ctxkit vault episodes VAULT --disputed` lists what is unsettled.",
 		Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Vault, opts.ID, opts.Other = args[0], args[1], args[2]
-			return runVaultDispute(cmd.Context(), opts, streams)
+			req.Other = args[2]
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error {
+				res, err := v.svc.Dispute(cmd.Context(), v.caller, args[0], args[1], req)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(streams.Out, res)
+				}
+				fmt.Fprintf(streams.Out, "disputed %s and %s\n", res.Episode.ID, res.Other.ID)
+				return nil
+			})
 		},
 	}
-	cmd.Flags().StringVar(&opts.Note, "note", "", "why they cannot both hold")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print both episodes as JSON: {episode, other}")
+	cmd.Flags().StringVar(&req.Note, "note", "", "why they cannot both hold")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print both episodes as JSON: {episode, other}")
 	return cmd
 }
 
-func runVaultDispute(ctx context.Context, opts *VaultDisputeOptions, streams IO) error {
-	m, err := openEpisodes(ctx, opts.Vault)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	a, b, err := m.Dispute(ctx, opts.ID, opts.Other, opts.Note)
-	if err != nil {
-		return err
-	}
-	if opts.JSON {
-		return writeJSON(streams.Out, struct {
-			Episode episodic.Episode `json:"episode"`
-			Other   episodic.Episode `json:"other"`
-		}{a, b})
-	}
-	fmt.Fprintf(streams.Out, "disputed %s and %s\n", a.ID, b.ID)
-	return nil
-}
-
-func newVaultExportCmd(streams IO) *cobra.Command {
+func newVaultExportCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "export VAULT [-o FILE]",
@@ -749,34 +594,27 @@ func newVaultExportCmd(streams IO) *cobra.Command {
 			"diffs well. To standard output, or with -o to FILE, replaced atomically.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runVaultExport(cmd.Context(), args[0], output, streams)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error {
+				if output == "" || output == "-" {
+					return v.svc.ExportEpisodes(cmd.Context(), v.caller, args[0], streams.Out)
+				}
+				var buf bytes.Buffer
+				if err := v.svc.ExportEpisodes(cmd.Context(), v.caller, args[0], &buf); err != nil {
+					return err
+				}
+				if err := atomicfile.WriteFile(output, buf.Bytes(), 0o600, 0o700, nil); err != nil {
+					return err
+				}
+				fmt.Fprintf(streams.Err, "exported vault %q to %s\n", args[0], output)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write to this file (atomically) instead of standard output")
 	return cmd
 }
 
-func runVaultExport(ctx context.Context, name, output string, streams IO) error {
-	m, err := openEpisodes(ctx, name)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	if output == "" || output == "-" {
-		return m.Export(ctx, streams.Out)
-	}
-	var buf bytes.Buffer
-	if err := m.Export(ctx, &buf); err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(output, buf.Bytes(), 0o600, 0o700, nil); err != nil {
-		return err
-	}
-	fmt.Fprintf(streams.Err, "exported vault %q to %s\n", name, output)
-	return nil
-}
-
-func newVaultImportCmd(streams IO) *cobra.Command {
+func newVaultImportCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "import VAULT FILE",
 		Short: "Import an export into an episodic vault",
@@ -784,30 +622,23 @@ func newVaultImportCmd(streams IO) *cobra.Command {
 			"times: all or nothing, refused as a conflict if any statement exists already.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runVaultImport(cmd.Context(), args[0], args[1], streams)
+			in := streams.In
+			if args[1] != "-" {
+				file, err := os.Open(args[1])
+				if err != nil {
+					return err
+				}
+				defer file.Close()
+				in = file
+			}
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error {
+				n, err := v.svc.ImportEpisodes(cmd.Context(), v.caller, args[0], in)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(streams.Out, "imported %d %s into vault %q\n", n, plural(n, "statement", "statements"), args[0])
+				return nil
+			})
 		},
 	}
-}
-
-func runVaultImport(ctx context.Context, name, file string, streams IO) error {
-	in := streams.In
-	if file != "-" {
-		f, err := os.Open(file)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in = f
-	}
-	m, err := openEpisodes(ctx, name)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	n, err := m.Import(ctx, in)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(streams.Out, "imported %d %s into vault %q\n", n, plural(n, "statement", "statements"), name)
-	return nil
 }

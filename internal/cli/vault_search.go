@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +16,7 @@ import (
 	"github.com/ctxkit/ctxkit/vault"
 )
 
-// VaultIndexOptions are the inputs of `ctxkit vault index`.
+// VaultIndexOptions are the inputs of `ctxkit vault index` and `reindex`.
 type VaultIndexOptions struct {
 	Vault   string
 	Path    string
@@ -24,52 +25,55 @@ type VaultIndexOptions struct {
 	JSON    bool
 }
 
-func newVaultIndexCmd(streams IO) *cobra.Command {
+func newVaultIndexCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	opts := &VaultIndexOptions{}
 	cmd := &cobra.Command{
 		Use:   "index VAULT",
 		Short: "Index a semantic vault's documents for search",
-		Long: "Extract, chunk, embed and index the vault's documents (.md, .txt, .pdf, .docx, .html, .json, .csv). " +
-			"Only new and changed files are processed; removed files leave the index. A file that fails is " +
-			"reported at the end and does not stop the run. --reindex rebuilds the index whole, as needed after " +
-			"a change of embedding model.",
+		Long: "Extract, chunk, embed and index the vault's documents (.md, .txt, .pdf, .docx, .html, .json, .csv; " +
+			"hidden files and folders are never documents). Only new and changed files are processed; removed files " +
+			"leave the index. A file that fails is reported at the end and does not stop the run. --reindex " +
+			"rebuilds the index whole, as needed after a change of embedding model. A skill vault is checked instead: " +
+			"its skills are listed and its invalid files reported.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Vault = args[0]
-			return runVaultIndex(cmd.Context(), opts, streams)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error { return runVaultIndex(cmd.Context(), v, opts, streams) })
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.Path, "path", "", "index only this file or folder of the vault")
-	f.BoolVar(&opts.Reindex, "reindex", false, "drop the index and build it again")
-	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Path, "path", "", "index only this file or folder of the vault")
+	fl.BoolVar(&opts.Reindex, "reindex", false, "drop the index and build it again")
+	fl.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
 	return cmd
 }
 
-func runVaultIndex(ctx context.Context, opts *VaultIndexOptions, streams IO) error {
-	v, err := getVault(ctx, opts.Vault)
-	if err != nil {
-		return err
-	}
-	if v.Type == vault.Skill {
-		// A skill vault has no search index: indexing validates its skills.
-		return runVaultSkills(ctx, v, opts.JSON, streams)
-	}
-	iopts := vault.IndexOptions{Path: opts.Path, Reindex: opts.Reindex, Force: opts.Force}
+func runVaultIndex(ctx context.Context, v *vaults, opts *VaultIndexOptions, streams IO) error {
+	var progress func(done, total int, path string)
 	if f, ok := streams.Err.(*os.File); ok && isTerminal(f) && !opts.JSON {
-		iopts.Progress = func(done, total int, path string) {
+		progress = func(done, total int, path string) {
 			fmt.Fprintf(f, "\r\033[K[%d/%d] %s", done, total, path)
 			if done == total {
 				fmt.Fprintln(f)
 			}
 		}
 	}
-	rep, err := v.Index(ctx, iopts)
+	rep, err := v.svc.Index(ctx, v.caller, opts.Vault, vault.IndexRequest{Path: opts.Path, Reindex: opts.Reindex, Force: opts.Force}, progress)
+	if errors.Is(err, vault.ErrWrongType) && opts.Path == "" && !opts.Reindex {
+		// A skill vault has no search index: indexing validates its
+		// skills.
+		if info, derr := v.svc.DescribeVault(ctx, v.caller, opts.Vault); derr == nil && info.Type == vault.Skill {
+			return runVaultSkills(ctx, v, opts.Vault, opts.JSON, streams)
+		}
+	}
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
 		return writeJSON(streams.Out, rep)
+	}
+	if rep.Warning != "" {
+		fmt.Fprintln(streams.Err, "warning:", rep.Warning)
 	}
 	fmt.Fprintf(streams.Out, "indexed %d files (%d chunks), %d unchanged, %d removed; embedder: %s\n",
 		rep.Indexed, rep.Chunks, rep.Unchanged, rep.Removed, rep.Embedder)
@@ -89,14 +93,6 @@ func isTerminal(f *os.File) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-func getVault(ctx context.Context, name string) (*vault.Vault, error) {
-	r, _, err := openRegistry()
-	if err != nil {
-		return nil, err
-	}
-	return r.Get(ctx, name)
-}
-
 // VaultQueryOptions are the inputs of `ctxkit vault query`.
 type VaultQueryOptions struct {
 	Vault string
@@ -105,7 +101,7 @@ type VaultQueryOptions struct {
 	JSON  bool
 }
 
-func newVaultQueryCmd(streams IO) *cobra.Command {
+func newVaultQueryCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	opts := &VaultQueryOptions{}
 	cmd := &cobra.Command{
 		Use:   "query VAULT TEXT...",
@@ -116,28 +112,27 @@ func newVaultQueryCmd(streams IO) *cobra.Command {
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Vault, opts.Text = args[0], strings.Join(args[1:], " ")
-			return runVaultQuery(cmd.Context(), opts, streams)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error { return runVaultQuery(cmd.Context(), v, opts, streams) })
 		},
 	}
-	f := cmd.Flags()
-	f.IntVarP(&opts.N, "n", "n", 5, "how many results")
-	f.BoolVar(&opts.JSON, "json", false, "print the results as JSON")
+	fl := cmd.Flags()
+	fl.IntVarP(&opts.N, "n", "n", vault.DefaultQueryResults, fmt.Sprintf("how many results (1 to %d)", vault.MaxQueryResults))
+	fl.BoolVar(&opts.JSON, "json", false, "print the results as JSON")
 	return cmd
 }
 
-func runVaultQuery(ctx context.Context, opts *VaultQueryOptions, streams IO) error {
-	v, err := getVault(ctx, opts.Vault)
-	if err != nil {
-		return err
-	}
-	res, err := v.Query(ctx, opts.Text, opts.N, nil)
+func runVaultQuery(ctx context.Context, v *vaults, opts *VaultQueryOptions, streams IO) error {
+	res, err := v.svc.Query(ctx, v.caller, opts.Vault, vault.QueryRequest{Query: opts.Text, NResults: opts.N})
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
 		return writeJSON(streams.Out, res)
 	}
-	if res.Mode == "lexical" {
+	switch {
+	case res.Warning != "":
+		fmt.Fprintln(streams.Err, "warning:", res.Warning)
+	case res.Mode == "lexical":
 		fmt.Fprintln(streams.Err, "lexical search only: the vault has no embedder")
 	}
 	if len(res.Results) == 0 {
@@ -165,31 +160,55 @@ func snippet(text string, max int) string {
 	return s
 }
 
-func newVaultDocsCmd(streams IO) *cobra.Command {
+func newVaultDocsCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "docs VAULT",
 		Short: "List a semantic vault's indexed documents",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := getVault(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			docs, err := v.Docs(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(streams.Out, docs)
-			}
-			for _, d := range docs {
-				fmt.Fprintf(streams.Out, "%s\t%d chunks\tindexed %s\n", d.Path, d.Chunks, d.Indexed.Format("2006-01-02 15:04"))
-			}
-			return nil
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error {
+				docs, err := v.svc.Docs(cmd.Context(), v.caller, args[0])
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(streams.Out, docs)
+				}
+				for _, d := range docs {
+					fmt.Fprintf(streams.Out, "%s\t%d chunks\tindexed %s\n", d.Path, d.Chunks, d.Indexed.Format("2006-01-02 15:04"))
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the documents as JSON")
+	return cmd
+}
+
+func newVaultReadCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "read VAULT PATH",
+		Short: "Print a document's text as extracted for indexing",
+		Long: "Print the text of one document of a semantic vault as the index sees it: headings and paragraphs " +
+			"separated by blank lines (Markdown headings keep their #), pages by a form feed.",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error {
+				d, err := v.svc.ReadDoc(cmd.Context(), v.caller, args[0], args[1])
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(streams.Out, d)
+				}
+				fmt.Fprintln(streams.Out, d.Text)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the document as JSON: path, title, text, bytes")
 	return cmd
 }
 
@@ -202,7 +221,7 @@ type VaultWriteOptions struct {
 	Meta        []string
 }
 
-func newVaultWriteCmd(streams IO) *cobra.Command {
+func newVaultWriteCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	opts := &VaultWriteOptions{}
 	cmd := &cobra.Command{
 		Use:   "write VAULT FILE (--content TEXT | --from-file F)",
@@ -213,38 +232,45 @@ func newVaultWriteCmd(streams IO) *cobra.Command {
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Vault, opts.Path = args[0], args[1]
-			return runVaultWrite(cmd.Context(), opts, streams)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error { return runVaultWrite(cmd.Context(), v, opts, streams) })
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.Content, "content", "", "the document's text")
-	f.StringVar(&opts.FromFile, "from-file", "", "read the document from this file (- for standard input)")
-	f.BoolVar(&opts.Overwrite, "overwrite", false, "replace the file if it exists")
-	f.StringArrayVar(&opts.Meta, "meta", nil, "metadata kept with the document, k=v (repeatable)")
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Content, "content", "", "the document's text")
+	fl.StringVar(&opts.FromFile, "from-file", "", "read the document from this file (- for standard input)")
+	fl.BoolVar(&opts.Overwrite, "overwrite", false, "replace the file if it exists")
+	fl.StringArrayVar(&opts.Meta, "meta", nil, "metadata kept with the document, k=v (repeatable)")
 	cmd.MarkFlagsMutuallyExclusive("content", "from-file")
 	cmd.MarkFlagsOneRequired("content", "from-file")
 	return cmd
 }
 
-func runVaultWrite(ctx context.Context, opts *VaultWriteOptions, streams IO) error {
-	v, err := getVault(ctx, opts.Vault)
-	if err != nil {
-		return err
-	}
-	content := []byte(opts.Content)
-	switch opts.FromFile {
+// readInput returns text, or what file holds (- for in), bounded.
+func readInput(text, file string, in io.Reader) (string, error) {
+	var b []byte
+	var err error
+	switch file {
 	case "":
+		return text, nil
 	case "-":
-		if content, err = io.ReadAll(io.LimitReader(streams.In, maxInput+1)); err != nil {
-			return fmt.Errorf("read standard input: %w", err)
+		if b, err = io.ReadAll(io.LimitReader(in, maxInput+1)); err != nil {
+			return "", fmt.Errorf("read standard input: %w", err)
 		}
 	default:
-		if content, err = os.ReadFile(opts.FromFile); err != nil {
-			return err
+		if b, err = os.ReadFile(file); err != nil {
+			return "", err
 		}
 	}
-	if len(content) > maxInput {
-		return fmt.Errorf("the document is over the %d-byte limit", maxInput)
+	if len(b) > maxInput {
+		return "", fmt.Errorf("the input is over the %d-byte limit", maxInput)
+	}
+	return string(b), nil
+}
+
+func runVaultWrite(ctx context.Context, v *vaults, opts *VaultWriteOptions, streams IO) error {
+	content, err := readInput(opts.Content, opts.FromFile, streams.In)
+	if err != nil {
+		return err
 	}
 	meta := map[string]string{}
 	for _, kv := range opts.Meta {
@@ -254,114 +280,105 @@ func runVaultWrite(ctx context.Context, opts *VaultWriteOptions, streams IO) err
 		}
 		meta[strings.TrimSpace(k)] = val
 	}
-	if err := v.Write(ctx, vault.WriteOptions{Agent: vault.Owner, Path: opts.Path, Content: content, Overwrite: opts.Overwrite, Meta: meta}); err != nil {
+	res, err := v.svc.WriteDoc(ctx, v.caller, opts.Vault, opts.Path, vault.WriteDocRequest{Content: content, Overwrite: opts.Overwrite, Metadata: meta})
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(streams.Out, "wrote and indexed %s in vault %q\n", opts.Path, v.Name)
+	fmt.Fprintf(streams.Out, "wrote and indexed %s in vault %q\n", res.Path, res.Vault)
 	return nil
 }
 
-func newVaultDeleteCmd(streams IO) *cobra.Command {
+func newVaultDeleteCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	var path string
 	var purge bool
 	cmd := &cobra.Command{
 		Use:   "delete VAULT (--path P | --purge)",
 		Short: "Delete documents from a semantic vault, or a whole vault",
 		Long: "--path deletes a file, or a folder of documents, from the vault and its index. --purge deletes the " +
-			"vault itself: its record and its folder (refused when the folder holds more than the vault: the " +
-			"project root, your home folder, another project).",
+			"vault itself: its record, its stored data and its folder (refused when the folder holds more than the " +
+			"vault: the project root, your home folder, another project).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if purge {
-				r, _, err := openRegistry()
-				if err != nil {
-					return err
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error {
+				if purge {
+					info, err := v.svc.RemoveVault(cmd.Context(), v.caller, args[0], true)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(streams.Out, "deleted vault %q and its folder %s\n", info.Name, info.Path)
+					return nil
 				}
-				v, err := r.Remove(cmd.Context(), args[0], true)
-				if err != nil {
-					return err
+				deleted, err := v.svc.DeleteDoc(cmd.Context(), v.caller, args[0], path)
+				for _, p := range deleted {
+					fmt.Fprintf(streams.Out, "deleted %s\n", p)
 				}
-				fmt.Fprintf(streams.Out, "deleted vault %q and its folder %s\n", v.Name, v.Dir)
-				return nil
-			}
-			v, err := getVault(cmd.Context(), args[0])
-			if err != nil {
 				return err
-			}
-			deleted, err := v.Delete(cmd.Context(), vault.Owner, path)
-			for _, p := range deleted {
-				fmt.Fprintf(streams.Out, "deleted %s\n", p)
-			}
-			return err
+			})
 		},
 	}
 	cmd.Flags().StringVar(&path, "path", "", "the file or folder to delete, inside the vault")
-	cmd.Flags().BoolVar(&purge, "purge", false, "delete the whole vault: its record and its folder")
+	cmd.Flags().BoolVar(&purge, "purge", false, "delete the whole vault: its record, its data and its folder")
 	cmd.MarkFlagsMutuallyExclusive("path", "purge")
 	cmd.MarkFlagsOneRequired("path", "purge")
 	return cmd
 }
 
-func newVaultReindexCmd(streams IO) *cobra.Command {
+func newVaultReindexCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	opts := &VaultIndexOptions{}
 	var model string
 	cmd := &cobra.Command{
 		Use:   "reindex VAULT [--path P] [--embedding-model SPEC]",
 		Short: "Rebuild a semantic vault's index, optionally with another embedding model",
-		Long: "Process the vault's documents again even if unchanged: the whole index, rebuilt from nothing, or only " +
-			"--path. --embedding-model pins another embedder first (none, ollama:MODEL, openai:MODEL, builtin); " +
-			"the whole index is then rebuilt with it.",
+		Long: "Process the vault's documents again even if unchanged: the whole index, rebuilt, or only --path. " +
+			"--embedding-model pins another embedder first (none, ollama:MODEL, openai:MODEL, builtin); the whole " +
+			"index is then rebuilt with it.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Vault = args[0]
-			if model != "" {
-				if opts.Path != "" {
-					return fmt.Errorf("--embedding-model rebuilds the whole index; drop --path")
-				}
-				r, _, err := openRegistry()
-				if err != nil {
-					return err
-				}
-				if _, err := r.SetEmbeddingModel(cmd.Context(), opts.Vault, model); err != nil {
-					return err
-				}
+			if model != "" && opts.Path != "" {
+				return fmt.Errorf("--embedding-model rebuilds the whole index; drop --path")
 			}
-			opts.Reindex, opts.Force = opts.Path == "", true
-			return runVaultIndex(cmd.Context(), opts, streams)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error {
+				if model != "" {
+					if _, err := v.svc.SetEmbeddingModel(cmd.Context(), v.caller, opts.Vault, model); err != nil {
+						return err
+					}
+				}
+				opts.Reindex, opts.Force = true, true
+				return runVaultIndex(cmd.Context(), v, opts, streams)
+			})
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.Path, "path", "", "only this file or folder of the vault")
-	f.StringVar(&model, "embedding-model", "", "pin this embedder first, then rebuild")
-	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Path, "path", "", "only this file or folder of the vault")
+	fl.StringVar(&model, "embedding-model", "", "pin this embedder first, then rebuild")
+	fl.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
 	return cmd
 }
 
-func newVaultWatchCmd(streams IO) *cobra.Command {
+func newVaultWatchCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "watch VAULT",
 		Short: "Keep a semantic vault's index in step with its folder, until interrupted",
 		Long:  "Index the vault, then again after each burst of changes to its files (debounced), until Ctrl-C.",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := getVault(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			fmt.Fprintf(streams.Err, "watching %s (Ctrl-C to stop)\n", v.Dir)
-			return v.Watch(ctx, vault.WatchOptions{OnIndex: func(rep *vault.IndexReport, err error) {
-				if err != nil {
-					fmt.Fprintf(streams.Err, "%s: %v\n", time.Now().Format(time.TimeOnly), err)
-					return
-				}
-				fmt.Fprintf(streams.Out, "%s: indexed %d, unchanged %d, removed %d, failed %d\n",
-					time.Now().Format(time.TimeOnly), rep.Indexed, rep.Unchanged, rep.Removed, len(rep.Failed))
-				for _, f := range rep.Failed {
-					fmt.Fprintf(streams.Out, "failed: %s: %s\n", f.Path, f.Error)
-				}
-			}})
+			return g.withVaults(ctx, f, func(v *vaults) error {
+				fmt.Fprintf(streams.Err, "watching vault %q (Ctrl-C to stop)\n", args[0])
+				return v.svc.Watch(ctx, v.caller, args[0], vault.WatchOptions{OnIndex: func(rep *vault.IndexReport, err error) {
+					if err != nil {
+						fmt.Fprintf(streams.Err, "%s: %v\n", time.Now().Format(time.TimeOnly), err)
+						return
+					}
+					fmt.Fprintf(streams.Out, "%s: indexed %d, unchanged %d, removed %d, failed %d\n",
+						time.Now().Format(time.TimeOnly), rep.Indexed, rep.Unchanged, rep.Removed, len(rep.Failed))
+					for _, f := range rep.Failed {
+						fmt.Fprintf(streams.Out, "failed: %s: %s\n", f.Path, f.Error)
+					}
+				}})
+			})
 		},
 	}
 }

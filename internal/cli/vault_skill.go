@@ -3,15 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ctxkit/ctxkit/vault"
 )
 
-func newVaultSkillsCmd(streams IO) *cobra.Command {
+func newVaultSkillsCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "skills VAULT",
@@ -22,19 +20,15 @@ func newVaultSkillsCmd(streams IO) *cobra.Command {
 			"when there are any.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := getVault(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return runVaultSkills(cmd.Context(), v, asJSON, streams)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error { return runVaultSkills(cmd.Context(), v, args[0], asJSON, streams) })
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the skills and problems as JSON")
 	return cmd
 }
 
-func runVaultSkills(ctx context.Context, v *vault.Vault, asJSON bool, streams IO) error {
-	rep, err := v.Skills(ctx)
+func runVaultSkills(ctx context.Context, v *vaults, name string, asJSON bool, streams IO) error {
+	rep, err := v.svc.Skills(ctx, v.caller, name)
 	if err != nil {
 		return err
 	}
@@ -56,26 +50,24 @@ func runVaultSkills(ctx context.Context, v *vault.Vault, asJSON bool, streams IO
 	return nil
 }
 
-func newVaultSkillCmd(streams IO) *cobra.Command {
+func newVaultSkillCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "skill VAULT NAME",
 		Short: "Print one skill's instructions",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := getVault(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			s, err := v.Skill(cmd.Context(), vault.Owner, args[1])
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(streams.Out, s)
-			}
-			fmt.Fprintf(streams.Out, "# %s\n\n%s\n\n%s\n", s.Name, s.Description, s.Instructions)
-			return nil
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error {
+				s, err := v.svc.Skill(cmd.Context(), v.caller, args[0], args[1])
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(streams.Out, s)
+				}
+				fmt.Fprintf(streams.Out, "# %s\n\n%s\n\n%s\n", s.Name, s.Description, s.Instructions)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the skill as JSON")
@@ -89,7 +81,7 @@ type VaultWriteSkillOptions struct {
 	Overwrite                bool
 }
 
-func newVaultWriteSkillCmd(streams IO) *cobra.Command {
+func newVaultWriteSkillCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	opts := &VaultWriteSkillOptions{}
 	cmd := &cobra.Command{
 		Use:   "write-skill VAULT NAME --description D (--instructions TEXT | --from-file F)",
@@ -97,39 +89,27 @@ func newVaultWriteSkillCmd(streams IO) *cobra.Command {
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Vault, opts.Name = args[0], args[1]
-			return runVaultWriteSkill(cmd.Context(), opts, streams)
+			return g.withVaults(cmd.Context(), f, func(v *vaults) error { return runVaultWriteSkill(cmd.Context(), v, opts, streams) })
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.Description, "description", "", "what the skill does and when to use it (at most 1,024 characters)")
-	f.StringVar(&opts.Instructions, "instructions", "", "the skill's instructions (markdown)")
-	f.StringVar(&opts.FromFile, "from-file", "", "read the instructions from this file (- for standard input)")
-	f.BoolVar(&opts.Overwrite, "overwrite", false, "replace a skill of the same name")
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Description, "description", "", "what the skill does and when to use it (at most 1,024 characters)")
+	fl.StringVar(&opts.Instructions, "instructions", "", "the skill's instructions (markdown)")
+	fl.StringVar(&opts.FromFile, "from-file", "", "read the instructions from this file (- for standard input)")
+	fl.BoolVar(&opts.Overwrite, "overwrite", false, "replace a skill of the same name")
 	_ = cmd.MarkFlagRequired("description")
 	cmd.MarkFlagsMutuallyExclusive("instructions", "from-file")
 	cmd.MarkFlagsOneRequired("instructions", "from-file")
 	return cmd
 }
 
-func runVaultWriteSkill(ctx context.Context, opts *VaultWriteSkillOptions, streams IO) error {
-	v, err := getVault(ctx, opts.Vault)
+func runVaultWriteSkill(ctx context.Context, v *vaults, opts *VaultWriteSkillOptions, streams IO) error {
+	text, err := readInput(opts.Instructions, opts.FromFile, streams.In)
 	if err != nil {
-		return err
+		return fmt.Errorf("read the instructions: %w", err)
 	}
-	text := opts.Instructions
-	if opts.FromFile != "" {
-		var b []byte
-		if opts.FromFile == "-" {
-			b, err = io.ReadAll(io.LimitReader(streams.In, 1<<20))
-		} else {
-			b, err = os.ReadFile(opts.FromFile)
-		}
-		if err != nil {
-			return fmt.Errorf("read the instructions: %w", err)
-		}
-		text = string(b)
-	}
-	s, err := v.WriteSkill(ctx, vault.WriteSkillOptions{Agent: vault.Owner, Name: opts.Name, Description: opts.Description, Instructions: text, Overwrite: opts.Overwrite})
+	s, err := v.svc.WriteSkill(ctx, v.caller, opts.Vault, opts.Name, vault.WriteSkillRequest{Description: opts.Description,
+		Instructions: text, Overwrite: opts.Overwrite})
 	if err != nil {
 		return err
 	}

@@ -69,19 +69,18 @@ package vaultapi
 //     (400 otherwise). GET /episodes/entities (in the reference's README
 //     only) answers {vault_name, entities: [{entity, episodes}]}.
 //   - allowed_agents in GET /vaults is the whole list for the owner only;
-//     an agent sees itself in it when attached, never the others.
+//     an agent sees itself in it when attached, never the others; and
+//     vault_path is the owner's only: an agent gets an empty string, and
+//     learns nothing of the owner's folders.
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"maps"
 	"net/http"
-	"os"
 	"path"
 	"slices"
 	"strconv"
@@ -91,7 +90,6 @@ import (
 	"github.com/ctxkit/ctxkit/internal/vaultauth"
 	"github.com/ctxkit/ctxkit/vault"
 	"github.com/ctxkit/ctxkit/vault/episodic"
-	"github.com/ctxkit/ctxkit/vault/index"
 )
 
 // compatAgentHeader is the reference's agent header.
@@ -117,17 +115,19 @@ func (a *api) compat(auth *vaultauth.Authenticator) http.Handler {
 			return
 		case !ok:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="ctxkit"`)
-			vaultauth.WriteError(w, http.StatusUnauthorized, "unauthorized", "missing bearer token: send Authorization: Bearer <token>", nil)
+			vaultauth.WriteError(w, http.StatusUnauthorized, vaultauth.Error{Code: string(vault.ClassUnauthenticated),
+				Message: "missing bearer token", Fix: "send Authorization: Bearer <token>"})
 			return
-		case name != "" && name != c:
-			a.log.Warn("vault API: X-CtxVault-Agent names another identity than the token", "header", name, "caller", c)
+		case name != "" && name != c.Name():
+			a.log.Warn("vault API: X-CtxVault-Agent names another identity than the token", "header", name, "caller", c.String())
 			whose := fmt.Sprintf("agent %q's", c)
-			if c == vault.Owner {
+			if c.IsOwner() {
 				whose = "the owner's"
 			}
-			vaultauth.WriteError(w, http.StatusForbidden, "forbidden",
-				fmt.Sprintf("%s names agent %q but the bearer token is %s: send the token of the agent the header names, or drop the header", compatAgentHeader, name, whose),
-				map[string]any{"header": compatAgentHeader, "agent": name})
+			vaultauth.WriteError(w, http.StatusForbidden, vaultauth.Error{Code: string(vault.ClassForbidden),
+				Message: fmt.Sprintf("%s names agent %q but the bearer token is %s", compatAgentHeader, name, whose),
+				Fix:     "send the token of the agent the header names, or drop the header",
+				Details: map[string]any{"header": compatAgentHeader, "agent": name}})
 			return
 		}
 		dispatch(mux, w, req)
@@ -155,36 +155,20 @@ func nameOnly(w http.ResponseWriter, name string) {
 		shown = "NAME"
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="ctxkit"`)
-	vaultauth.WriteError(w, http.StatusUnauthorized, "unauthorized",
-		fmt.Sprintf("%s alone does not identify an agent: send the agent's token as Authorization: Bearer <token> (with the header or without it); "+
-			"the owner creates a token with: ctxkit agent create %s", compatAgentHeader, shown),
-		map[string]any{"header": compatAgentHeader, "agent": name})
+	vaultauth.WriteError(w, http.StatusUnauthorized, vaultauth.Error{Code: string(vault.ClassUnauthenticated),
+		Message: compatAgentHeader + " alone does not identify an agent",
+		Fix: fmt.Sprintf("send the agent's token as Authorization: Bearer <token> (with the header or without it); "+
+			"the owner creates a token with: ctxkit agent create %s", shown),
+		Details: map[string]any{"header": compatAgentHeader, "agent": name}})
 }
 
-// compatVault resolves the vault a compatibility route names in its
-// vault_name field.
-func (a *api) compatVault(req *http.Request, name string, op vault.Op, action string) (*vault.Vault, error) {
+// compatVault checks the vault_name field a compatibility route names its
+// vault in.
+func compatVault(name string) error {
 	if name == "" {
-		return nil, &badRequest{msg: "vault_name is required", details: map[string]any{"field": "vault_name"}}
+		return &badRequest{msg: "vault_name is required", details: map[string]any{"field": "vault_name"}}
 	}
-	return a.vaultNamed(req, name, op, action)
-}
-
-// compatEpisodes opens the episodic vault named name for the caller (op
-// checked first), runs fn and closes the store.
-func compatEpisodes[T any](a *api, req *http.Request, name string, op vault.Op, action string, fn func(context.Context, *vault.Episodes) (T, error)) (T, int, error) {
-	var zero T
-	v, err := a.compatVault(req, name, op, action)
-	if err != nil {
-		return zero, 0, err
-	}
-	m, err := v.OpenEpisodes(req.Context(), caller(req), nil)
-	if err != nil {
-		return zero, 0, err
-	}
-	defer m.Close()
-	out, err := fn(req.Context(), m)
-	return out, 0, err
+	return nil
 }
 
 // The request and answer shapes of the reference (its api/schemas.py).
@@ -313,64 +297,41 @@ type (
 		Skill compatSkill `json:"skill"`
 	}
 	compatWriteEpisodeRequest struct {
-		VaultName  string         `json:"vault_name"`
-		Content    string         `json:"content"`
-		Entities   []string       `json:"entities,omitempty"`
-		Source     string         `json:"source,omitempty"`
-		Confidence *float64       `json:"confidence,omitempty"`
-		Salience   *float64       `json:"salience,omitempty"`
-		OccurredAt string         `json:"occurred_at,omitempty"`
-		ValidFrom  string         `json:"valid_from,omitempty"`
-		ValidTo    string         `json:"valid_to,omitempty"`
-		Metadata   map[string]any `json:"metadata,omitempty"`
+		VaultName string `json:"vault_name"`
+		vault.WriteEpisodeRequest
 	}
 	compatEpisodeResponse struct {
-		VaultName string           `json:"vault_name"`
-		Episode   episodic.Episode `json:"episode"`
-		Hints     []episodic.Hint  `json:"hints,omitempty"`
+		VaultName string               `json:"vault_name"`
+		Episode   episodic.EpisodeJSON `json:"episode"`
+		Hints     []episodic.HintJSON  `json:"hints,omitempty"`
 	}
+	// compatQueryEpisodesRequest is the service's request with the
+	// reference's vault_name, and its limit (which must be 1 to 200 when
+	// given: the reference refuses 0) and min_confidence as pointers.
 	compatQueryEpisodesRequest struct {
-		VaultName       string            `json:"vault_name"`
-		Query           string            `json:"query,omitempty"`
-		Entities        []string          `json:"entities,omitempty"`
-		Source          string            `json:"source,omitempty"`
-		MinConfidence   *float64          `json:"min_confidence,omitempty"`
-		ValidAt         string            `json:"valid_at,omitempty"`
-		KnownAt         string            `json:"known_at,omitempty"`
-		IncludeClosed   bool              `json:"include_closed,omitempty"`
-		MetadataFilters map[string]any    `json:"metadata_filters,omitempty"`
-		OrderBy         string            `json:"order_by,omitempty"`
-		Limit           *int              `json:"limit,omitempty"`
-		HalfLifeDays    *float64          `json:"half_life_days,omitempty"`
-		Weights         *episodic.Weights `json:"weights,omitempty"`
-		Reinforce       bool              `json:"reinforce,omitempty"`
+		VaultName string `json:"vault_name"`
+		vault.QueryEpisodesRequest
+		Limit         *int     `json:"limit,omitempty"`
+		MinConfidence *float64 `json:"min_confidence,omitempty"`
 	}
 	compatEpisodeMatches struct {
-		VaultName string           `json:"vault_name"`
-		Query     *string          `json:"query"`
-		OrderBy   string           `json:"order_by"`
-		Results   []episodic.Match `json:"results"`
+		VaultName string               `json:"vault_name"`
+		Query     *string              `json:"query"`
+		OrderBy   string               `json:"order_by"`
+		Results   []episodic.MatchJSON `json:"results"`
 	}
 	compatHistory struct {
-		VaultName string             `json:"vault_name"`
-		EpisodeID string             `json:"episode_id"`
-		Chain     []episodic.Episode `json:"chain"`
+		VaultName string                 `json:"vault_name"`
+		EpisodeID string                 `json:"episode_id"`
+		Chain     []episodic.EpisodeJSON `json:"chain"`
 	}
 	compatInvalidateRequest struct {
 		VaultName string `json:"vault_name"`
-		ValidTo   string `json:"valid_to,omitempty"`
-		Reason    string `json:"reason,omitempty"`
+		vault.InvalidateRequest
 	}
 	compatSupersedeRequest struct {
-		VaultName  string         `json:"vault_name"`
-		Content    string         `json:"content"`
-		Entities   []string       `json:"entities,omitempty"`
-		Source     string         `json:"source,omitempty"`
-		Confidence *float64       `json:"confidence,omitempty"`
-		Salience   *float64       `json:"salience,omitempty"`
-		OccurredAt string         `json:"occurred_at,omitempty"`
-		ValidFrom  string         `json:"valid_from,omitempty"`
-		Metadata   map[string]any `json:"metadata,omitempty"`
+		VaultName string `json:"vault_name"`
+		vault.SuccessorRequest
 	}
 	compatStats struct {
 		VaultName string `json:"vault_name"`
@@ -393,13 +354,6 @@ type (
 	}
 )
 
-// docID is the reference's id of the document at path: the hex SHA-256
-// of the path.
-func docID(path string) string {
-	h := sha256.Sum256([]byte(path))
-	return hex.EncodeToString(h[:])
-}
-
 // chunkID is the reference's id of a document's chunk: the doc_id, "::"
 // and the hex SHA-256 of the chunk's index as 8 bytes big-endian.
 func chunkID(doc string, i int) string {
@@ -421,8 +375,8 @@ func compatN(nResults, topK *int) (int, error) {
 	case topK != nil:
 		n = *topK
 	}
-	if n < 1 || n > maxQueryResults {
-		return 0, errBad("n_results must be between 1 and %d", maxQueryResults)
+	if n < 1 || n > vault.MaxQueryResults {
+		return 0, errBad("n_results must be between 1 and %d", vault.MaxQueryResults)
 	}
 	return n, nil
 }
@@ -571,8 +525,8 @@ func optMeta(meta map[string]string, keys ...string) *string {
 }
 
 // docInfo describes d in the reference's shape.
-func docInfo(d index.Doc) compatDocInfo {
-	return compatDocInfo{Source: d.Path, Filetype: path.Ext(d.Path), DocID: docID(d.Path), ChunksCount: d.Chunks}
+func docInfo(d vault.DocInfo) compatDocInfo {
+	return compatDocInfo{Source: d.Path, Filetype: path.Ext(d.Path), DocID: vault.DocID(d.Path), ChunksCount: d.Chunks}
 }
 
 // indexed splits an index run's files into the reference's lists.
@@ -593,17 +547,13 @@ func indexed(done []string, rep *vault.IndexReport) (ok, skipped []string) {
 }
 
 // runIndex indexes the vault named in b, collecting the files done.
-func (a *api) runIndex(req *http.Request, b *compatPathRequest, action string, reindex bool) ([]string, []string, error) {
-	v, err := a.compatVault(req, b.VaultName, vault.Write, action)
-	if err != nil {
+func (a *api) runIndex(req *http.Request, b *compatPathRequest, reindex bool) ([]string, []string, error) {
+	if err := compatVault(b.VaultName); err != nil {
 		return nil, nil, err
 	}
 	var done []string
-	opts := vault.IndexOptions{Agent: caller(req), Path: b.FilePath, Progress: func(_, _ int, p string) { done = append(done, p) }}
-	if reindex {
-		opts.Reindex, opts.Force = b.FilePath == "", true
-	}
-	rep, err := v.Index(req.Context(), opts)
+	r := vault.IndexRequest{Path: b.FilePath, Reindex: reindex, Force: reindex}
+	rep, err := a.svc.Index(req.Context(), caller(req), b.VaultName, r, func(_, _ int, p string) { done = append(done, p) })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -616,25 +566,24 @@ func (a *api) compatRoutes() []route {
 	rs := []route{
 		handle("PUT", base+"/index", "compatIndex", "compat", "Index a semantic vault, or one path of it", http.StatusOK, nil,
 			func(w http.ResponseWriter, req *http.Request, _ *none, b *compatPathRequest) (compatIndexResponse, int, error) {
-				ok, skipped, err := a.runIndex(req, b, "index", false)
+				ok, skipped, err := a.runIndex(req, b, false)
 				return compatIndexResponse{IndexedFiles: ok, SkippedFiles: skipped}, 0, err
 			}, a),
 		handle("PUT", base+"/reindex", "compatReindex", "compat", "Rebuild a semantic vault's index, or process one path again", http.StatusOK, nil,
 			func(w http.ResponseWriter, req *http.Request, _ *none, b *compatPathRequest) (compatReindexResponse, int, error) {
-				ok, skipped, err := a.runIndex(req, b, "reindex", true)
+				ok, skipped, err := a.runIndex(req, b, true)
 				return compatReindexResponse{ReindexedFiles: ok, SkippedFiles: skipped}, 0, err
 			}, a),
 		handle("DELETE", base+"/delete", "compatDelete", "compat", "Delete a document or folder from a semantic vault", http.StatusOK, nil,
 			func(w http.ResponseWriter, req *http.Request, q *compatDeleteQuery, _ *none) (compatDeleteResponse, int, error) {
-				v, err := a.compatVault(req, q.VaultName, vault.Write, "delete")
-				if err != nil {
+				if err := compatVault(q.VaultName); err != nil {
 					return compatDeleteResponse{}, 0, err
 				}
 				if q.FilePath == "" {
 					return compatDeleteResponse{}, 0, &badRequest{msg: "file_path is required: name the document or folder to delete",
 						details: map[string]any{"parameter": "file_path"}}
 				}
-				del, err := v.Delete(req.Context(), caller(req), q.FilePath)
+				del, err := a.svc.DeleteDoc(req.Context(), caller(req), q.VaultName, q.FilePath)
 				if del == nil {
 					del = []string{}
 				}
@@ -647,28 +596,33 @@ func (a *api) compatRoutes() []route {
 		handle("GET", base+"/vaults", "compatVaults", "compat", "List the vaults the caller may use", http.StatusOK, nil,
 			func(w http.ResponseWriter, req *http.Request, _ *none, _ *none) (compatVaultList, int, error) {
 				who := caller(req)
-				vs, err := a.r.Visible(req.Context(), who)
+				vs, err := a.svc.ListVaults(req.Context(), who)
 				out := compatVaultList{Vaults: []compatVaultInfo{}}
 				for _, v := range vs {
+					if v.Shadowed {
+						continue
+					}
+					// The owner sees every attached agent (and the folder);
+					// an agent sees itself when attached.
 					agents := []string{}
-					for _, name := range slices.Sorted(maps.Keys(v.Agents)) {
-						if who == vault.Owner || name == who {
-							agents = append(agents, name)
-						}
+					for _, g := range v.Agents {
+						agents = append(agents, g.Agent)
+					}
+					if !who.IsOwner() && v.Restricted {
+						agents = append(agents, who.Name())
 					}
 					out.Vaults = append(out.Vaults, compatVaultInfo{Name: v.Name, Type: string(v.Type), Scope: string(v.Scope),
-						VaultPath: v.Dir, Restricted: v.Restricted, AllowedAgents: agents})
+						VaultPath: v.Path, Restricted: v.Restricted, AllowedAgents: agents})
 				}
 				return out, 0, err
 			}, a),
 		handle("GET", base+"/docs", "compatDocs", "compat", "List a semantic vault's documents", http.StatusOK, nil,
 			func(w http.ResponseWriter, req *http.Request, q *compatVaultQuery, _ *none) (compatDocList, int, error) {
-				v, err := a.compatVault(req, q.VaultName, vault.Read, "docs")
-				if err != nil {
+				if err := compatVault(q.VaultName); err != nil {
 					return compatDocList{}, 0, err
 				}
-				docs, err := v.Docs(req.Context())
-				out := compatDocList{VaultName: v.Name, Documents: []compatDocInfo{}}
+				docs, err := a.svc.Docs(req.Context(), caller(req), q.VaultName)
+				out := compatDocList{VaultName: q.VaultName, Documents: []compatDocInfo{}}
 				for _, d := range docs {
 					out.Documents = append(out.Documents, docInfo(d))
 				}
@@ -676,33 +630,31 @@ func (a *api) compatRoutes() []route {
 			}, a),
 		handle("GET", base+"/docs/{doc_id}/content", "compatDocContent", "compat", "Read a document's text", http.StatusOK, nil,
 			func(w http.ResponseWriter, req *http.Request, q *compatVaultQuery, _ *none) (compatDocContentResponse, int, error) {
-				v, err := a.compatVault(req, q.VaultName, vault.Read, "read")
-				if err != nil {
-					return compatDocContentResponse{}, 0, err
-				}
-				docs, err := v.Docs(req.Context())
-				if err != nil {
+				if err := compatVault(q.VaultName); err != nil {
 					return compatDocContentResponse{}, 0, err
 				}
 				id := req.PathValue("doc_id")
-				i := slices.IndexFunc(docs, func(d index.Doc) bool { return docID(d.Path) == id })
-				if i < 0 {
-					return compatDocContentResponse{}, 0, fmt.Errorf("document %s in vault %q: %w", id, v.Name, fs.ErrNotExist)
-				}
-				d := docs[i]
-				text, err := v.ReadDoc(req.Context(), caller(req), d.Path)
+				text, err := a.svc.ReadDocByID(req.Context(), caller(req), q.VaultName, id)
 				if err != nil {
 					return compatDocContentResponse{}, 0, err
 				}
+				docs, err := a.svc.Docs(req.Context(), caller(req), q.VaultName)
+				if err != nil {
+					return compatDocContentResponse{}, 0, err
+				}
+				i := slices.IndexFunc(docs, func(d vault.DocInfo) bool { return d.ID == id })
+				if i < 0 {
+					return compatDocContentResponse{}, 0, fmt.Errorf("document %s in vault %q: %w", id, q.VaultName, vault.ErrNotFound)
+				}
+				d := docs[i]
 				sum := sha256.Sum256([]byte(text.Text))
-				return compatDocContentResponse{VaultName: v.Name, Document: compatDocContent{compatDocInfo: docInfo(d),
+				return compatDocContentResponse{VaultName: q.VaultName, Document: compatDocContent{compatDocInfo: docInfo(d),
 					Content: text.Text, ReconstructedTextHash: hex.EncodeToString(sum[:]),
 					IndexedAt: d.Indexed.UTC().Format(time.RFC3339Nano)}}, 0, nil
 			}, a),
 		handle("POST", base+"/docs/write", "compatWriteDoc", "compat", "Write a document and index it", http.StatusOK, nil,
 			func(w http.ResponseWriter, req *http.Request, _ *none, b *compatWriteDocRequest) (compatWriteDocResponse, int, error) {
-				v, err := a.compatVault(req, b.VaultName, vault.Write, "write")
-				if err != nil {
+				if err := compatVault(b.VaultName); err != nil {
 					return compatWriteDocResponse{}, 0, err
 				}
 				if b.FilePath == "" {
@@ -712,61 +664,53 @@ func (a *api) compatRoutes() []route {
 				if err != nil {
 					return compatWriteDocResponse{}, 0, err
 				}
-				err = v.Write(req.Context(), vault.WriteOptions{Agent: caller(req), Path: b.FilePath, Content: []byte(b.Content),
-					Overwrite: b.Overwrite, Meta: meta})
-				return compatWriteDocResponse{FilePath: b.FilePath}, 0, err
+				res, err := a.svc.WriteDoc(req.Context(), caller(req), b.VaultName, b.FilePath,
+					vault.WriteDocRequest{Content: b.Content, Overwrite: b.Overwrite, Metadata: meta})
+				return compatWriteDocResponse{FilePath: res.Path}, 0, err
 			}, a),
 		handle("POST", base+"/skills/write", "compatWriteSkill", "compat", "Write a skill", http.StatusOK, nil,
 			func(w http.ResponseWriter, req *http.Request, _ *none, b *compatWriteSkillRequest) (compatWriteSkillResponse, int, error) {
-				v, err := a.compatVault(req, b.VaultName, vault.Write, "write-skill")
-				if err != nil {
+				if err := compatVault(b.VaultName); err != nil {
 					return compatWriteSkillResponse{}, 0, err
 				}
 				name := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(b.SkillName)), " ", "-")
-				s, err := v.WriteSkill(req.Context(), vault.WriteSkillOptions{Agent: caller(req), Name: name,
+				sk, err := a.svc.WriteSkill(req.Context(), caller(req), b.VaultName, name, vault.WriteSkillRequest{
 					Description: b.Description, Instructions: b.Instructions, Overwrite: b.Overwrite == nil || *b.Overwrite})
 				if err != nil {
 					return compatWriteSkillResponse{}, 0, err
 				}
-				return compatWriteSkillResponse{Filename: s.Path}, 0, nil
+				return compatWriteSkillResponse{Filename: sk.Path}, 0, nil
 			}, a),
 		handle("GET", base+"/skills", "compatSkills", "compat", "List a skill vault's skills", http.StatusOK, nil,
 			func(w http.ResponseWriter, req *http.Request, q *compatVaultQuery, _ *none) (compatSkillList, int, error) {
-				v, err := a.compatVault(req, q.VaultName, vault.Read, "skills")
+				if err := compatVault(q.VaultName); err != nil {
+					return compatSkillList{}, 0, err
+				}
+				rep, err := a.svc.Skills(req.Context(), caller(req), q.VaultName)
 				if err != nil {
 					return compatSkillList{}, 0, err
 				}
-				rep, err := v.Skills(req.Context())
-				if err != nil {
-					return compatSkillList{}, 0, err
-				}
-				out := compatSkillList{VaultName: v.Name, Skills: []compatSkillInfo{}}
-				for _, s := range rep.Skills {
-					info := compatSkillInfo{Source: s.Path, Filetype: path.Ext(s.Path), SkillName: s.Name, Description: s.Description}
-					if abs, err := v.Resolve(s.Path); err == nil {
-						if fi, err := os.Stat(abs); err == nil {
-							info.SizeBytes, info.LastModified = fi.Size(), fi.ModTime().UTC().Format(time.RFC3339Nano)
-						}
-					}
-					out.Skills = append(out.Skills, info)
+				out := compatSkillList{VaultName: q.VaultName, Skills: []compatSkillInfo{}}
+				for _, sk := range rep.Skills {
+					out.Skills = append(out.Skills, compatSkillInfo{Source: sk.Path, Filetype: path.Ext(sk.Path), SkillName: sk.Name,
+						Description: sk.Description, SizeBytes: sk.Size, LastModified: sk.Modified.UTC().Format(time.RFC3339Nano)})
 				}
 				return out, 0, nil
 			}, a),
 		handle("GET", base+"/skill", "compatSkill", "compat", "Read one skill", http.StatusOK, nil,
 			func(w http.ResponseWriter, req *http.Request, q *compatSkillQuery, _ *none) (compatSkillResponse, int, error) {
-				v, err := a.compatVault(req, q.VaultName, vault.Read, "skill")
-				if err != nil {
+				if err := compatVault(q.VaultName); err != nil {
 					return compatSkillResponse{}, 0, err
 				}
 				if q.SkillName == "" {
 					return compatSkillResponse{}, 0, &badRequest{msg: "skill_name is required", details: map[string]any{"parameter": "skill_name"}}
 				}
-				s, err := v.Skill(req.Context(), caller(req), q.SkillName)
+				sk, err := a.svc.Skill(req.Context(), caller(req), q.VaultName, q.SkillName)
 				if err != nil {
 					return compatSkillResponse{}, 0, err
 				}
-				return compatSkillResponse{Skill: compatSkill{Name: s.Name, Description: s.Description, Instructions: s.Instructions,
-					Metadata: s.Metadata, Path: s.Path}}, 0, nil
+				return compatSkillResponse{Skill: compatSkill{Name: sk.Name, Description: sk.Description, Instructions: sk.Instructions,
+					Metadata: sk.Metadata, Path: sk.Path}}, 0, nil
 			}, a),
 	}
 	return append(rs, a.compatEpisodeRoutes(base)...)
@@ -776,12 +720,8 @@ func (a *api) compatRoutes() []route {
 // ChunkMatch list, best first.
 func (a *api) compatQuery(req *http.Request, b *compatQueryRequest) (compatQueryResponse, int, error) {
 	out := compatQueryResponse{Results: []compatChunkMatch{}}
-	v, err := a.compatVault(req, b.VaultName, vault.Read, "query")
-	if err != nil {
+	if err := compatVault(b.VaultName); err != nil {
 		return out, 0, err
-	}
-	if strings.TrimSpace(b.Query) == "" {
-		return out, 0, &badRequest{msg: "query is required", details: map[string]any{"field": "query"}}
 	}
 	n, err := compatN(b.NResults, b.TopK)
 	if err != nil {
@@ -793,22 +733,22 @@ func (a *api) compatQuery(req *http.Request, b *compatQueryRequest) (compatQuery
 		if keep, err = compileFilter(b.Filters); err != nil {
 			return out, 0, err
 		}
-		fetch = maxQueryResults
+		fetch = vault.MaxQueryResults
 	}
-	res, err := v.Query(req.Context(), b.Query, fetch, nil)
+	res, err := a.svc.Query(req.Context(), caller(req), b.VaultName, vault.QueryRequest{Query: b.Query, NResults: fetch})
 	if err != nil || len(res.Results) == 0 {
 		return out, 0, err
 	}
-	docs, err := v.Docs(req.Context())
+	docs, err := a.svc.Docs(req.Context(), caller(req), b.VaultName)
 	if err != nil {
 		return out, 0, err
 	}
 	metas := map[string]map[string]string{}
 	for _, d := range docs {
-		metas[d.Path] = d.Meta
+		metas[d.Path] = d.Metadata
 	}
 	for _, r := range res.Results {
-		id := docID(r.Path)
+		id := vault.DocID(r.Path)
 		m := chunkMeta(r.Path, id, r.Chunk, metas[r.Path])
 		if keep != nil && !keep(m) {
 			continue
@@ -833,145 +773,104 @@ func chunkMeta(p, id string, chunk int, doc map[string]string) map[string]string
 	return m
 }
 
+// compatEpisode answers one episode in the reference's shape.
+func compatEpisode(name string, e episodic.EpisodeJSON, err error) (compatEpisodeResponse, int, error) {
+	return compatEpisodeResponse{VaultName: name, Episode: e}, 0, err
+}
+
 func (a *api) compatEpisodeRoutes(base string) []route {
 	base += "/episodes"
+	id := func(req *http.Request) string { return req.PathValue("id") }
 	return []route{
 		handle("POST", base+"/write", "compatWriteEpisode", "compat", "Write an episode", http.StatusOK, nil,
 			func(w http.ResponseWriter, req *http.Request, _ *none, b *compatWriteEpisodeRequest) (compatEpisodeResponse, int, error) {
-				wr := episodic.Write{Content: b.Content, Entities: b.Entities, Source: b.Source, Salience: b.Salience,
-					Confidence: b.Confidence, Metadata: b.Metadata}
-				if err := parseTimes("occurred_at", b.OccurredAt, &wr.OccurredAt, "valid_from", b.ValidFrom, &wr.ValidFrom,
-					"valid_to", b.ValidTo, &wr.ValidTo); err != nil {
+				if err := compatVault(b.VaultName); err != nil {
 					return compatEpisodeResponse{}, 0, err
 				}
-				return compatEpisodes(a, req, b.VaultName, vault.Write, "write", func(ctx context.Context, m *vault.Episodes) (compatEpisodeResponse, error) {
-					res, err := m.Write(ctx, wr)
-					if err != nil {
-						return compatEpisodeResponse{}, err
-					}
-					return compatEpisodeResponse{VaultName: b.VaultName, Episode: res.Episode, Hints: res.Hints}, nil
-				})
+				res, err := a.svc.WriteEpisode(req.Context(), caller(req), b.VaultName, b.WriteEpisodeRequest)
+				return compatEpisodeResponse{VaultName: b.VaultName, Episode: res.Episode, Hints: res.Hints}, 0, err
 			}, a),
 		handle("POST", base+"/query", "compatQueryEpisodes", "compat", "Query episodes", http.StatusOK, nil,
 			func(w http.ResponseWriter, req *http.Request, _ *none, b *compatQueryEpisodesRequest) (compatEpisodeMatches, int, error) {
-				var validAt, knownAt *time.Time
-				if err := parseTimes("valid_at", b.ValidAt, &validAt, "known_at", b.KnownAt, &knownAt); err != nil {
+				if err := compatVault(b.VaultName); err != nil {
 					return compatEpisodeMatches{}, 0, err
 				}
-				q := episodic.Query{Filter: episodic.Filter{ValidAt: validAt, KnownAt: knownAt, All: b.IncludeClosed, Entities: b.Entities,
-					Source: b.Source, Meta: b.MetadataFilters}, Text: b.Query, OrderBy: b.OrderBy, Reinforce: b.Reinforce}
-				if b.MinConfidence != nil {
-					q.MinConfidence = *b.MinConfidence
-				}
+				r := b.QueryEpisodesRequest
 				if b.Limit != nil {
 					if *b.Limit < 1 || *b.Limit > episodic.MaxLimit {
 						return compatEpisodeMatches{}, 0, errBad("limit must be between 1 and %d", episodic.MaxLimit)
 					}
-					q.Limit = *b.Limit
+					r.Limit = *b.Limit
 				}
-				if b.HalfLifeDays != nil {
-					if !(*b.HalfLifeDays > 0) {
-						return compatEpisodeMatches{}, 0, errBad("half_life_days must be more than 0")
-					}
-					q.HalfLife = time.Duration(*b.HalfLifeDays * float64(24*time.Hour))
+				if b.MinConfidence != nil {
+					r.MinConfidence = *b.MinConfidence
 				}
-				if b.Weights != nil {
-					if b.OrderBy != episodic.OrderComposite {
-						return compatEpisodeMatches{}, 0, errBad("weights weigh order_by composite only")
-					}
-					q.Weights = *b.Weights
-				}
-				out := compatEpisodeMatches{VaultName: b.VaultName, OrderBy: b.OrderBy, Results: []episodic.Match{}}
+				res, err := a.svc.QueryEpisodes(req.Context(), caller(req), b.VaultName, r)
+				out := compatEpisodeMatches{VaultName: b.VaultName, OrderBy: res.OrderBy, Results: res.Results}
 				if b.Query != "" {
 					out.Query = &b.Query
 				}
-				if out.OrderBy == "" {
-					out.OrderBy = episodic.OrderRecency
-					if b.Query != "" {
-						out.OrderBy = episodic.OrderRelevance
-					}
-				}
-				op := vault.Read
-				if b.Reinforce {
-					op = vault.Write // recording recalls changes the vault
-				}
-				return compatEpisodes(a, req, b.VaultName, op, "query-episodes", func(ctx context.Context, m *vault.Episodes) (compatEpisodeMatches, error) {
-					res, err := m.Query(ctx, q)
-					if len(res) > 0 {
-						out.Results = res
-					}
-					return out, err
-				})
+				return out, 0, err
 			}, a),
 		handle("GET", base, "compatEpisodeStats", "compat", "Count an episodic vault's episodes", http.StatusOK, nil,
 			func(w http.ResponseWriter, req *http.Request, q *compatVaultQuery, _ *none) (compatStats, int, error) {
-				return compatEpisodes(a, req, q.VaultName, vault.Read, "stats", func(ctx context.Context, m *vault.Episodes) (compatStats, error) {
-					st, err := m.Stats(ctx, nil)
-					return compatStats{VaultName: q.VaultName, Total: st.Total, Open: st.Open, Closed: st.Closed}, err
-				})
+				if err := compatVault(q.VaultName); err != nil {
+					return compatStats{}, 0, err
+				}
+				st, err := a.svc.EpisodeStats(req.Context(), caller(req), q.VaultName, "")
+				return compatStats{VaultName: q.VaultName, Total: st.Total, Open: st.Open, Closed: st.Closed}, 0, err
 			}, a),
 		handle("GET", base+"/entities", "compatEntities", "compat", "Count the episodes per entity", http.StatusOK, nil,
 			func(w http.ResponseWriter, req *http.Request, q *compatEntitiesQuery, _ *none) (compatEntities, int, error) {
-				f := episodic.Filter{All: q.All, Source: q.Source, MinConfidence: q.MinConfidence}
-				if err := parseTimes("valid_at", q.ValidAt, &f.ValidAt, "known_at", q.KnownAt, &f.KnownAt); err != nil {
+				if err := compatVault(q.VaultName); err != nil {
 					return compatEntities{}, 0, err
 				}
-				return compatEpisodes(a, req, q.VaultName, vault.Read, "entities", func(ctx context.Context, m *vault.Episodes) (compatEntities, error) {
-					counts, err := m.Entities(ctx, f, max(q.MinEpisodes, 1))
-					if counts == nil {
-						counts = []episodic.EntityCount{}
-					}
-					return compatEntities{VaultName: q.VaultName, Entities: counts}, err
-				})
+				counts, err := a.svc.Entities(req.Context(), caller(req), q.VaultName, vault.EntitiesRequest{ValidAt: q.ValidAt,
+					KnownAt: q.KnownAt, IncludeClosed: q.All, Source: q.Source, MinConfidence: q.MinConfidence, MinEpisodes: q.MinEpisodes})
+				return compatEntities{VaultName: q.VaultName, Entities: counts}, 0, err
 			}, a),
 		handle("GET", base+"/{id}", "compatGetEpisode", "compat", "Get an episode", http.StatusOK, nil,
 			func(w http.ResponseWriter, req *http.Request, q *compatVaultQuery, _ *none) (compatEpisodeResponse, int, error) {
-				return compatEpisodes(a, req, q.VaultName, vault.Read, "episode", func(ctx context.Context, m *vault.Episodes) (compatEpisodeResponse, error) {
-					e, err := m.Get(ctx, req.PathValue("id"))
-					return compatEpisodeResponse{VaultName: q.VaultName, Episode: e}, err
-				})
+				if err := compatVault(q.VaultName); err != nil {
+					return compatEpisodeResponse{}, 0, err
+				}
+				e, err := a.svc.Episode(req.Context(), caller(req), q.VaultName, id(req))
+				return compatEpisode(q.VaultName, e, err)
 			}, a),
 		handle("GET", base+"/{id}/history", "compatEpisodeHistory", "compat", "The chain of episodes an episode belongs to, oldest first", http.StatusOK, nil,
 			func(w http.ResponseWriter, req *http.Request, q *compatVaultQuery, _ *none) (compatHistory, int, error) {
-				id := req.PathValue("id")
-				return compatEpisodes(a, req, q.VaultName, vault.Read, "history", func(ctx context.Context, m *vault.Episodes) (compatHistory, error) {
-					out := compatHistory{VaultName: q.VaultName, EpisodeID: id, Chain: []episodic.Episode{}}
-					chain, err := m.History(ctx, id)
+				out := compatHistory{VaultName: q.VaultName, EpisodeID: id(req), Chain: []episodic.EpisodeJSON{}}
+				if err := compatVault(q.VaultName); err != nil {
+					return out, 0, err
+				}
+				h, err := a.svc.EpisodeHistory(req.Context(), caller(req), q.VaultName, id(req))
+				if err != nil {
+					return out, 0, err
+				}
+				for _, r := range h.Chain {
+					e, err := a.svc.Episode(req.Context(), caller(req), q.VaultName, r.ID)
 					if err != nil {
-						return out, err
+						return out, 0, fmt.Errorf("history of %s: %w", id(req), err)
 					}
-					for _, r := range chain {
-						e, err := m.Get(ctx, r.Statement.ID)
-						if err != nil {
-							return out, fmt.Errorf("history of %s: %w", id, err)
-						}
-						out.Chain = append(out.Chain, e)
-					}
-					return out, nil
-				})
+					out.Chain = append(out.Chain, e)
+				}
+				return out, 0, nil
 			}, a),
 		handle("POST", base+"/{id}/invalidate", "compatInvalidateEpisode", "compat", "Close an open episode", http.StatusOK, nil,
 			func(w http.ResponseWriter, req *http.Request, _ *none, b *compatInvalidateRequest) (compatEpisodeResponse, int, error) {
-				to, err := parseTime("valid_to", b.ValidTo)
-				if err != nil {
+				if err := compatVault(b.VaultName); err != nil {
 					return compatEpisodeResponse{}, 0, err
 				}
-				return compatEpisodes(a, req, b.VaultName, vault.Write, "invalidate", func(ctx context.Context, m *vault.Episodes) (compatEpisodeResponse, error) {
-					e, err := m.Invalidate(ctx, req.PathValue("id"), to, b.Reason)
-					return compatEpisodeResponse{VaultName: b.VaultName, Episode: e}, err
-				})
+				e, err := a.svc.Invalidate(req.Context(), caller(req), b.VaultName, id(req), b.InvalidateRequest)
+				return compatEpisode(b.VaultName, e, err)
 			}, a),
 		handle("POST", base+"/{id}/supersede", "compatSupersedeEpisode", "compat", "Replace an open episode by a new one", http.StatusOK, nil,
 			func(w http.ResponseWriter, req *http.Request, _ *none, b *compatSupersedeRequest) (compatEpisodeResponse, int, error) {
-				n := episodic.Successor{Content: b.Content, Entities: b.Entities, Source: b.Source, Salience: b.Salience,
-					Confidence: b.Confidence, Metadata: b.Metadata}
-				if err := parseTimes("occurred_at", b.OccurredAt, &n.OccurredAt, "valid_from", b.ValidFrom, &n.ValidFrom); err != nil {
+				if err := compatVault(b.VaultName); err != nil {
 					return compatEpisodeResponse{}, 0, err
 				}
-				return compatEpisodes(a, req, b.VaultName, vault.Write, "supersede", func(ctx context.Context, m *vault.Episodes) (compatEpisodeResponse, error) {
-					e, err := m.Supersede(ctx, req.PathValue("id"), n)
-					return compatEpisodeResponse{VaultName: b.VaultName, Episode: e}, err
-				})
+				e, err := a.svc.Supersede(req.Context(), caller(req), b.VaultName, id(req), b.SuccessorRequest)
+				return compatEpisode(b.VaultName, e, err)
 			}, a),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,66 +16,19 @@ import (
 	"github.com/ctxkit/ctxkit/vault/episodic"
 )
 
-// The episodic types write themselves (MarshalJSON) in a shape their Go
-// fields do not show; these mirror that wire shape for the schemas, and
-// a test checks that they name exactly the keys the types write.
-
-type episodeWire struct {
-	ID                string         `json:"id"`
-	Content           string         `json:"content"`
-	Entities          []string       `json:"entities"`
-	Source            string         `json:"source"`
-	Confidence        float64        `json:"confidence"`
-	Salience          float64        `json:"salience"`
-	OccurredAt        *string        `json:"occurred_at" jsonschema:"when the event happened, if said"`
-	ValidFrom         string         `json:"valid_from" jsonschema:"when it starts to hold"`
-	ValidTo           *string        `json:"valid_to" jsonschema:"when it stops holding; null: no known end"`
-	RecordedAt        string         `json:"recorded_at" jsonschema:"when the statement was first written"`
-	InvalidatedAt     *string        `json:"invalidated_at" jsonschema:"when the vault stopped holding it open"`
-	SupersededBy      *string        `json:"superseded_by"`
-	RecallCount       int            `json:"recall_count"`
-	LastRecalledAt    *string        `json:"last_recalled_at"`
-	Metadata          map[string]any `json:"metadata"`
-	State             string         `json:"state" jsonschema:"open, invalidated, superseded or revised"`
-	InvalidationNote  string         `json:"invalidation_reason,omitempty"`
-	Supersedes        string         `json:"supersedes,omitempty"`
-	Revises           string         `json:"revises,omitempty"`
-	RevisedBy         string         `json:"revised_by,omitempty"`
-	ConfirmedCount    int            `json:"confirmed_count"`
-	LastConfirmedAt   *string        `json:"last_confirmed_at"`
-	DisputedWith      []string       `json:"disputed_with" jsonschema:"the open statements this one is disputed with"`
-	Version           int64          `json:"version"`
-	VersionRecordedAt string         `json:"version_recorded_at"`
-}
-
-type matchWire struct {
-	episodeWire
-	Score      float64 `json:"score"`
-	Relevance  float64 `json:"relevance"`
-	BM25       float64 `json:"bm25"`
-	Similarity float64 `json:"similarity"`
-	Recency    float64 `json:"recency"`
-}
-
-type hintWire struct {
-	Episode    episodeWire `json:"episode"`
-	Similarity float64     `json:"similarity"`
-	Action     string      `json:"action" jsonschema:"confirm, supersede, revise or dispute"`
-	Why        string      `json:"why"`
-}
-
 // errorBody is the error answer, as vaultauth.WriteError writes it.
 type errorBody struct {
 	Error vaultauth.Error `json:"error"`
 }
 
-// schemaOptions makes the schemas of the types with their own wire shape.
+// schemaOptions makes the schemas of the episodic types, which write
+// themselves (MarshalJSON) in the shape of their wire types.
 func schemaOptions() (*jsonschema.ForOptions, error) {
 	opts := &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{}}
 	for t, wire := range map[reflect.Type]reflect.Type{
-		reflect.TypeFor[episodic.Episode](): reflect.TypeFor[episodeWire](),
-		reflect.TypeFor[episodic.Match]():   reflect.TypeFor[matchWire](),
-		reflect.TypeFor[episodic.Hint]():    reflect.TypeFor[hintWire](),
+		reflect.TypeFor[episodic.Episode](): reflect.TypeFor[episodic.EpisodeJSON](),
+		reflect.TypeFor[episodic.Match]():   reflect.TypeFor[episodic.MatchJSON](),
+		reflect.TypeFor[episodic.Hint]():    reflect.TypeFor[episodic.HintJSON](),
 	} {
 		s, err := jsonschema.ForType(wire, &jsonschema.ForOptions{})
 		if err != nil {
@@ -84,6 +38,11 @@ func schemaOptions() (*jsonschema.ForOptions, error) {
 	}
 	return opts, nil
 }
+
+// everyStatus are the error statuses every route may answer: 400 for a
+// query parameter it does not take, 401 without a valid token, 429 after
+// too many failed authentications, 500 for a fault of the server's.
+var everyStatus = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusTooManyRequests, http.StatusInternalServerError}
 
 var pathParam = regexp.MustCompile(`\{([a-z_]+)(\.\.\.)?\}`)
 
@@ -177,7 +136,7 @@ func (a *api) openAPI() ([]byte, error) {
 			responses["200"] = map[string]any{"description": "dry run: nothing written",
 				"content": map[string]any{ct: map[string]any{"schema": out}}}
 		}
-		for _, st := range append(rt.Errors, http.StatusUnauthorized, http.StatusTooManyRequests, http.StatusInternalServerError) {
+		for _, st := range slices.Concat(rt.Errors, everyStatus) {
 			responses[strconv.Itoa(st)] = errResponse(st)
 		}
 		op["responses"] = responses
@@ -200,7 +159,9 @@ func (a *api) openAPI() ([]byte, error) {
 			"description": "Vaults of memory for agents: documents (semantic vaults), skills and episodes. " +
 				"Authenticate with Authorization: Bearer and an agent's token (ctxkit agent create NAME) or the owner's. " +
 				"A restricted vault the caller is not attached to answers 404, exactly as a missing one. " +
-				"Errors are {\"error\": {\"code\", \"message\", \"details\"}}.",
+				"Errors are {\"error\": {\"code\", \"message\", \"fix\", \"details\"}}: code is the error's class (invalid, " +
+				"unauthenticated, forbidden, not_found, exists, conflict, unavailable, internal, or the transport's too_large, " +
+				"rate_limited, method_not_allowed), fix says what to do about it.",
 		},
 		"jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
 		"security":          []any{map[string]any{"bearer": []any{}}},

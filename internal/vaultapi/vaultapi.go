@@ -2,10 +2,13 @@
 // reference system's (CtxVault's) API under /ctxvault with its request and
 // response shapes, for programs written for it (compat.go says where it
 // deliberately differs: a token is always required, no match is 200 with
-// an empty list, top_k is read). Under /v1: vaults
-// (list, and create, attach, detach, publish with the owner's token),
-// documents, queries, skills and episodes, all through package vault, as
-// the CLI and the MCP server use it, so that the interfaces cannot drift.
+// an empty list, top_k is read). Under /v1: vaults (list, and create,
+// attach, detach, publish with the owner's token), documents, queries,
+// skills, episodes and the audit log. Every route only translates: it
+// decodes the request into the vault service's request type, calls the
+// service with the authenticated caller, and encodes the service's answer;
+// authorization, validation and audit happen in the service, once for
+// every front end.
 //
 // Every route is described once, in a table (routes), with the Go types
 // its handler decodes and encodes; the mux is built from that table, and
@@ -13,31 +16,28 @@
 // therefore cannot disagree with the handlers.
 //
 // Every answer is JSON (except the episode export, JSON lines); every
-// error has the shape of vaultauth.WriteError, with the status mapped
-// from the vault package's sentinel errors (fail). A restricted vault is
-// invisible to the agents not attached to it: absent from lists, and
-// every route naming it answers 404, never 403.
+// error has the shape of vaultauth.WriteError, with the status mapped from
+// the error's class (vault.Describe). A restricted vault is invisible to
+// the agents not attached to it: absent from lists, and every route naming
+// it answers 404, never 403.
 //
-// The helpers shared by the routes (decode, fail, vaultFor, writeJSON)
-// serve the /ctxvault compatibility routes too; those are not in the
-// OpenAPI document, which describes /v1.
+// The helpers shared by the routes (decode, fail, writeJSON) serve the
+// /ctxvault compatibility routes too; those are not in the OpenAPI
+// document, which describes /v1.
 package vaultapi
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/ctxkit/ctxkit/internal/vaultauth"
 	"github.com/ctxkit/ctxkit/vault"
-	"github.com/ctxkit/ctxkit/vault/episodic"
 )
 
 // DefaultMaxBodyBytes bounds request bodies unless Options say otherwise.
@@ -58,17 +58,16 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// api holds what the handlers share. It keeps no mutable state: every
-// request reads the registry afresh.
+// api holds what the handlers share. It keeps no mutable state.
 type api struct {
-	r       *vault.Registry
+	svc     *vault.Service
 	log     *slog.Logger
 	maxBody int64
 }
 
-// New returns the handler of the routes under /v1.
-func New(r *vault.Registry, opts Options) http.Handler {
-	a := &api{r: r, log: cmp.Or(opts.Logger, slog.Default()), maxBody: cmp.Or(opts.MaxBodyBytes, DefaultMaxBodyBytes)}
+// New returns the handler of the routes under /v1 and /ctxvault.
+func New(svc *vault.Service, opts Options) http.Handler {
+	a := &api{svc: svc, log: cmp.Or(opts.Logger, slog.Default()), maxBody: cmp.Or(opts.MaxBodyBytes, DefaultMaxBodyBytes)}
 	inner := http.NewServeMux()
 	for _, rt := range a.routes() {
 		inner.Handle(rt.Method+" "+rt.Pattern, rt.handler)
@@ -76,7 +75,8 @@ func New(r *vault.Registry, opts Options) http.Handler {
 	var authed http.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if _, ok := vaultauth.Caller(req.Context()); !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="ctxkit"`)
-			vaultauth.WriteError(w, http.StatusUnauthorized, "unauthorized", "missing bearer token: send Authorization: Bearer <token>", nil)
+			vaultauth.WriteError(w, http.StatusUnauthorized, vaultauth.Error{Code: string(vault.ClassUnauthenticated),
+				Message: "missing bearer token", Fix: "send Authorization: Bearer <token>"})
 			return
 		}
 		dispatch(inner, w, req)
@@ -89,7 +89,7 @@ func New(r *vault.Registry, opts Options) http.Handler {
 	outer.HandleFunc("GET /v1/openapi.json", func(w http.ResponseWriter, req *http.Request) {
 		if err != nil {
 			a.log.Error("vault API: build the OpenAPI document", "err", err)
-			vaultauth.WriteError(w, http.StatusInternalServerError, "internal", "the OpenAPI document could not be built", nil)
+			vaultauth.WriteError(w, http.StatusInternalServerError, vaultauth.Error{Code: string(vault.ClassInternal), Message: "the OpenAPI document could not be built"})
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -120,11 +120,12 @@ func dispatch(mux *http.ServeMux, w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Allow", allow)
 	}
 	if probe.status == http.StatusMethodNotAllowed {
-		vaultauth.WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed",
-			fmt.Sprintf("%s is not allowed on %s; allowed: %s", req.Method, req.URL.Path, probe.header.Get("Allow")), nil)
+		vaultauth.WriteError(w, http.StatusMethodNotAllowed, vaultauth.Error{Code: "method_not_allowed",
+			Message: fmt.Sprintf("%s is not allowed on %s; allowed: %s", req.Method, req.URL.Path, probe.header.Get("Allow"))})
 		return
 	}
-	vaultauth.WriteError(w, http.StatusNotFound, "not_found", "no such route: "+req.Method+" "+req.URL.Path+" (see GET /v1/openapi.json)", nil)
+	vaultauth.WriteError(w, http.StatusNotFound, vaultauth.Error{Code: string(vault.ClassNotFound),
+		Message: "no such route: " + req.Method + " " + req.URL.Path, Fix: "see GET /v1/openapi.json"})
 }
 
 // statusProbe records the status and headers the mux's fallback handler
@@ -162,45 +163,10 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// caller returns the authenticated caller of req: vault.Owner or an
-// agent's name.
-func caller(req *http.Request) string {
+// caller returns the authenticated caller of req.
+func caller(req *http.Request) vault.Caller {
 	c, _ := vaultauth.Caller(req.Context())
 	return c
-}
-
-// errAdmin refuses an administrative route to an agent.
-var errAdmin = fmt.Errorf("%w: this route needs the owner's token", vault.ErrForbidden)
-
-// vaultFor resolves the vault named in the request's {vault} for its
-// caller, checking op and logging a refusal under action: a missing vault
-// and a restricted one the caller is not attached to are both
-// vault.ErrNotFound, a write through a read-only grant vault.ErrForbidden.
-func (a *api) vaultFor(req *http.Request, op vault.Op, action string) (*vault.Vault, error) {
-	return a.vaultNamed(req, req.PathValue("vault"), op, action)
-}
-
-// vaultNamed is vaultFor for a vault named elsewhere than in the path (a
-// body's or query's field, as the compatibility routes name it).
-func (a *api) vaultNamed(req *http.Request, name string, op vault.Op, action string) (*vault.Vault, error) {
-	if name == "" {
-		return nil, errBad("name the vault")
-	}
-	return a.r.VaultFor(req.Context(), caller(req), name, op, action)
-}
-
-// adminVault resolves the vault of an administrative route: the owner
-// gets it; an agent gets ErrNotFound for a vault it cannot see (so the
-// route leaks nothing) and errAdmin for one it can.
-func (a *api) adminVault(req *http.Request, action string) (*vault.Vault, error) {
-	v, err := a.vaultFor(req, vault.Read, action)
-	if err != nil {
-		return nil, err
-	}
-	if caller(req) != vault.Owner {
-		return nil, errAdmin
-	}
-	return v, nil
 }
 
 // badRequest is an error of the caller's input that no sentinel names.
@@ -265,44 +231,45 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v) // the client may be gone; nothing more to tell it
 }
 
-// fail answers err with the status its kind maps to: 400 bad input
-// (including an operation that does not fit the vault's type, or a path
-// leaving it), 401, 403, 404, 409, 413; anything else is a bug, logged
-// and answered 500 without its details.
+// statuses are the HTTP statuses of the error classes.
+var statuses = map[vault.Class]int{
+	vault.ClassInvalid:         http.StatusBadRequest,
+	vault.ClassUnauthenticated: http.StatusUnauthorized,
+	vault.ClassForbidden:       http.StatusForbidden,
+	vault.ClassNotFound:        http.StatusNotFound,
+	vault.ClassExists:          http.StatusConflict,
+	vault.ClassConflict:        http.StatusConflict,
+	vault.ClassCanceled:        499, // nginx's "client closed request": nobody reads it
+	vault.ClassUnavailable:     http.StatusServiceUnavailable,
+	vault.ClassInternal:        http.StatusInternalServerError,
+}
+
+// fail answers err with the status of its class (vault.Describe); a
+// request body over the limit is 413, a decoding error of the route's own
+// 400. An internal error is logged and answered without its details.
 func (a *api) fail(w http.ResponseWriter, req *http.Request, err error) {
 	var br *badRequest
 	var mb *http.MaxBytesError
 	if lb, ok := req.Body.(*limitedBody); ok && lb.tooLarge || errors.As(err, &mb) {
-		vaultauth.WriteError(w, http.StatusRequestEntityTooLarge, "too_large",
-			fmt.Sprintf("the request body is over %d bytes", a.maxBody), map[string]any{"max_bytes": a.maxBody})
+		vaultauth.WriteError(w, http.StatusRequestEntityTooLarge, vaultauth.Error{Code: "too_large",
+			Message: fmt.Sprintf("the request body is over %d bytes", a.maxBody), Details: map[string]any{"max_bytes": a.maxBody}})
 		return
 	}
-	status, code := 0, ""
-	switch {
-	case errors.As(err, &br):
-		vaultauth.WriteError(w, http.StatusBadRequest, "bad_request", br.msg, br.details)
+	if errors.As(err, &br) {
+		vaultauth.WriteError(w, http.StatusBadRequest, vaultauth.Error{Code: string(vault.ClassInvalid), Message: br.msg, Details: br.details})
 		return
-	case errors.Is(err, vault.ErrNotFound), errors.Is(err, vault.ErrNoAgent),
-		errors.Is(err, episodic.ErrNotFound), errors.Is(err, fs.ErrNotExist):
-		status, code = http.StatusNotFound, "not_found"
-	case errors.Is(err, vault.ErrForbidden):
-		status, code = http.StatusForbidden, "forbidden"
-	case errors.Is(err, vault.ErrExists), errors.Is(err, episodic.ErrConflict):
-		status, code = http.StatusConflict, "conflict"
-	case errors.Is(err, vault.ErrInvalid), errors.Is(err, vault.ErrOutside),
-		errors.Is(err, vault.ErrWrongType), errors.Is(err, episodic.ErrInvalid):
-		status, code = http.StatusBadRequest, "bad_request"
-	case errors.Is(err, vault.ErrUnauthenticated):
-		status, code = http.StatusUnauthorized, "unauthorized"
-	case errors.Is(err, context.Canceled) && req.Context().Err() != nil:
-		// The client went away: nobody reads the answer.
+	}
+	d := vault.Describe(err)
+	switch d.Class {
+	case vault.ClassInternal:
+		a.log.Error("vault API: internal error", "method", req.Method, "path", req.URL.Path, "caller", caller(req).String(), "err", err)
+		d.Message = "internal error; the server's log has the details"
+	case vault.ClassCanceled:
 		a.log.Debug("vault API: request canceled", "method", req.Method, "path", req.URL.Path)
-		vaultauth.WriteError(w, 499, "canceled", "the request was canceled", nil)
-		return
-	default:
-		a.log.Error("vault API: internal error", "method", req.Method, "path", req.URL.Path, "caller", caller(req), "err", err)
-		vaultauth.WriteError(w, http.StatusInternalServerError, "internal", "internal error; the server's log has the details", nil)
-		return
 	}
-	vaultauth.WriteError(w, status, code, err.Error(), nil)
+	e := vaultauth.Error{Code: string(d.Class), Message: d.Message, Fix: d.Fix}
+	if d.Field != "" {
+		e.Details = map[string]any{"field": d.Field}
+	}
+	vaultauth.WriteError(w, statuses[d.Class], e)
 }

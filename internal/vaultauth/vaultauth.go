@@ -1,12 +1,18 @@
 // Package vaultauth authenticates callers of the vault server (the REST
-// API, its compatibility routes and the MCP endpoint) by bearer token: the
-// owner's token or an agent's (see vault.Registry.Caller). It also holds
-// the JSON error shape every route answers with, so that an
-// authentication failure looks like any other error.
+// API, its compatibility routes and the MCP endpoint) by bearer token,
+// through the vault service (vault.Service.Authenticate), and holds the
+// JSON error shape every route answers with, so that an authentication
+// failure looks like any other error.
 //
-// Failed authentications are rate-limited per client address: a caller
-// that keeps guessing tokens gets 429 with Retry-After, and successful
-// calls are never slowed.
+// Failed authentications are rate-limited per client address (an IPv6
+// client's /64): a caller that keeps sending wrong tokens gets 429 with
+// Retry-After. At most 10,000 addresses are tracked at once; beyond, the
+// addresses share one budget, so that memory stays bounded. A valid token
+// is never refused: it is checked even from an address over its budget
+// (tokens carry 256 random bits, so the limit only keeps guessers from
+// flooding the server and its logs, and failed attempts must never lock
+// out valid credentials, as they did when the budget was checked first).
+// A request without a token guesses nothing and does not count.
 package vaultauth
 
 import (
@@ -15,6 +21,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,35 +34,37 @@ import (
 
 // Error is the body of every error answer: {"error": {...}}.
 type Error struct {
-	// Code is a stable machine-readable name (bad_request, unauthorized,
-	// forbidden, not_found, conflict, too_large, rate_limited, internal).
-	Code    string         `json:"code"`
-	Message string         `json:"message"`
+	// Code is a stable machine-readable name: a vault.Class (invalid,
+	// unauthenticated, forbidden, not_found, exists, conflict, ...) or a
+	// transport's own (too_large, rate_limited, method_not_allowed).
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Fix says what to do about it, when the caller can.
+	Fix     string         `json:"fix,omitempty"`
 	Details map[string]any `json:"details,omitempty"`
 }
 
 // WriteError answers with status and the error body.
-func WriteError(w http.ResponseWriter, status int, code, message string, details map[string]any) {
+func WriteError(w http.ResponseWriter, status int, e Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(struct {
+	_ = json.NewEncoder(w).Encode(struct {
 		Error Error `json:"error"`
-	}{Error{Code: code, Message: message, Details: details}})
+	}{e})
 }
 
 type callerKey struct{}
 
 // WithCaller returns ctx carrying the authenticated caller.
-func WithCaller(ctx context.Context, agent string) context.Context {
-	return context.WithValue(ctx, callerKey{}, agent)
+func WithCaller(ctx context.Context, c vault.Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
 }
 
-// Caller returns the caller the middleware authenticated: vault.Owner or
-// an agent's name.
-func Caller(ctx context.Context) (string, bool) {
-	a, ok := ctx.Value(callerKey{}).(string)
-	return a, ok && a != ""
+// Caller returns the caller the middleware authenticated.
+func Caller(ctx context.Context) (vault.Caller, bool) {
+	c, ok := ctx.Value(callerKey{}).(vault.Caller)
+	return c, ok && c.Name() != ""
 }
 
 // Limits of failed authentications per client address.
@@ -63,15 +72,20 @@ const (
 	failuresPerMinute = 10
 	failureBurst      = 10
 	limiterIdle       = 10 * time.Minute
+	maxLimiters       = 10000
 )
 
-// Authenticator checks bearer tokens against a registry.
+// Authenticator checks bearer tokens with the vault service.
 type Authenticator struct {
-	r  *vault.Registry
-	mu sync.Mutex
-	// failures holds a limiter per client address that has failed.
-	failures map[string]*clientLimit
-	now      func() time.Time
+	svc *vault.Service
+	mu  sync.Mutex
+	// failures holds a limiter per client address that has failed, at
+	// most maxLimiters; the addresses beyond share untracked.
+	failures  map[string]*clientLimit
+	untracked *clientLimit
+	// swept is when idle addresses were last forgotten.
+	swept time.Time
+	now   func() time.Time
 }
 
 type clientLimit struct {
@@ -79,9 +93,13 @@ type clientLimit struct {
 	seen time.Time
 }
 
-// New returns an Authenticator over r.
-func New(r *vault.Registry) *Authenticator {
-	return &Authenticator{r: r, failures: map[string]*clientLimit{}, now: time.Now}
+// New returns an Authenticator over svc.
+func New(svc *vault.Service) *Authenticator {
+	return &Authenticator{svc: svc, failures: map[string]*clientLimit{}, untracked: newLimit(), now: time.Now}
+}
+
+func newLimit() *clientLimit {
+	return &clientLimit{lim: rate.NewLimiter(rate.Every(time.Minute/failuresPerMinute), failureBurst)}
 }
 
 // Bearer returns the token of an Authorization: Bearer header.
@@ -95,88 +113,109 @@ func Bearer(req *http.Request) (string, bool) {
 	return tok, tok != ""
 }
 
+// clientAddr names the budget a request's failures count against: its
+// IP address, or an IPv6 client's /64, the network one host usually has,
+// so that a guesser cannot take a fresh budget per address.
 func clientAddr(req *http.Request) string {
 	host, _, err := net.SplitHostPort(req.RemoteAddr)
 	if err != nil {
 		return req.RemoteAddr
 	}
-	return host
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	if ip = ip.Unmap(); ip.Is4() || ip.IsLoopback() {
+		return ip.String()
+	}
+	p, err := ip.Prefix(64)
+	if err != nil {
+		return host
+	}
+	return p.String()
 }
 
-// blocked reports whether addr has used up its failures, and for how long.
-func (a *Authenticator) blocked(addr string) (time.Duration, bool) {
+// fail records a failed authentication of addr and reports whether addr
+// is now over its budget, and for how long.
+func (a *Authenticator) fail(addr string) (time.Duration, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	now := a.now()
 	c := a.failures[addr]
 	if c == nil {
-		return 0, false
+		c = a.track(addr, now)
 	}
-	now := a.now()
-	if c.lim.TokensAt(now) >= 1 {
+	c.seen = now
+	if c.lim.AllowN(now, 1) {
 		return 0, false
 	}
 	return time.Duration(float64(time.Second) * (1 - c.lim.TokensAt(now)) / float64(c.lim.Limit())), true
 }
 
-// fail records a failed authentication of addr.
-func (a *Authenticator) fail(addr string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	now := a.now()
-	for k, c := range a.failures {
-		if now.Sub(c.seen) > limiterIdle {
-			delete(a.failures, k)
+// track returns a new limiter for addr, kept in the table; when the
+// table is full even after forgetting idle addresses (at most once a
+// minute: each time reads the whole table), the one the untracked
+// addresses share, so that memory stays bounded whatever the number of
+// addresses that fail.
+func (a *Authenticator) track(addr string, now time.Time) *clientLimit {
+	if len(a.failures) >= maxLimiters && now.Sub(a.swept) >= time.Minute {
+		a.swept = now
+		for k, c := range a.failures {
+			if now.Sub(c.seen) > limiterIdle {
+				delete(a.failures, k)
+			}
 		}
 	}
-	c := a.failures[addr]
-	if c == nil {
-		c = &clientLimit{lim: rate.NewLimiter(rate.Every(time.Minute/failuresPerMinute), failureBurst)}
-		a.failures[addr] = c
+	if len(a.failures) >= maxLimiters {
+		return a.untracked
 	}
-	c.seen = now
-	c.lim.AllowN(now, 1)
+	c := newLimit()
+	a.failures[addr] = c
+	return c
 }
 
 // Authenticate returns the caller of req, or writes the error answer (401,
 // or 429 after too many failures from the same address) and returns
-// false.
-func (a *Authenticator) Authenticate(w http.ResponseWriter, req *http.Request) (string, bool) {
-	addr := clientAddr(req)
-	if wait, ok := a.blocked(addr); ok {
-		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
-		WriteError(w, http.StatusTooManyRequests, "rate_limited", "too many failed authentications from this address; wait and retry with a valid token", nil)
-		return "", false
-	}
+// false. An error answer closes the connection, so that a body the client
+// never sends cannot hold it.
+func (a *Authenticator) Authenticate(w http.ResponseWriter, req *http.Request) (vault.Caller, bool) {
 	tok, ok := Bearer(req)
 	if !ok {
-		a.fail(addr)
+		w.Header().Set("Connection", "close")
 		w.Header().Set("WWW-Authenticate", `Bearer realm="ctxkit"`)
-		WriteError(w, http.StatusUnauthorized, "unauthorized",
-			"missing bearer token: send Authorization: Bearer <token> with an agent's token (ctxkit agent create NAME) or the owner's token", nil)
-		return "", false
+		WriteError(w, http.StatusUnauthorized, Error{Code: string(vault.ClassUnauthenticated),
+			Message: "missing bearer token", Fix: "send Authorization: Bearer <token> with an agent's token (ctxkit agent create NAME) or the owner's token"})
+		return vault.Caller{}, false
 	}
-	caller, err := a.r.Caller(req.Context(), tok)
-	if errors.Is(err, vault.ErrUnauthenticated) {
-		a.fail(addr)
-		w.Header().Set("WWW-Authenticate", `Bearer realm="ctxkit", error="invalid_token"`)
-		WriteError(w, http.StatusUnauthorized, "unauthorized", "invalid token: it matches no agent (revoked?) and is not the owner's token", nil)
-		return "", false
+	c, err := a.svc.Authenticate(req.Context(), tok)
+	if err == nil {
+		return c, true
 	}
-	if err != nil {
-		WriteError(w, http.StatusInternalServerError, "internal", "could not check the token", nil)
-		return "", false
+	w.Header().Set("Connection", "close")
+	if !errors.Is(err, vault.ErrUnauthenticated) {
+		WriteError(w, http.StatusInternalServerError, Error{Code: string(vault.ClassInternal), Message: "could not check the token"})
+		return vault.Caller{}, false
 	}
-	return caller, true
+	if wait, over := a.fail(clientAddr(req)); over {
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+		WriteError(w, http.StatusTooManyRequests, Error{Code: "rate_limited",
+			Message: "too many failed authentications from this address", Fix: "wait, and retry with a valid token"})
+		return vault.Caller{}, false
+	}
+	d := vault.Describe(err)
+	w.Header().Set("WWW-Authenticate", `Bearer realm="ctxkit", error="invalid_token"`)
+	WriteError(w, http.StatusUnauthorized, Error{Code: string(d.Class), Message: d.Message, Fix: d.Fix})
+	return vault.Caller{}, false
 }
 
 // Middleware authenticates every request and passes the caller on in the
 // request's context (Caller).
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		caller, ok := a.Authenticate(w, req)
+		c, ok := a.Authenticate(w, req)
 		if !ok {
 			return
 		}
-		next.ServeHTTP(w, req.WithContext(WithCaller(req.Context(), caller)))
+		next.ServeHTTP(w, req.WithContext(WithCaller(req.Context(), c)))
 	})
 }

@@ -4,25 +4,31 @@
 // and `ctxkit serve` mounts HTTPHandler at /mcp behind the vault server's
 // authentication.
 //
-// Every tool acts for one agent, fixed for the life of an MCP session: the
-// agent given to NewServer (the owner when none), or the caller that
-// internal/vaultauth authenticated for the request that opened an HTTP
-// session. Every tool goes through vault.Registry.VaultFor first, so a
-// restricted vault the agent is not attached to is "no vault named X",
-// exactly like a missing one, from every tool.
+// Every tool acts for one caller, fixed for the life of an MCP session: the
+// caller given to NewServer, or the one internal/vaultauth authenticated
+// for the request that opened an HTTP session. Every tool only translates:
+// its input is the vault service's request type with the vault's name (and
+// the document, skill or episode it acts on), its output the service's
+// answer; the service authorizes, validates and audits, so a restricted
+// vault the agent is not attached to is "no vault named X", exactly like a
+// missing one, and a read-only grant cannot write through any tool.
 //
-// Errors are tool results (isError) whose message says how to fix the
-// call, never protocol errors. Large results (a long document) go through
-// the offload engine (offload/mcpadapter): they are stored and replaced by a
-// notice, and the result_* tools explore them. Nothing is loaded before the
-// first call: the tools answer at once.
+// Errors are tool results (isError) whose text is JSON,
+// {"error": {"code", "message", "fix", "details": {"field"}}}, the shape of
+// the REST API's errors (vaultauth.Error): the class of the error
+// (vault.Describe), what is wrong, what to do about it, and the argument at
+// fault; never protocol errors. Large results (a long document) go through
+// the offload engine (offload/mcpadapter): they are stored and replaced by
+// a notice, and the result_* tools explore them; stored results are the
+// caller's own (over HTTP, the session's own). Nothing is loaded before
+// the first call: the tools answer at once.
 package vaultmcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -36,7 +42,6 @@ import (
 	"github.com/ctxkit/ctxkit/offload/mcpadapter"
 	"github.com/ctxkit/ctxkit/store/memstore"
 	"github.com/ctxkit/ctxkit/vault"
-	"github.com/ctxkit/ctxkit/vault/episodic"
 )
 
 // ServerName is the server's name in the MCP handshake and in the offload
@@ -45,9 +50,16 @@ const ServerName = "ctxkit-memory"
 
 // Options configure the server.
 type Options struct {
-	// Agent is who the tools act for; "" is the owner (vault.Owner).
-	// HTTPHandler ignores it and takes the authenticated caller instead.
-	Agent string
+	// Caller is who the tools act for (vault.Owner() for the owner; the
+	// zero Caller is anonymous and refused everywhere). HTTPHandler
+	// ignores it and takes the authenticated caller instead.
+	Caller vault.Caller
+	// Recheck, when set, is asked before every tool call whether the
+	// caller still holds: a long-lived stdio server re-reads the token or
+	// the agent it was started with, so that an agent revoked meanwhile
+	// is refused at once (over HTTP, every request is authenticated
+	// anyway).
+	Recheck func(context.Context) error
 	// Engine stores large results; nil is an in-memory engine of its own.
 	Engine *offload.Engine
 	// Threshold is the result size, in chars, above which a result is
@@ -55,7 +67,9 @@ type Options struct {
 	Threshold int
 	// Version is the server's version in the MCP handshake.
 	Version string
-	// Logger receives failures to store a result; nil discards them.
+	// Logger receives the internal errors of the tools (whose answer
+	// says only "internal error") and failures to store a result; nil
+	// discards them.
 	Logger *slog.Logger
 
 	// perSession keeps stored results private to the HTTP session.
@@ -67,36 +81,69 @@ type Options struct {
 
 // server holds what the tools share.
 type server struct {
-	r     *vault.Registry
-	agent string
+	svc     *vault.Service
+	caller  vault.Caller
+	log     *slog.Logger
+	recheck func(context.Context) error
 }
 
-// NewServer returns the MCP server acting for opts.Agent, with every tool
+// NewServer returns the MCP server acting for opts.Caller, with every tool
 // registered and large results offloaded.
-func NewServer(r *vault.Registry, opts Options) *mcp.Server {
+func NewServer(svc *vault.Service, opts Options) *mcp.Server {
 	if opts.Engine == nil {
 		opts.Engine = offload.New(memstore.New(memstore.Options{}))
 	}
-	agent := opts.Agent
-	if agent == "" {
-		agent = vault.Owner
-	}
+	c := opts.Caller
 	adapter := mcpadapter.New(opts.Engine, mcpadapter.Options{Threshold: opts.Threshold, Server: ServerName,
 		PerSession: opts.perSession, Logger: opts.Logger})
 	s := mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "ctxkit vaults", Version: opts.Version},
 		&mcp.ServerOptions{Instructions: instructions + " " + adapter.Instructions(), SchemaCache: opts.schemas})
-	srv := &server{r: r, agent: agent}
+	srv := &server{svc: svc, caller: c, log: opts.Logger, recheck: opts.Recheck}
+	if srv.log == nil {
+		srv.log = slog.New(slog.DiscardHandler)
+	}
 	srv.addVaultTools(s)
 	srv.addEpisodeTools(s)
 	adapter.Install(s)
-	s.AddReceivingMiddleware(explainArgumentErrors)
+	s.AddReceivingMiddleware(srv.ownResults, srv.explainErrors, srv.checkCaller)
 	return s
 }
 
-// explainArgumentErrors completes the SDK's message for arguments that do
-// not fit a tool's input schema (a missing field, a wrong type), which
-// names the problem but not what to do.
-func explainArgumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
+// ownResults makes the results the server stores private to its caller
+// (offload.WithPrivateSession). The store is shared by other processes
+// (`ctxkit mcp` acting for other agents, `ctxkit wrap`), whose result_*
+// tools would otherwise list and read them, documents of vaults they cannot
+// see among them. An HTTP session narrows this to the session itself
+// (mcpadapter's PerSession).
+func (s *server) ownResults(next mcp.MethodHandler) mcp.MethodHandler {
+	session := ServerName + ":" + s.caller.Name()
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		return next(offload.WithPrivateSession(ctx, session), method, req)
+	}
+}
+
+// checkCaller refuses a tool call when Recheck says the caller no longer
+// holds (a revoked agent).
+func (s *server) checkCaller(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" && s.recheck != nil {
+			if err := s.recheck(ctx); err != nil {
+				var res mcp.CallToolResult
+				res.SetError(err)
+				return &res, nil
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// explainErrors writes a failed tool call's result as JSON that names the
+// error's class and what to do: the service's errors as vault.Describe
+// gives them (for a vault of the wrong type, the tools that fit it; an
+// internal error is logged and its details kept from the caller), and the
+// SDK's own for arguments that do not fit a tool's input schema (a missing
+// field, a wrong type), which name the problem but not what to do.
+func (s *server) explainErrors(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if method != "tools/call" || err != nil {
@@ -107,17 +154,59 @@ func explainArgumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		tc, ok := r.Content[0].(*mcp.TextContent)
-		if !ok || !(strings.HasPrefix(tc.Text, `validating "arguments"`) || strings.HasPrefix(tc.Text, "json: ")) {
+		if !ok {
 			return res, err
 		}
+		p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
 		name := ""
-		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
+		if p != nil {
 			name = p.Name
 		}
-		tc.Text = fmt.Sprintf("the arguments do not fit %s's input schema (%s); call %s again with every required field, "+
-			"each of the type the schema gives (times as RFC 3339 strings)", name, tc.Text, name)
+		var e vaultauth.Error
+		switch cause := r.GetError(); {
+		case cause == nil:
+			return res, err // a tool of the offload adapter: its own message
+		case strings.HasPrefix(tc.Text, `validating "arguments"`) || strings.HasPrefix(tc.Text, "json: "):
+			e = vaultauth.Error{Code: string(vault.ClassInvalid), Message: "the arguments do not fit " + name + "'s input schema: " + tc.Text,
+				Fix: "call " + name + " again with every required field, each of the type the schema gives (times as RFC 3339 strings)"}
+		default:
+			d := vault.Describe(cause)
+			if d.Class == vault.ClassInternal {
+				s.log.Error("vault MCP: internal error", "tool", name, "caller", s.caller.String(), "err", cause)
+				d.Message = "internal error; the server's log has the details"
+			}
+			e = vaultauth.Error{Code: string(d.Class), Message: d.Message, Fix: d.Fix}
+			if errors.Is(cause, vault.ErrWrongType) && p != nil {
+				e.Fix = s.toolsFix(ctx, p.Arguments, e.Fix)
+			}
+			if d.Field != "" {
+				e.Details = map[string]any{"field": d.Field}
+			}
+		}
+		b, merr := json.Marshal(struct {
+			Error vaultauth.Error `json:"error"`
+		}{e})
+		if merr == nil {
+			tc.Text = string(b)
+		}
 		return res, err
 	}
+}
+
+// toolsFix names the tools that fit the type of the vault a call's
+// arguments name, for an error that says the vault is of another type; the
+// service's fix names the operations by their command names. fix is kept
+// when the vault cannot be described.
+func (s *server) toolsFix(ctx context.Context, args json.RawMessage, fix string) string {
+	var in VaultIn
+	if json.Unmarshal(args, &in) != nil {
+		return fix
+	}
+	v, err := s.svc.DescribeVault(ctx, s.caller, in.Vault)
+	if err != nil || toolsFor[v.Type] == "" {
+		return fix
+	}
+	return fmt.Sprintf("%s vaults take the tools %s", v.Type, toolsFor[v.Type])
 }
 
 // instructions tell the model what the server is for.
@@ -134,20 +223,20 @@ const instructions = "Vaults are your long-term memory, kept as files the user c
 // opened it (vaultauth.Caller), and a request of that session from any
 // other caller is refused (403), so a session never changes identity.
 // A request without an authenticated caller is refused (401).
-func HTTPHandler(r *vault.Registry, opts Options) http.Handler {
+func HTTPHandler(svc *vault.Service, opts Options) http.Handler {
 	if opts.Engine == nil {
 		opts.Engine = offload.New(memstore.New(memstore.Options{}))
 	}
 	opts.perSession = true
 	opts.schemas = mcp.NewSchemaCache()
 	h := mcp.NewStreamableHTTPHandler(func(req *http.Request) *mcp.Server {
-		caller, ok := vaultauth.Caller(req.Context())
+		c, ok := vaultauth.Caller(req.Context())
 		if !ok {
 			return nil // unreachable: bindCaller refused the request
 		}
 		o := opts
-		o.Agent = caller
-		return NewServer(r, o)
+		o.Caller = c
+		return NewServer(svc, o)
 	}, &mcp.StreamableHTTPOptions{Logger: opts.Logger, SessionTimeout: time.Hour})
 	return bindCaller(h)
 }
@@ -156,123 +245,26 @@ func HTTPHandler(r *vault.Registry, opts Options) http.Handler {
 // user, whose check refuses a session's requests from anyone else.
 func bindCaller(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		caller, ok := vaultauth.Caller(req.Context())
-		if !ok || caller == "" {
-			vaultauth.WriteError(w, http.StatusUnauthorized, "unauthorized",
-				"the MCP endpoint needs a token: send Authorization: Bearer with an agent's token (ctxkit agent create NAME) or the owner's", nil)
+		c, ok := vaultauth.Caller(req.Context())
+		if !ok {
+			vaultauth.WriteError(w, http.StatusUnauthorized, vaultauth.Error{Code: string(vault.ClassUnauthenticated),
+				Message: "the MCP endpoint needs a token",
+				Fix:     "send Authorization: Bearer with an agent's token (ctxkit agent create NAME) or the owner's"})
 			return
 		}
 		// The expiry only satisfies the SDK's type: the token was checked
 		// by vaultauth for this very request.
-		info := &auth.TokenInfo{UserID: caller, Expiration: time.Now().Add(time.Hour)}
+		info := &auth.TokenInfo{UserID: c.Name(), Expiration: time.Now().Add(time.Hour)}
 		auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
 			return info, nil
 		}, nil)(next).ServeHTTP(w, req)
 	})
 }
 
-// toolError turns err from tool on vault name into an error whose message
-// says how to fix the call; the SDK returns it as a result with isError.
-func toolError(tool, name string, err error) error {
-	var done *fixError
-	if errors.As(err, &done) {
-		return err
-	}
-	var msg string
-	switch {
-	case errors.Is(err, vault.ErrNotFound):
-		msg = fmt.Sprintf("no vault named %q; list_vaults shows the ones you can use", name)
-	case errors.Is(err, vault.ErrForbidden):
-		msg = fmt.Sprintf("vault %q is read-only for you: you can read and query it but not write to it; "+
-			"write to a vault list_vaults shows as read-write, or ask the user for write access", name)
-	case errors.Is(err, vault.ErrExists):
-		msg = fmt.Sprintf("%v; set overwrite to true to replace it, or choose another name", unwrapText(err, vault.ErrExists))
-	case errors.Is(err, vault.ErrOutside):
-		msg = fmt.Sprintf("%v: give a path relative to the vault, like notes/meeting.md (no leading /, no .., not into .ctxkit-vault)", err)
-	case errors.Is(err, vault.ErrWrongType):
-		msg = err.Error() + "; list_vaults says which tools fit each vault"
-	case errors.Is(err, episodic.ErrNotFound):
-		msg = fmt.Sprintf("%v in vault %q; query_episodes (with include_closed true for closed ones) shows the ids", err, name)
-	case errors.Is(err, episodic.ErrConflict):
-		msg = fmt.Sprintf("%v: the episode is no longer open; episode_history shows what replaced it; act on the open statement of the chain instead", err)
-	case errors.Is(err, fs.ErrNotExist) && tool == "read_doc":
-		msg = fmt.Sprintf("%v; list_docs shows the vault's documents", err)
-	case errors.Is(err, fs.ErrNotExist) && tool == "read_skill":
-		msg = fmt.Sprintf("%v; list_skills shows the vault's skills", err)
-	case errors.Is(err, vault.ErrInvalid), errors.Is(err, episodic.ErrInvalid), errors.Is(err, errBadInput):
-		msg = err.Error() + "; fix the arguments and call " + tool + " again"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		msg = tool + " was cancelled before it finished: " + err.Error()
-	default:
-		msg = tool + " failed: " + err.Error()
-	}
-	return &fixError{msg}
-}
-
-// fixError is an error whose message says how to fix the call.
-type fixError struct{ msg string }
-
-func (e *fixError) Error() string { return e.msg }
-
-// unwrapText is err's text without the sentinel's prefix.
-func unwrapText(err, sentinel error) string {
-	return strings.TrimPrefix(err.Error(), sentinel.Error()+": ")
-}
-
-// errBadInput marks an argument the tool itself refused.
-var errBadInput = errors.New("invalid argument")
-
-// badInput returns an argument error with a message for the model.
-func badInput(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errBadInput, fmt.Sprintf(format, args...))
-}
-
-// vaultFor returns the vault for the server's agent after checking op and
-// the vault's type for tool.
-func (s *server) vaultFor(ctx context.Context, tool, name string, op vault.Op, types ...vault.Type) (*vault.Vault, error) {
-	if strings.TrimSpace(name) == "" {
-		return nil, badInput("vault is empty: name the vault (list_vaults shows them)")
-	}
-	v, err := s.r.VaultFor(ctx, s.agent, name, op, tool)
-	if err != nil {
-		return nil, toolError(tool, name, err)
-	}
-	if len(types) > 0 && !typeIn(v.Type, types) {
-		want := make([]string, len(types))
-		for i, t := range types {
-			want[i] = string(t)
-		}
-		return nil, &fixError{fmt.Sprintf("vault %q is a %s vault and %s works on %s vaults; for a %s vault use %s",
-			name, v.Type, tool, strings.Join(want, " or "), v.Type, toolsFor[v.Type])}
-	}
-	return v, nil
-}
-
-func typeIn(t vault.Type, types []vault.Type) bool {
-	for _, u := range types {
-		if t == u {
-			return true
-		}
-	}
-	return false
-}
-
 // toolsFor names the tools that fit each vault type.
 var toolsFor = map[vault.Type]string{
-	vault.Semantic: "query, list_docs, read_doc, write_doc",
+	vault.Semantic: "query, list_docs, read_doc, write_doc, delete_doc",
 	vault.Skill:    "list_skills, read_skill, write_skill",
 	vault.Episodic: "write_episode, query_episodes, get_episode, episode_history, invalidate_episode, supersede_episode, " +
 		"revise_episode, confirm_episode, dispute_episodes, list_entities",
-}
-
-// parseTime reads an optional time argument.
-func parseTime(field, s string) (*time.Time, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	t, err := episodic.ParseTime(s)
-	if err != nil {
-		return nil, badInput("%s %q is not a time: use RFC 3339 like 2026-03-01T14:30:00Z, or a bare date like 2026-03-01 (a time without an offset is UTC)", field, s)
-	}
-	return &t, nil
 }

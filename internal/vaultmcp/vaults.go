@@ -2,111 +2,107 @@ package vaultmcp
 
 import (
 	"context"
-	"maps"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ctxkit/ctxkit/vault"
-	"github.com/ctxkit/ctxkit/vault/index"
 )
 
-// Inputs and outputs of the tools on vaults, documents and skills.
+// The inputs and outputs of the tools on vaults, documents and skills: the
+// service's request and answer types, with the vault's name (and the
+// document or skill) beside them.
+
+// VaultIn names a vault.
+type VaultIn struct {
+	Vault string `json:"vault" jsonschema:"the vault's name (list_vaults shows them)"`
+}
+
+// DocIn names a document of a semantic vault.
+type DocIn struct {
+	Vault string `json:"vault" jsonschema:"the semantic vault"`
+	Path  string `json:"path" jsonschema:"the document's path in the vault, like notes/2026-03-01-meeting.md (list_docs and query show them)"`
+}
 
 // ListVaultsIn takes nothing.
 type ListVaultsIn struct{}
 
-// ListVaultsOut lists the vaults the agent can use.
+// VaultOut is a vault as list_vaults shows it: what the service says of
+// it, and the tools that work on it.
+type VaultOut struct {
+	vault.VaultInfo
+	Tools string `json:"tools" jsonschema:"the tools that work on this vault"`
+}
+
+// ListVaultsOut lists the vaults the caller can use.
 type ListVaultsOut struct {
-	Vaults []VaultInfo `json:"vaults"`
+	Vaults []VaultOut `json:"vaults"`
 }
 
 // QueryIn asks a semantic vault.
 type QueryIn struct {
-	Vault    string `json:"vault" jsonschema:"the semantic vault to search (list_vaults shows them)"`
-	Query    string `json:"query" jsonschema:"what you are looking for, in words likely to appear in the documents"`
-	NResults int    `json:"n_results,omitempty" jsonschema:"how many passages, 1 to 50; default 5"`
+	Vault string `json:"vault" jsonschema:"the semantic vault to search (list_vaults shows them)"`
+	vault.QueryRequest
 }
 
 // QueryOut is what query found.
 type QueryOut struct {
-	Vault   string    `json:"vault"`
-	Query   string    `json:"query"`
-	Mode    string    `json:"mode" jsonschema:"hybrid (words and meaning) or lexical (words only)"`
-	Results []Passage `json:"results" jsonschema:"best first; empty when nothing matched"`
+	Vault string `json:"vault"`
+	Query string `json:"query"`
+	vault.QueryResult
 }
 
 // WriteDocIn writes a document.
 type WriteDocIn struct {
-	Vault     string            `json:"vault" jsonschema:"the semantic vault to write into"`
-	Path      string            `json:"path" jsonschema:"where, relative to the vault, like notes/2026-03-01-meeting.md; the extension picks the format (.md .txt .html .json .csv)"`
-	Content   string            `json:"content" jsonschema:"the document's text"`
-	Overwrite bool              `json:"overwrite,omitempty" jsonschema:"replace an existing document at path; default false, which refuses to"`
-	Metadata  map[string]string `json:"metadata,omitempty" jsonschema:"metadata kept with the document (generated_by is set to you)"`
-}
-
-// WriteDocOut says what write_doc stored.
-type WriteDocOut struct {
-	Vault string `json:"vault"`
-	Path  string `json:"path"`
-	Bytes int    `json:"bytes"`
-}
-
-// VaultIn names a vault.
-type VaultIn struct {
-	Vault string `json:"vault" jsonschema:"the vault (list_vaults shows them)"`
+	DocIn
+	vault.WriteDocRequest
 }
 
 // ListDocsOut lists a semantic vault's documents.
 type ListDocsOut struct {
-	Vault     string    `json:"vault"`
-	Documents []DocInfo `json:"documents"`
-}
-
-// ReadDocIn names a document.
-type ReadDocIn struct {
-	Vault string `json:"vault" jsonschema:"the semantic vault"`
-	Path  string `json:"path" jsonschema:"the document's path in the vault, as list_docs or query show it"`
+	Vault     string          `json:"vault"`
+	Documents []vault.DocInfo `json:"documents"`
 }
 
 // ReadDocOut is a document's text.
 type ReadDocOut struct {
 	Vault string `json:"vault"`
-	Path  string `json:"path"`
-	Title string `json:"title,omitempty"`
-	Text  string `json:"text" jsonschema:"the extracted text: paragraphs separated by blank lines, pages by a form feed"`
-	Bytes int64  `json:"bytes" jsonschema:"the file's size"`
+	vault.DocText
+}
+
+// DeleteDocOut lists what delete_doc removed.
+type DeleteDocOut struct {
+	Vault   string   `json:"vault"`
+	Deleted []string `json:"deleted" jsonschema:"the documents removed (several for a folder)"`
 }
 
 // ListSkillsOut lists a skill vault's skills.
 type ListSkillsOut struct {
-	Vault    string    `json:"vault"`
-	Skills   []Skill   `json:"skills" jsonschema:"name and description of each skill; read_skill gives its instructions"`
-	Problems []Problem `json:"problems" jsonschema:"files that are not valid skills, and why"`
+	Vault string `json:"vault"`
+	vault.SkillReport
 }
 
-// ReadSkillIn names a skill.
-type ReadSkillIn struct {
+// SkillIn names a skill.
+type SkillIn struct {
 	Vault string `json:"vault" jsonschema:"the skill vault"`
-	Name  string `json:"name" jsonschema:"the skill's name, as list_skills shows it"`
+	Name  string `json:"name" jsonschema:"the skill's name, as list_skills shows it; lowercase letters, digits and single hyphens"`
 }
 
 // SkillOut is one skill.
 type SkillOut struct {
-	Vault string `json:"vault"`
-	Skill Skill  `json:"skill"`
+	Vault string         `json:"vault"`
+	Skill vault.SkillDoc `json:"skill"`
 }
 
 // WriteSkillIn writes a skill.
 type WriteSkillIn struct {
-	Vault        string `json:"vault" jsonschema:"the skill vault"`
-	Name         string `json:"name" jsonschema:"lowercase letters, digits and single hyphens, at most 64 characters, like review-pull-request"`
-	Description  string `json:"description" jsonschema:"what the skill does and when to use it, at most 1024 characters: this is what list_skills shows"`
-	Instructions string `json:"instructions" jsonschema:"the procedure, in Markdown"`
-	Overwrite    bool   `json:"overwrite,omitempty" jsonschema:"replace an existing skill of that name; default false, which refuses to"`
+	SkillIn
+	vault.WriteSkillRequest
 }
 
-var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true}
+var (
+	readOnly    = &mcp.ToolAnnotations{ReadOnlyHint: true}
+	destructive = true
+)
 
 func (s *server) addVaultTools(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "list_vaults", Annotations: readOnly, Description: "List the vaults you can use, " +
@@ -124,6 +120,8 @@ func (s *server) addVaultTools(srv *mcp.Server) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "read_doc", Annotations: readOnly, Description: "Read the whole text of one " +
 		"document of a semantic vault. A long document comes back as a notice naming a stored result: explore it " +
 		"with the result_* tools (search in it, read a page) rather than reading it all."}, s.readDoc)
+	mcp.AddTool(srv, &mcp.Tool{Name: "delete_doc", Annotations: &mcp.ToolAnnotations{DestructiveHint: &destructive},
+		Description: "Delete a document, or every document of a folder, from a semantic vault and its index."}, s.deleteDoc)
 	mcp.AddTool(srv, &mcp.Tool{Name: "list_skills", Annotations: readOnly, Description: "List the skills of a skill " +
 		"vault: the name and description of each procedure. When one fits your task, read_skill gives its " +
 		"instructions."}, s.listSkills)
@@ -135,148 +133,74 @@ func (s *server) addVaultTools(srv *mcp.Server) {
 }
 
 func (s *server) listVaults(ctx context.Context, _ *mcp.CallToolRequest, _ ListVaultsIn) (*mcp.CallToolResult, ListVaultsOut, error) {
-	vs, err := s.r.Visible(ctx, s.agent)
-	if err != nil {
-		return nil, ListVaultsOut{}, toolError("list_vaults", "", err)
-	}
-	out := ListVaultsOut{Vaults: []VaultInfo{}}
+	vs, err := s.svc.ListVaults(ctx, s.caller)
+	out := ListVaultsOut{Vaults: []VaultOut{}}
 	for _, v := range vs {
-		access := "read-write"
-		if v.Allowed(s.agent, vault.Write) != nil {
-			access = "read-only"
+		if !v.Shadowed {
+			out.Vaults = append(out.Vaults, VaultOut{VaultInfo: v, Tools: toolsFor[v.Type]})
 		}
-		out.Vaults = append(out.Vaults, VaultInfo{Name: v.Name, Type: string(v.Type), Scope: string(v.Scope),
-			Restricted: v.Restricted, Access: access, EmbeddingModel: v.EmbeddingModel, Tools: toolsFor[v.Type]})
 	}
-	return nil, out, nil
+	return nil, out, err
 }
 
 func (s *server) query(ctx context.Context, _ *mcp.CallToolRequest, in QueryIn) (*mcp.CallToolResult, QueryOut, error) {
-	const tool = "query"
-	n := in.NResults
-	switch {
-	case n == 0:
-		n = 5
-	case n < 1 || n > 50:
-		return nil, QueryOut{}, toolError(tool, in.Vault, badInput("n_results %d is out of range: give 1 to 50", n))
-	}
-	if strings.TrimSpace(in.Query) == "" {
-		return nil, QueryOut{}, toolError(tool, in.Vault, badInput("query is empty: say what you are looking for (list_docs lists the documents instead)"))
-	}
-	v, err := s.vaultFor(ctx, tool, in.Vault, vault.Read, vault.Semantic)
+	res, err := s.svc.Query(ctx, s.caller, in.Vault, in.QueryRequest)
 	if err != nil {
 		return nil, QueryOut{}, err
 	}
-	res, err := v.Query(ctx, in.Query, n, nil)
-	if err != nil {
-		return nil, QueryOut{}, toolError(tool, in.Vault, err)
-	}
-	out := QueryOut{Vault: v.Name, Query: in.Query, Mode: res.Mode, Results: []Passage{}}
-	for _, r := range res.Results {
-		out.Results = append(out.Results, Passage{Path: r.Path, Heading: r.Heading, Page: r.Page, Chunk: r.Chunk, Text: r.Text, Score: r.Score})
-	}
-	return nil, out, nil
+	return nil, QueryOut{Vault: in.Vault, Query: in.Query, QueryResult: *res}, nil
 }
 
-func (s *server) writeDoc(ctx context.Context, _ *mcp.CallToolRequest, in WriteDocIn) (*mcp.CallToolResult, WriteDocOut, error) {
-	const tool = "write_doc"
-	v, err := s.vaultFor(ctx, tool, in.Vault, vault.Write, vault.Semantic)
-	if err != nil {
-		return nil, WriteDocOut{}, err
-	}
-	meta := map[string]string{}
-	maps.Copy(meta, in.Metadata)
-	meta["generated_by"] = s.agent
-	err = v.Write(ctx, vault.WriteOptions{Agent: s.agent, Path: in.Path, Content: []byte(in.Content), Overwrite: in.Overwrite, Meta: meta})
-	if err != nil {
-		return nil, WriteDocOut{}, toolError(tool, in.Vault, err)
-	}
-	return nil, WriteDocOut{Vault: v.Name, Path: in.Path, Bytes: len(in.Content)}, nil
+func (s *server) writeDoc(ctx context.Context, _ *mcp.CallToolRequest, in WriteDocIn) (*mcp.CallToolResult, vault.WriteDocResult, error) {
+	res, err := s.svc.WriteDoc(ctx, s.caller, in.Vault, in.Path, in.WriteDocRequest)
+	return nil, res, err
 }
 
 func (s *server) listDocs(ctx context.Context, _ *mcp.CallToolRequest, in VaultIn) (*mcp.CallToolResult, ListDocsOut, error) {
-	const tool = "list_docs"
-	v, err := s.vaultFor(ctx, tool, in.Vault, vault.Read, vault.Semantic)
-	if err != nil {
-		return nil, ListDocsOut{}, err
-	}
-	docs, err := v.Docs(ctx)
-	if err != nil {
-		return nil, ListDocsOut{}, toolError(tool, in.Vault, err)
-	}
-	out := ListDocsOut{Vault: v.Name, Documents: []DocInfo{}}
-	for _, d := range docs {
-		out.Documents = append(out.Documents, docInfo(d))
-	}
-	return nil, out, nil
+	docs, err := s.svc.Docs(ctx, s.caller, in.Vault)
+	return nil, ListDocsOut{Vault: in.Vault, Documents: docs}, err
 }
 
-func docInfo(d index.Doc) DocInfo {
-	return DocInfo{Path: d.Path, Chunks: d.Chunks, Indexed: d.Indexed.UTC().Format("2006-01-02T15:04:05Z"), Meta: d.Meta}
-}
-
-func (s *server) readDoc(ctx context.Context, _ *mcp.CallToolRequest, in ReadDocIn) (*mcp.CallToolResult, ReadDocOut, error) {
-	const tool = "read_doc"
-	v, err := s.vaultFor(ctx, tool, in.Vault, vault.Read, vault.Semantic)
+func (s *server) readDoc(ctx context.Context, _ *mcp.CallToolRequest, in DocIn) (*mcp.CallToolResult, ReadDocOut, error) {
+	d, err := s.svc.ReadDoc(ctx, s.caller, in.Vault, in.Path)
 	if err != nil {
 		return nil, ReadDocOut{}, err
-	}
-	d, err := v.ReadDoc(ctx, s.agent, in.Path)
-	if err != nil {
-		return nil, ReadDocOut{}, toolError(tool, in.Vault, err)
 	}
 	// The model reads the document as text; the structured content holds
 	// the same with its path and title. A long document is thus stored as
 	// text by the offload middleware, to be searched and paged.
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: d.Text}}}
-	return res, ReadDocOut{Vault: v.Name, Path: d.Path, Title: d.Title, Text: d.Text, Bytes: d.Bytes}, nil
+	return res, ReadDocOut{Vault: in.Vault, DocText: *d}, nil
+}
+
+func (s *server) deleteDoc(ctx context.Context, _ *mcp.CallToolRequest, in DocIn) (*mcp.CallToolResult, DeleteDocOut, error) {
+	del, err := s.svc.DeleteDoc(ctx, s.caller, in.Vault, in.Path)
+	if del == nil {
+		del = []string{}
+	}
+	return nil, DeleteDocOut{Vault: in.Vault, Deleted: del}, err
 }
 
 func (s *server) listSkills(ctx context.Context, _ *mcp.CallToolRequest, in VaultIn) (*mcp.CallToolResult, ListSkillsOut, error) {
-	const tool = "list_skills"
-	v, err := s.vaultFor(ctx, tool, in.Vault, vault.Read, vault.Skill)
+	rep, err := s.svc.Skills(ctx, s.caller, in.Vault)
 	if err != nil {
 		return nil, ListSkillsOut{}, err
 	}
-	rep, err := v.Skills(ctx)
-	if err != nil {
-		return nil, ListSkillsOut{}, toolError(tool, in.Vault, err)
-	}
-	out := ListSkillsOut{Vault: v.Name, Skills: []Skill{}, Problems: []Problem{}}
-	for i := range rep.Skills {
-		sk := toSkill(&rep.Skills[i])
-		sk.Instructions = ""
-		out.Skills = append(out.Skills, sk)
-	}
-	for _, p := range rep.Problems {
-		out.Problems = append(out.Problems, Problem{Path: p.Path, Error: p.Error})
-	}
-	return nil, out, nil
+	return nil, ListSkillsOut{Vault: in.Vault, SkillReport: *rep}, nil
 }
 
-func (s *server) readSkill(ctx context.Context, _ *mcp.CallToolRequest, in ReadSkillIn) (*mcp.CallToolResult, SkillOut, error) {
-	const tool = "read_skill"
-	v, err := s.vaultFor(ctx, tool, in.Vault, vault.Read, vault.Skill)
+func (s *server) readSkill(ctx context.Context, _ *mcp.CallToolRequest, in SkillIn) (*mcp.CallToolResult, SkillOut, error) {
+	sk, err := s.svc.Skill(ctx, s.caller, in.Vault, in.Name)
 	if err != nil {
 		return nil, SkillOut{}, err
 	}
-	sk, err := v.Skill(ctx, s.agent, in.Name)
-	if err != nil {
-		return nil, SkillOut{}, toolError(tool, in.Vault, err)
-	}
-	return nil, SkillOut{Vault: v.Name, Skill: toSkill(sk)}, nil
+	return nil, SkillOut{Vault: in.Vault, Skill: *sk}, nil
 }
 
 func (s *server) writeSkill(ctx context.Context, _ *mcp.CallToolRequest, in WriteSkillIn) (*mcp.CallToolResult, SkillOut, error) {
-	const tool = "write_skill"
-	v, err := s.vaultFor(ctx, tool, in.Vault, vault.Write, vault.Skill)
+	sk, err := s.svc.WriteSkill(ctx, s.caller, in.Vault, in.Name, in.WriteSkillRequest)
 	if err != nil {
 		return nil, SkillOut{}, err
 	}
-	sk, err := v.WriteSkill(ctx, vault.WriteSkillOptions{Agent: s.agent, Name: in.Name, Description: in.Description,
-		Instructions: in.Instructions, Overwrite: in.Overwrite})
-	if err != nil {
-		return nil, SkillOut{}, toolError(tool, in.Vault, err)
-	}
-	return nil, SkillOut{Vault: v.Name, Skill: toSkill(sk)}, nil
+	return nil, SkillOut{Vault: in.Vault, Skill: *sk}, nil
 }

@@ -25,6 +25,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -155,13 +156,13 @@ func (a *Adapter) ReadResult(ctx context.Context, req *mcp.ReadResourceRequest) 
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	ctx = a.sessionContext(ctx, req)
-	ws, err := a.engine.Workspace(ctx, id)
-	if err != nil {
+	ws, raw, err := a.engine.Raw(ctx, id)
+	var te *offload.ToolError
+	if errors.As(err, &te) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	raw, err := a.engine.Store().Raw(ctx, ws.ID)
 	if err != nil {
-		return nil, fmt.Errorf("read stored result %s: %w", ws.ID, err)
+		return nil, err
 	}
 	mime := "text/plain"
 	if ws.Shape != "text" {

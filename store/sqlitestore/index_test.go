@@ -312,14 +312,14 @@ func TestMigrationReindexes(t *testing.T) {
 	if err := s.Put(t.Context(), tw, &store.Content{Text: "une École"}); err != nil {
 		t.Fatal(err)
 	}
-	// What the version 1 code indexed: diacritics kept.
+	// What the code before migration 3 indexed: diacritics kept.
 	for _, q := range []string{
 		`INSERT INTO items_fts (items_fts) VALUES ('delete-all')`,
 		`INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')`,
 		`INSERT INTO items_fts (rowid, terms) SELECT id, 'k' || ws || 'qécol' FROM items WHERE data LIKE '%cole%'`,
 		`INSERT INTO items_fts (rowid, terms) SELECT id, 'k' || ws || 'qpari' FROM items WHERE data LIKE '%Paris%'`,
 		`INSERT INTO chunks_fts (rowid, terms) SELECT id, 'k' || ws || 'qune k' || ws || 'qécol' FROM chunks`,
-		`PRAGMA user_version = 1`,
+		`PRAGMA user_version = 2`,
 	} {
 		if _, err := s.w.ExecContext(t.Context(), q); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -83,7 +83,16 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5 (
 INSERT INTO items_fts (items_fts, rank) VALUES ('hashsize', 16777216);
 INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('hashsize', 16777216);
 `,
-	// 2: index terms lose their diacritics, as FTS5's unicode61 tokenizer
+	// 2: the key-value store (store.KV).
+	`
+CREATE TABLE kv (
+	key        TEXT PRIMARY KEY,
+	value      BLOB NOT NULL,
+	expires_at INTEGER -- Unix microseconds; NULL when it never expires
+) STRICT, WITHOUT ROWID;
+CREATE INDEX kv_expires ON kv (expires_at) WHERE expires_at IS NOT NULL;
+`,
+	// 3: index terms lose their diacritics, as FTS5's unicode61 tokenizer
 	// has them by default (internal/textsearch): the terms indexed before
 	// ("écol" for École) are dropped, and every list and text is indexed
 	// again by the first search that needs it.

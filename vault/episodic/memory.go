@@ -31,12 +31,6 @@ type Options struct {
 	Embedder embed.Embedder
 	// Now is the clock (tests); time.Now by default.
 	Now func() time.Time
-	// Authorize, when set, is asked before every change (action is the
-	// operation's name: write, invalidate, supersede, revise, confirm,
-	// dispute, import); its error is returned unchanged.
-	Authorize func(ctx context.Context, action, id string) error
-	// Changed, when set, is told of every change made (for audit logs).
-	Changed func(ctx context.Context, action, id string)
 }
 
 // New returns the rules over s.
@@ -46,19 +40,6 @@ func New(s Store, o Options) *Memory {
 		m.now = time.Now
 	}
 	return m
-}
-
-func (m *Memory) authorize(ctx context.Context, action, id string) error {
-	if m.o.Authorize == nil {
-		return nil
-	}
-	return m.o.Authorize(ctx, action, id)
-}
-
-func (m *Memory) changed(ctx context.Context, action, id string) {
-	if m.o.Changed != nil {
-		m.o.Changed(ctx, action, id)
-	}
 }
 
 // Store is the store the memory writes to.
@@ -195,9 +176,6 @@ func (m *Memory) statement(ctx context.Context, w *Write, now time.Time) (Statem
 // Write appends a new statement, open from its valid_from, and lists the
 // open statements it resembles.
 func (m *Memory) Write(ctx context.Context, w Write) (*WriteResult, error) {
-	if err := m.authorize(ctx, "write", ""); err != nil {
-		return nil, err
-	}
 	if err := w.check(); err != nil {
 		return nil, err
 	}
@@ -230,7 +208,6 @@ func (m *Memory) Write(ctx context.Context, w Write) (*WriteResult, error) {
 	if _, err := m.store.Apply(ctx, &Change{Statements: []Statement{s}, Versions: []Version{v}}, now); err != nil {
 		return nil, err
 	}
-	m.changed(ctx, "write", s.ID)
 	if res.Episode, err = m.Get(ctx, s.ID); err != nil {
 		return nil, err
 	}
@@ -240,9 +217,6 @@ func (m *Memory) Write(ctx context.Context, w Write) (*WriteResult, error) {
 // WriteMany appends many statements in one transaction, without hints:
 // for imports of known statements and for throughput.
 func (m *Memory) WriteMany(ctx context.Context, ws []Write) ([]string, error) {
-	if err := m.authorize(ctx, "write", ""); err != nil {
-		return nil, err
-	}
 	now := m.clock()
 	c := &Change{}
 	ids := make([]string, len(ws))
@@ -273,7 +247,6 @@ func (m *Memory) WriteMany(ctx context.Context, ws []Write) ([]string, error) {
 	if _, err := m.store.Apply(ctx, c, now); err != nil {
 		return nil, err
 	}
-	m.changed(ctx, "write", fmt.Sprintf("%d statements", len(ids)))
 	return ids, nil
 }
 
@@ -309,9 +282,6 @@ func (m *Memory) Get(ctx context.Context, id string) (Episode, error) {
 // open returns the current version of id, or an ErrConflict that says why
 // it is closed and what to do instead (action names the operation).
 func (m *Memory) open(ctx context.Context, id, action string) (Episode, error) {
-	if err := m.authorize(ctx, action, id); err != nil {
-		return Episode{}, err
-	}
 	e, err := m.Get(ctx, id)
 	if err != nil {
 		return e, err
@@ -332,9 +302,6 @@ func (m *Memory) open(ctx context.Context, id, action string) (Episode, error) {
 // explained from the episode's state after the fact.
 func (m *Memory) apply(ctx context.Context, c *Change, now time.Time, action string, ids ...string) error {
 	_, err := m.store.Apply(ctx, c, now)
-	if err == nil {
-		m.changed(ctx, action, strings.Join(ids, " "))
-	}
 	if !errors.Is(err, ErrConflict) {
 		return err
 	}

@@ -22,8 +22,23 @@ const (
 // DefaultHalfLife is how long recency takes to halve.
 const DefaultHalfLife = 30 * 24 * time.Hour
 
-// MaxLimit bounds the results of one query.
-const MaxLimit = 200
+// Result counts of one query.
+const (
+	DefaultLimit = 10
+	MaxLimit     = 200
+)
+
+// DefaultOrder is the order of a query that names order (or none): by
+// relevance with text, by recency without.
+func DefaultOrder(order, text string) string {
+	switch {
+	case order != "":
+		return order
+	case text != "":
+		return OrderRelevance
+	}
+	return OrderRecency
+}
 
 // rrfK is the reciprocal-rank constant of the fusion of BM25 and vectors.
 const rrfK = 60
@@ -75,11 +90,11 @@ const candidateDepth = 20
 
 // Query returns the episodes q selects, best first.
 func (m *Memory) Query(ctx context.Context, q Query) ([]Match, error) {
-	if q.Limit <= 0 {
-		q.Limit = 10
-	}
-	if q.Limit > MaxLimit {
-		return nil, fmt.Errorf("%w: limit %d is over %d", ErrInvalid, q.Limit, MaxLimit)
+	switch {
+	case q.Limit == 0:
+		q.Limit = DefaultLimit
+	case q.Limit < 0 || q.Limit > MaxLimit:
+		return nil, fmt.Errorf("%w: limit %d is out of range: give 1 to %d", ErrInvalid, q.Limit, MaxLimit)
 	}
 	if q.HalfLife < 0 {
 		return nil, fmt.Errorf("%w: the half-life must be positive", ErrInvalid)
@@ -87,11 +102,9 @@ func (m *Memory) Query(ctx context.Context, q Query) ([]Match, error) {
 	if q.HalfLife == 0 {
 		q.HalfLife = DefaultHalfLife
 	}
-	if q.OrderBy == "" {
-		q.OrderBy = OrderRecency
-		if q.Text != "" {
-			q.OrderBy = OrderRelevance
-		}
+	q.OrderBy = DefaultOrder(q.OrderBy, q.Text)
+	if q.Weights != (Weights{}) && q.OrderBy != OrderComposite {
+		return nil, fmt.Errorf("%w: weights apply to order_by composite only: order by composite, or leave the weights out", ErrInvalid)
 	}
 	w := [3]float64{1, 1, 1}
 	for i, p := range []*float64{q.Weights.Relevance, q.Weights.Recency, q.Weights.Salience} {

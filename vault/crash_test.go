@@ -29,23 +29,27 @@ func crashFile(i int) string {
 // all of its chunks and no other file has any), and the next run
 // completes it.
 func TestIndexKilledMidway(t *testing.T) {
-	if dir := os.Getenv("CTXKIT_CRASH_VAULT"); dir != "" {
-		v := &Vault{Name: "crash", Type: Semantic, Dir: dir}
-		_, err := v.Index(context.Background(), IndexOptions{Progress: func(done, total int, path string) {
+	if home := os.Getenv("CTXKIT_CRASH_HOME"); home != "" {
+		e := &env{home: home, root: os.Getenv("CTXKIT_CRASH_ROOT")}
+		e.url = home + "/ctxkit.db"
+		e.opts = Options{Home: e.home, Root: e.root}
+		svc, _ := e.open(t)
+		_, err := svc.Index(context.Background(), Owner(), "crash", IndexRequest{}, func(done, total int, path string) {
 			fmt.Printf("done %d\n", done)
-		}})
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
+	e := newEnv(t)
 	files := map[string]string{}
 	for i := range crashFiles {
 		files[fmt.Sprintf("f%04d.md", i)] = crashFile(i)
 	}
-	v := semanticVault(t, files)
+	e.semantic(t, "crash", files)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestIndexKilledMidway$")
-	cmd.Env = append(os.Environ(), "CTXKIT_CRASH_VAULT="+v.Dir)
+	cmd.Env = append(os.Environ(), "CTXKIT_CRASH_HOME="+e.home, "CTXKIT_CRASH_ROOT="+e.root)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -67,32 +71,31 @@ func TestIndexKilledMidway(t *testing.T) {
 	if seen < crashFiles/3 {
 		t.Fatalf("the child finished or died early after %d files", seen)
 	}
-
-	partial := checkIndexConsistent(t, v)
-	if partial == 0 || partial == crashFiles {
-		t.Logf("the kill left %d of %d files indexed", partial, crashFiles)
-	}
-	rep, err := v.Index(t.Context(), IndexOptions{})
+	partial := checkIndexConsistent(t, e)
+	rep, err := e.svc.Index(t.Context(), Owner(), "crash", IndexRequest{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Indexed+rep.Unchanged != crashFiles || rep.Unchanged != partial {
 		t.Errorf("the next run: %+v after %d were indexed", rep, partial)
 	}
-	if n := checkIndexConsistent(t, v); n != crashFiles {
+	if n := checkIndexConsistent(t, e); n != crashFiles {
 		t.Errorf("after the next run %d of %d files are indexed", n, crashFiles)
 	}
 }
 
-// checkIndexConsistent checks that each file is either wholly indexed or
-// absent, and returns how many are indexed.
-func checkIndexConsistent(t *testing.T, v *Vault) int {
+// checkIndexConsistent checks that each file of vault crash is either
+// wholly indexed or absent, and returns how many are indexed.
+func checkIndexConsistent(t *testing.T, e *env) int {
 	t.Helper()
-	idx, err := v.openIndex(t.Context())
+	v, err := e.svc.lookup(t.Context(), "crash")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer idx.Close()
+	idx, err := e.b.Index(t.Context(), v.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	docs, err := idx.Docs(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -108,9 +111,6 @@ func checkIndexConsistent(t *testing.T, v *Vault) int {
 			t.Fatal(err)
 		}
 		want, ok := indexed[path]
-		if !ok {
-			want = 0
-		}
 		if len(hits) != want || (ok && want == 0) {
 			t.Errorf("%s: %d chunks found, the index records %d (indexed: %v)", path, len(hits), want, ok)
 		}
@@ -121,43 +121,39 @@ func checkIndexConsistent(t *testing.T, v *Vault) int {
 // TestConcurrentIndexWriteQuery runs indexing, agent writes and queries on
 // one vault at once; every write ends up indexed and no query fails.
 func TestConcurrentIndexWriteQuery(t *testing.T) {
+	e := newEnv(t)
 	files := map[string]string{}
 	for i := range 60 {
 		files[fmt.Sprintf("f%04d.md", i)] = crashFile(i)
 	}
-	v := semanticVault(t, files)
+	e.semantic(t, "notes", files)
 	ctx := t.Context()
 	var wg sync.WaitGroup
-	errs := make(chan error, 100)
 	wg.Go(func() {
 		for range 3 {
-			if _, err := v.Index(ctx, IndexOptions{}); err != nil {
-				errs <- fmt.Errorf("index: %w", err)
+			if _, err := e.svc.Index(ctx, Owner(), "notes", IndexRequest{}, nil); err != nil {
+				t.Errorf("index: %v", err)
 			}
 		}
 	})
 	wg.Go(func() {
 		for i := range 20 {
-			err := v.Write(ctx, WriteOptions{Agent: Owner, Path: fmt.Sprintf("agent/w%02d.md", i), Content: []byte(fmt.Sprintf("# Written\n\nwritten%02d by an agent\n", i))})
+			_, err := e.svc.WriteDoc(ctx, Owner(), "notes", fmt.Sprintf("agent/w%02d.md", i), WriteDocRequest{Content: fmt.Sprintf("# Written\n\nwritten%02d by an agent\n", i)})
 			if err != nil {
-				errs <- fmt.Errorf("write: %w", err)
+				t.Errorf("write: %v", err)
 			}
 		}
 	})
 	wg.Go(func() {
 		for i := range 40 {
-			if _, err := v.Query(ctx, fmt.Sprintf("uniq%04d filler", i%60), 3, nil); err != nil {
-				errs <- fmt.Errorf("query: %w", err)
+			if _, err := e.svc.Query(ctx, Owner(), "notes", QueryRequest{Query: fmt.Sprintf("uniq%04d filler", i%60), NResults: 3}); err != nil {
+				t.Errorf("query: %v", err)
 			}
 		}
 	})
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
 	for i := range 20 {
-		res, err := v.Query(ctx, fmt.Sprintf("written%02d", i), 1, nil)
+		res, err := e.svc.Query(ctx, Owner(), "notes", QueryRequest{Query: fmt.Sprintf("written%02d", i), NResults: 1})
 		if err != nil || len(res.Results) != 1 || res.Results[0].Path != fmt.Sprintf("agent/w%02d.md", i) {
 			t.Errorf("write %d not found: %+v %v", i, res, err)
 		}

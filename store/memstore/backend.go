@@ -1,0 +1,115 @@
+package memstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/ctxkit/ctxkit/store"
+	"github.com/ctxkit/ctxkit/store/internal/vaultpool"
+	"github.com/ctxkit/ctxkit/vault/episodic"
+	"github.com/ctxkit/ctxkit/vault/episodic/sqliteepisodic"
+	"github.com/ctxkit/ctxkit/vault/index"
+	"github.com/ctxkit/ctxkit/vault/index/sqliteindex"
+)
+
+// Backend is the memory backend ("memory:"): nothing it holds outlives
+// the process. Workspaces live in a [Store], the key-value store and the
+// vault registry in Go maps; each vault's document index and episodes in
+// SQLite databases of its own in a private temporary folder removed by
+// Close, so that they rank and answer exactly as the SQLite backend's.
+// Vault documents stay files in the vault's folder, as on every backend.
+type Backend struct {
+	ws    *Store
+	kv    *KV
+	reg   *Registry
+	tmp   string
+	vault *vaultpool.Pool
+}
+
+var _ store.Backend = (*Backend)(nil)
+
+// OpenBackend opens an empty memory backend; it is the [store.Opener] of
+// the "memory" scheme, which takes nothing after the colon.
+func OpenBackend(_ context.Context, rest string, _ store.Options) (store.Backend, error) {
+	if rest != "" {
+		return nil, fmt.Errorf("memory: takes nothing after the colon, not %q", rest)
+	}
+	tmp, err := os.MkdirTemp("", "ctxkit-memory-*")
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{ws: New(Options{}), kv: NewKV(), reg: NewRegistry(), tmp: tmp}
+	open := func(ctx context.Context, id, name string) (string, vaultpool.Guard, error) {
+		if _, err := b.reg.Vault(ctx, id); err != nil {
+			return "", nil, err
+		}
+		guard := func() error {
+			_, err := b.reg.Vault(context.WithoutCancel(ctx), id)
+			return err
+		}
+		return filepath.Join(b.tmp, id+"-"+name), guard, nil
+	}
+	b.vault = vaultpool.New(vaultpool.Openers{
+		Index: func(ctx context.Context, id string) (index.Index, vaultpool.Guard, error) {
+			path, guard, err := open(ctx, id, "index.db")
+			if err != nil {
+				return nil, nil, err
+			}
+			x, err := sqliteindex.Open(ctx, path)
+			return x, guard, err
+		},
+		Episodes: func(ctx context.Context, id string) (episodic.Store, vaultpool.Guard, error) {
+			path, guard, err := open(ctx, id, "episodes.db")
+			if err != nil {
+				return nil, nil, err
+			}
+			s, err := sqliteepisodic.Open(ctx, path)
+			return s, guard, err
+		},
+	})
+	return b, nil
+}
+
+// Workspaces returns the workspace store; its Close releases nothing
+// (Close the backend).
+func (b *Backend) Workspaces() store.Store { return backendStore{b.ws} }
+
+// backendStore is the backend's workspace store as it hands it out: the
+// store's own Close would close it for every user of the backend.
+type backendStore struct{ *Store }
+
+func (backendStore) Close() error { return nil }
+
+// KV returns the key-value store.
+func (b *Backend) KV() store.KV { return b.kv }
+
+// Registry returns the vault registry.
+func (b *Backend) Registry() store.Registry { return b.reg }
+
+// Index returns a vault's document index.
+func (b *Backend) Index(ctx context.Context, vaultID string) (index.Index, error) {
+	return b.vault.Index(ctx, vaultID)
+}
+
+// Episodes returns a vault's episode store.
+func (b *Backend) Episodes(ctx context.Context, vaultID string) (episodic.Store, error) {
+	return b.vault.Episodes(ctx, vaultID)
+}
+
+// DropVault closes and deletes the vault's stores.
+func (b *Backend) DropVault(_ context.Context, v store.VaultRecord) error {
+	err := b.vault.Drop(v.ID)
+	matches, _ := filepath.Glob(filepath.Join(b.tmp, v.ID+"-*"))
+	for _, m := range matches {
+		err = errors.Join(err, os.Remove(m))
+	}
+	return err
+}
+
+// Close releases everything.
+func (b *Backend) Close() error {
+	return errors.Join(b.vault.Close(), b.ws.Close(), os.RemoveAll(b.tmp))
+}

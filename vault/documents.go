@@ -1,0 +1,682 @@
+package vault
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ctxkit/ctxkit/internal/atomicfile"
+	"github.com/ctxkit/ctxkit/internal/chunk"
+	"github.com/ctxkit/ctxkit/internal/extract"
+	"github.com/ctxkit/ctxkit/store"
+	"github.com/ctxkit/ctxkit/vault/embed"
+	"github.com/ctxkit/ctxkit/vault/index"
+)
+
+// DefaultFileTimeout bounds the extraction of one file: a file that makes a
+// parser loop is reported and skipped rather than stopping the run.
+const DefaultFileTimeout = time.Minute
+
+// Query limits: passages per query.
+const (
+	DefaultQueryResults = 5
+	MaxQueryResults     = 100
+)
+
+// timeFormat is how the service writes times in metadata: UTC, RFC 3339
+// with microseconds.
+const timeFormat = "2006-01-02T15:04:05.000000Z07:00"
+
+// IndexRequest asks for an index run of a semantic vault.
+type IndexRequest struct {
+	Path  string `json:"path,omitempty" jsonschema:"only this file or folder of the vault"`
+	Force bool   `json:"force,omitempty" jsonschema:"process files again even when unchanged"`
+	// Reindex rebuilds the index whole (after a change of embedding
+	// model); with Path, it processes that path again instead.
+	Reindex bool `json:"reindex,omitempty" jsonschema:"rebuild the whole index (or process path again)"`
+}
+
+// IndexReport says what an index run did.
+type IndexReport struct {
+	Indexed   int         `json:"indexed"`
+	Unchanged int         `json:"unchanged"`
+	Removed   int         `json:"removed"`
+	Chunks    int         `json:"chunks"`
+	Failed    []FileError `json:"failed"`
+	// Embedder is the spec the vectors were made with; "none" when the
+	// vault is searched lexically only.
+	Embedder string `json:"embedder"`
+	// Warning says what degraded, when something did (an embedder that
+	// is not installed): the run went on lexically.
+	Warning string `json:"warning,omitempty"`
+}
+
+// FileError is a file a run could not use, and why.
+type FileError struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+// embedder returns the embedder of v (nil: lexical only) and, when the
+// configured one is unavailable (a builtin model not installed), says so
+// instead of failing: the vault is searched lexically meanwhile.
+func (s *Service) embedder(v *Vault) (embed.Embedder, string, error) {
+	spec := v.EmbeddingModel
+	if spec == "" {
+		spec = embed.None
+	}
+	s.embedMu.Lock()
+	r, ok := s.embedders[spec]
+	if !ok {
+		r.e, r.err = s.newEmbedder(spec)
+		if !errors.Is(r.err, embed.ErrUnavailable) { // the model may be installed meanwhile
+			s.embedders[spec] = r
+		}
+	}
+	s.embedMu.Unlock()
+	switch {
+	case errors.Is(r.err, embed.ErrNone):
+		return nil, "", nil
+	case errors.Is(r.err, embed.ErrUnavailable):
+		return nil, fmt.Sprintf("the embedder %s of vault %q is not available (%v): searched lexically only", spec, v.Name, r.err), nil
+	case r.err != nil:
+		return nil, "", fmt.Errorf("vault %q: %w", v.Name, r.err)
+	}
+	return r.e, "", nil
+}
+
+// checkPin refuses an embedder other than the one the vault's vectors were
+// made with.
+func checkPin(v *Vault, p store.Pin, pinned bool, e embed.Embedder) error {
+	spec := embed.None
+	if e != nil {
+		spec = e.Spec()
+	}
+	if pinned && p.Model != spec {
+		return &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("vault %q was indexed with %s, not %s", v.Name, p.Model, spec),
+			Fix: fmt.Sprintf("re-embed it: ctxkit vault reindex %s --embedding-model %s", v.Name, spec)}
+	}
+	return nil
+}
+
+// indexer is what one index run or write needs: the vault's index, its
+// embedder and its pin.
+type indexer struct {
+	s       *Service
+	v       *Vault
+	idx     index.Index
+	e       embed.Embedder
+	pin     store.Pin
+	pinned  bool
+	warning string
+	timeout time.Duration
+}
+
+// indexerFor opens v's index with its embedder checked against the pin.
+func (s *Service) indexerFor(ctx context.Context, v *Vault) (*indexer, error) {
+	e, warning, err := s.embedder(v)
+	if err != nil {
+		return nil, err
+	}
+	p, pinned, err := s.reg.Pin(ctx, v.ID)
+	if err != nil {
+		return nil, err
+	}
+	if warning == "" || pinned {
+		if err := checkPin(v, p, pinned, e); err != nil {
+			return nil, err
+		}
+	}
+	idx, err := s.b.Index(ctx, v.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &indexer{s: s, v: v, idx: idx, e: e, pin: p, pinned: pinned, warning: warning, timeout: DefaultFileTimeout}, nil
+}
+
+// Index brings a semantic vault's index in step with its files: new and
+// changed files (by content hash) are extracted, chunked, embedded and
+// stored; files gone from the folder leave the index. A file that fails is
+// reported and does not stop the run. Each file is replaced in the index in
+// one step, so a run that is killed leaves a consistent index, which the
+// next run completes. progress, when set, is told of each file as it is
+// done.
+func (s *Service) Index(ctx context.Context, c Caller, name string, req IndexRequest, progress func(done, total int, path string)) (*IndexReport, error) {
+	action := "index"
+	if req.Reindex {
+		action = "reindex"
+	}
+	v, err := s.open(ctx, c, name, Write, action, req.Path, Semantic)
+	if err != nil {
+		return nil, err
+	}
+	scope, prefix, err := s.resolve(v, req.Path)
+	if err != nil {
+		return nil, err
+	}
+	if req.Reindex && req.Path == "" {
+		// One rebuild of a vault at a time in this process: concurrent
+		// requests queue rather than undo each other's work.
+		defer s.rebuilds.lock(v.ID)()
+	}
+	x, err := s.indexerFor(ctx, v)
+	if req.Reindex && req.Path == "" && err != nil && errors.Is(err, ErrInvalid) {
+		// A rebuild is how a vault moves to its new embedder: the old
+		// pin does not bind it.
+		x, err = s.rebuildIndexer(ctx, v)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if req.Reindex && req.Path == "" {
+		return x.rebuild(ctx, c, scope, progress)
+	}
+	return x.run(ctx, c, scope, prefix, req.Force || req.Reindex, action, progress)
+}
+
+// rebuildIndexer is indexerFor without the pin check.
+func (s *Service) rebuildIndexer(ctx context.Context, v *Vault) (*indexer, error) {
+	e, warning, err := s.embedder(v)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := s.b.Index(ctx, v.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &indexer{s: s, v: v, idx: idx, e: e, warning: warning, timeout: DefaultFileTimeout}, nil
+}
+
+// rebuild rebuilds the whole index with the vault's embedder: every
+// document is dropped, then every file indexed again.
+func (x *indexer) rebuild(ctx context.Context, c Caller, root string, progress func(int, int, string)) (*IndexReport, error) {
+	docs, err := x.idx.Docs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range docs {
+		if err := x.idx.Delete(ctx, d.Path); err != nil {
+			return nil, err
+		}
+	}
+	if err := x.s.reg.SetPin(ctx, x.v.ID, nil); err != nil {
+		return nil, err
+	}
+	x.pinned = false
+	return x.run(ctx, c, root, ".", true, "reindex", progress)
+}
+
+// newReport returns an empty report of x's run.
+func (x *indexer) newReport() *IndexReport {
+	rep := &IndexReport{Embedder: embed.None, Failed: []FileError{}, Warning: x.warning}
+	if x.e != nil {
+		rep.Embedder = x.e.Spec()
+	}
+	return rep
+}
+
+// run indexes the files under scope (whose vault name is prefix).
+func (x *indexer) run(ctx context.Context, c Caller, scope, prefix string, force bool, action string, progress func(int, int, string)) (*IndexReport, error) {
+	if !x.pinned && x.e == nil && x.warning == "" {
+		// Pinned too: vectors added later would cover only changed files.
+		if err := x.setPin(ctx, store.Pin{Model: embed.None}); err != nil {
+			return nil, err
+		}
+	}
+	files, err := x.s.documents(x.v, scope)
+	if err != nil {
+		return nil, err
+	}
+	metas, err := x.s.reg.DocMeta(ctx, x.v.ID)
+	if err != nil {
+		return nil, err
+	}
+	rep := x.newReport()
+	seen := map[string]bool{}
+	for i, rel := range files {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		seen[rel] = true
+		changed, chunks, err := x.file(ctx, rel, metas[rel], force)
+		switch {
+		case err != nil:
+			rep.Failed = append(rep.Failed, FileError{Path: rel, Error: err.Error()})
+		case changed:
+			rep.Indexed++
+			rep.Chunks += chunks
+		default:
+			rep.Unchanged++
+		}
+		if progress != nil {
+			progress(i+1, len(files), rel)
+		}
+	}
+	docs, err := x.idx.Docs(ctx)
+	if err != nil {
+		return rep, err
+	}
+	for _, d := range docs {
+		inScope := prefix == "." || d.Path == prefix || strings.HasPrefix(d.Path, prefix+"/")
+		if !inScope || seen[d.Path] {
+			continue
+		}
+		// A file written since the listing (an agent's write) is not
+		// gone: only a file missing now leaves the index.
+		if abs, _, err := x.s.resolve(x.v, d.Path); err == nil {
+			if _, err := os.Lstat(abs); !errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+		}
+		if err := x.idx.Delete(ctx, d.Path); err != nil {
+			return rep, err
+		}
+		rep.Removed++
+	}
+	path := prefix
+	if path == "." {
+		path = ""
+	}
+	x.s.audit(ctx, x.v, c, action, path,
+		fmt.Sprintf("indexed=%d unchanged=%d removed=%d failed=%d", rep.Indexed, rep.Unchanged, rep.Removed, len(rep.Failed)))
+	return rep, nil
+}
+
+// setPin records the embedder of the vault's vectors.
+func (x *indexer) setPin(ctx context.Context, p store.Pin) error {
+	if err := x.s.reg.SetPin(ctx, x.v.ID, &p); err != nil {
+		return fmt.Errorf("pin the embedder of vault %q: %w", x.v.Name, err)
+	}
+	x.pin, x.pinned = p, true
+	return nil
+}
+
+// documents lists the indexable files of v under scope (an absolute path
+// that resolve gave: a folder, or one file), as names in the vault,
+// skipping hidden files and folders (ctxkit's data folder among them) and
+// anything a symlink would take out of the vault.
+func (s *Service) documents(v *Vault, scope string) ([]string, error) {
+	root, err := filepath.EvalSymlinks(v.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("vault %q folder %s: %w", v.Name, v.Dir, err)
+	}
+	var out []string
+	add := func(path string) error {
+		if !extract.Supported(path) {
+			return nil
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		if _, name, err := s.resolve(v, rel); err == nil {
+			out = append(out, name)
+		} // else a symlink leading out of the vault
+		return nil
+	}
+	fi, err := os.Stat(scope)
+	if err != nil {
+		return nil, fmt.Errorf("vault %q: %w", v.Name, err)
+	}
+	if !fi.IsDir() {
+		return out, add(scope)
+	}
+	err = filepath.WalkDir(scope, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case path != scope && strings.HasPrefix(d.Name(), "."):
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		case d.IsDir():
+			return nil
+		}
+		return add(path)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list the files of vault %q: %w", v.Name, err)
+	}
+	return out, nil
+}
+
+// file indexes one file if its content changed (or force); it reports
+// whether it did and how many chunks it stored. rel is a canonical name
+// that resolve gave.
+func (x *indexer) file(ctx context.Context, rel string, meta map[string]string, force bool) (bool, int, error) {
+	abs, _, err := x.s.resolve(x.v, rel)
+	if err != nil {
+		return false, 0, err
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return false, 0, err
+	}
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	old, err := x.idx.Doc(ctx, rel)
+	if err == nil && old.Hash == hash && maps.Equal(old.Meta, meta) && !force {
+		return false, 0, nil
+	}
+	doc, err := extractWithin(ctx, rel, data, x.timeout)
+	if err != nil {
+		return false, 0, err
+	}
+	pieces := chunk.Split(doc, chunk.Options{})
+	chunks := make([]index.Chunk, len(pieces))
+	texts := make([]string, len(pieces))
+	for i, c := range pieces {
+		chunks[i] = index.Chunk{Text: c.Text, Heading: c.HeadingPath, Page: c.Page}
+		texts[i] = c.Text
+	}
+	if x.e != nil && len(texts) > 0 {
+		vectors, err := x.e.Embed(ctx, texts)
+		if err != nil {
+			return false, 0, fmt.Errorf("embed with %s: %w", x.e.Spec(), err)
+		}
+		for i := range chunks {
+			chunks[i].Vector = vectors[i]
+		}
+		switch {
+		case !x.pinned:
+			if err := x.setPin(ctx, store.Pin{Model: x.e.Spec(), Dim: len(vectors[0])}); err != nil {
+				return false, 0, err
+			}
+		case len(vectors[0]) != x.pin.Dim:
+			return false, 0, fmt.Errorf("%s returned vectors of %d dimensions; the index holds %d", x.e.Spec(), len(vectors[0]), x.pin.Dim)
+		}
+	}
+	// Metadata given when the file was written survives reindexing.
+	if err := x.idx.Put(ctx, index.Doc{Path: rel, Hash: hash, Meta: meta}, chunks); err != nil {
+		return false, 0, err
+	}
+	return true, len(chunks), nil
+}
+
+// extractWithin extracts a file, giving up after timeout: a parser stuck on
+// a hostile file is abandoned (its goroutine ends with it, if ever) and the
+// file reported.
+func extractWithin(ctx context.Context, rel string, data []byte, timeout time.Duration) (*extract.Document, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type result struct {
+		doc *extract.Document
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		doc, err := extract.ExtractBytes(ctx, rel, data)
+		done <- result{doc, err}
+	}()
+	select {
+	case r := <-done:
+		return r.doc, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("extract %s: gave up after %s", rel, timeout)
+	}
+}
+
+// DocInfo is an indexed document of a semantic vault.
+type DocInfo struct {
+	// ID is the document's id, DocID of its path.
+	ID     string `json:"id" jsonschema:"the document's id: the hex SHA-256 of its path"`
+	Path   string `json:"path" jsonschema:"the document's path in the vault"`
+	Chunks int    `json:"chunks"`
+	// Indexed is when it was last indexed (UTC).
+	Indexed time.Time `json:"indexed"`
+	// Metadata was given when the document was written (with written_by
+	// and written_at).
+	Metadata map[string]string `json:"metadata" jsonschema:"metadata given when the document was written"`
+}
+
+// Docs lists a semantic vault's indexed documents, by path.
+func (s *Service) Docs(ctx context.Context, c Caller, name string) ([]DocInfo, error) {
+	v, err := s.open(ctx, c, name, Read, "list-docs", "", Semantic)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := s.b.Index(ctx, v.ID)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := idx.Docs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DocInfo, len(docs))
+	for i, d := range docs {
+		meta := d.Meta
+		if meta == nil {
+			meta = map[string]string{}
+		}
+		out[i] = DocInfo{ID: DocID(d.Path), Path: d.Path, Chunks: d.Chunks, Indexed: d.Indexed.UTC(), Metadata: meta}
+	}
+	return out, nil
+}
+
+// DocID is the id of the document at path (its canonical name in the
+// vault): the hex SHA-256 of the path, as CtxVault makes document ids, so
+// that a document is addressable without its path's characters.
+func DocID(path string) string {
+	sum := sha256.Sum256([]byte(path))
+	return hex.EncodeToString(sum[:])
+}
+
+// DocText is a document's text as extracted for indexing.
+type DocText struct {
+	Path string `json:"path"`
+	// Title is the document's title where the format has one.
+	Title string `json:"title,omitempty"`
+	// Text is the extracted text: headings and paragraphs separated by
+	// blank lines (Markdown headings keep their #), pages by a form feed.
+	Text  string `json:"text" jsonschema:"the extracted text: paragraphs separated by blank lines, pages by a form feed"`
+	Bytes int64  `json:"bytes" jsonschema:"the file's size"`
+}
+
+// ReadDoc returns the text of one document of a semantic vault.
+func (s *Service) ReadDoc(ctx context.Context, c Caller, name, path string) (*DocText, error) {
+	v, err := s.open(ctx, c, name, Read, "read-doc", path, Semantic)
+	if err != nil {
+		return nil, err
+	}
+	return s.readDoc(ctx, v, path)
+}
+
+// ReadDocByID is ReadDoc of the indexed document with this id (DocID).
+func (s *Service) ReadDocByID(ctx context.Context, c Caller, name, id string) (*DocText, error) {
+	v, err := s.open(ctx, c, name, Read, "read-doc", id, Semantic)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := s.b.Index(ctx, v.ID)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := idx.Docs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range docs {
+		if DocID(d.Path) == id {
+			return s.readDoc(ctx, v, d.Path)
+		}
+	}
+	return nil, &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("no document with id %s in vault %q", id, v.Name), Field: "id",
+		Fix: "list the vault's documents to see their ids"}
+}
+
+func (s *Service) readDoc(ctx context.Context, v *Vault, path string) (*DocText, error) {
+	abs, rel, err := s.resolve(v, path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(abs)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && fi.IsDir()) {
+		return nil, noDocument(v, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !extract.Supported(abs) {
+		return nil, unsupported(path)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	doc, err := extract.Extract(ctx, rel, f) // errors name the document, never its folder
+	if err != nil {
+		// The document is the problem, not the service.
+		return nil, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("%s cannot be read: %v", rel, err), Field: "path"}
+	}
+	var b strings.Builder
+	page := 0
+	for _, bl := range doc.Blocks {
+		if b.Len() > 0 {
+			if bl.Page != page {
+				b.WriteString("\n\f\n")
+			} else {
+				b.WriteString("\n\n")
+			}
+		}
+		page = bl.Page
+		if bl.Kind == extract.Heading {
+			b.WriteString(strings.Repeat("#", max(bl.Level, 1)) + " ")
+		}
+		b.WriteString(bl.Text)
+	}
+	return &DocText{Path: rel, Title: doc.Title, Text: b.String(), Bytes: fi.Size()}, nil
+}
+
+func noDocument(v *Vault, path string) error {
+	return &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("no document %q in vault %q", path, v.Name), Field: "path",
+		Fix: "list the vault's documents to see their paths"}
+}
+
+func unsupported(path string) error {
+	return invalid("path", "%q is not a document type the vault indexes (.md .txt .pdf .docx .html .json .csv)", path)
+}
+
+// WriteDocRequest is a document written into a semantic vault, at a path
+// the operation names.
+type WriteDocRequest struct {
+	Content   string            `json:"content" jsonschema:"the document's text"`
+	Overwrite bool              `json:"overwrite,omitempty" jsonschema:"replace an existing document at path; without it an existing one is refused"`
+	Metadata  map[string]string `json:"metadata,omitempty" jsonschema:"kept with the document in the index, across reindexing"`
+}
+
+// WriteDocResult says what was written.
+type WriteDocResult struct {
+	Vault string `json:"vault"`
+	Path  string `json:"path" jsonschema:"the document's path in the vault"`
+	Bytes int    `json:"bytes"`
+}
+
+// WriteDoc stores a document and indexes it at once; the file is replaced
+// atomically. An existing file is refused (ErrExists) unless Overwrite is
+// set. The metadata gets written_by (the caller) and written_at.
+// The path is relative to the vault, like notes/2026-03-01-meeting.md; its
+// extension picks the format.
+func (s *Service) WriteDoc(ctx context.Context, c Caller, name, path string, req WriteDocRequest) (WriteDocResult, error) {
+	v, err := s.open(ctx, c, name, Write, "write-doc", path, Semantic)
+	if err != nil {
+		return WriteDocResult{}, err
+	}
+	if strings.TrimSpace(path) == "" {
+		return WriteDocResult{}, invalid("path", "name the document: a path in the vault, like notes/meeting.md")
+	}
+	abs, rel, err := s.resolve(v, path)
+	if err != nil {
+		return WriteDocResult{}, err
+	}
+	if !extract.Supported(abs) {
+		return WriteDocResult{}, unsupported(path)
+	}
+	if fi, err := os.Stat(abs); err == nil && (fi.IsDir() || !req.Overwrite) {
+		return WriteDocResult{}, &Error{Kind: ErrExists, Msg: fmt.Sprintf("%s exists in vault %q", rel, v.Name), Field: "path",
+			Fix: "set overwrite to replace it, or choose another path"}
+	}
+	x, err := s.indexerFor(ctx, v)
+	if err != nil {
+		return WriteDocResult{}, err
+	}
+	if err := atomicfile.WriteFile(abs, []byte(req.Content), 0o644, 0o755, nil); err != nil {
+		return WriteDocResult{}, fmt.Errorf("write %s: %w", rel, err)
+	}
+	meta := maps.Clone(req.Metadata)
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	meta["written_by"] = c.String()
+	meta["written_at"] = s.now().UTC().Format(timeFormat)
+	if err := s.reg.SetDocMeta(ctx, v.ID, map[string]map[string]string{rel: meta}); err != nil {
+		return WriteDocResult{}, fmt.Errorf("record the metadata of %s: %w", rel, err)
+	}
+	if _, _, err := x.file(ctx, rel, meta, true); err != nil {
+		return WriteDocResult{}, fmt.Errorf("index %s: %w", rel, err)
+	}
+	s.audit(ctx, v, c, "write-doc", rel, "")
+	return WriteDocResult{Vault: v.Name, Path: rel, Bytes: len(req.Content)}, nil
+}
+
+// DeleteDoc removes a document, or every document under a folder, from the
+// vault and its index, and returns the paths removed.
+func (s *Service) DeleteDoc(ctx context.Context, c Caller, name, path string) ([]string, error) {
+	v, err := s.open(ctx, c, name, Write, "delete-doc", path, Semantic)
+	if err != nil {
+		return nil, err
+	}
+	abs, rel, err := s.resolve(v, path)
+	if err != nil {
+		return nil, err
+	}
+	if rel == "." {
+		return nil, invalid("path", "name a file or folder of vault %q to delete", v.Name)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, noDocument(v, path)
+	}
+	files, err := s.documents(v, abs)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := s.b.Index(ctx, v.ID)
+	if err != nil {
+		return nil, err
+	}
+	deleted := []string{}
+	gone := map[string]map[string]string{}
+	defer func() {
+		if len(gone) > 0 {
+			if err := s.reg.SetDocMeta(context.WithoutCancel(ctx), v.ID, gone); err != nil {
+				s.log.Warn("vault: forget the metadata of deleted documents", "vault", v.Name, "err", err)
+			}
+		}
+	}()
+	for _, rel := range files {
+		fabs, _, err := s.resolve(v, rel)
+		if err != nil {
+			return deleted, err
+		}
+		if err := os.Remove(fabs); err != nil {
+			return deleted, fmt.Errorf("delete %s: %w", rel, err)
+		}
+		if err := idx.Delete(ctx, rel); err != nil {
+			return deleted, err
+		}
+		deleted = append(deleted, rel)
+		gone[rel] = nil
+		s.audit(ctx, v, c, "delete-doc", rel, "")
+	}
+	return deleted, nil
+}

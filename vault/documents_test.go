@@ -1,0 +1,531 @@
+package vault
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ctxkit/ctxkit/vault/embed"
+)
+
+var labelled = map[string]string{
+	"budget.md":        "# Budget 2027\n\n## Cloud\n\nWe must cut cloud costs by fifteen percent before the audit.\n\n## Hiring\n\nHiring is frozen until spring.\n",
+	"infra/migrate.md": "# Migration\n\nThe services move to containers on the new cluster; the database stays put.\n",
+	"recipes/cake.txt": "Lemon cake needs sugar, flour, butter and three lemons.\n",
+	"notes/meeting.md": "# Weekly meeting\n\nAnn presents the audit schedule. The cloud bill is discussed again.\n",
+}
+
+func TestIndexAndQueryLexical(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	dir := e.semantic(t, "notes", labelled)
+	rep, err := e.svc.Index(ctx, Owner(), "notes", IndexRequest{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Indexed != 4 || rep.Unchanged != 0 || rep.Removed != 0 || len(rep.Failed) != 0 || rep.Embedder != "none" {
+		t.Fatalf("first run: %+v", rep)
+	}
+	query := func(q string) *QueryResult {
+		t.Helper()
+		res, err := e.svc.Query(ctx, Owner(), "notes", QueryRequest{Query: q, NResults: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// A small labelled query set: the best passage's file and heading.
+	for _, tc := range []struct{ query, path, heading string }{
+		{"cut cloud costs", "budget.md", "Budget 2027 > Cloud"},
+		{"lemons sugar", "recipes/cake.txt", ""},
+		{"containers cluster", "infra/migrate.md", "Migration"},
+		{"hiring freeze", "budget.md", "Budget 2027 > Hiring"},
+		{"audit schedule", "notes/meeting.md", "Weekly meeting"},
+	} {
+		res := query(tc.query)
+		if res.Mode != "lexical" || len(res.Results) == 0 {
+			t.Fatalf("%q: %+v", tc.query, res)
+		}
+		if top := res.Results[0]; top.Path != tc.path || top.Heading != tc.heading || top.LexicalRank != 1 || top.VectorRank != 0 {
+			t.Errorf("%q: top result %+v, want %s (%q)", tc.query, top, tc.path, tc.heading)
+		}
+	}
+	if res := query("submarine"); len(res.Results) != 0 {
+		t.Errorf("no match: %+v; want an empty list", res)
+	}
+	for _, tc := range []struct {
+		req  QueryRequest
+		want error
+	}{{QueryRequest{Query: " "}, ErrInvalid}, {QueryRequest{Query: "x", NResults: -1}, ErrInvalid},
+		{QueryRequest{Query: "x", NResults: MaxQueryResults + 1}, ErrInvalid}, {QueryRequest{Query: "x", NResults: MaxQueryResults}, nil}} {
+		_, err := e.svc.Query(ctx, Owner(), "notes", tc.req)
+		wantErr(t, fmt.Sprintf("query %+v", tc.req), err, tc.want)
+	}
+
+	// Incremental: one file changed, one removed, one added, one failing,
+	// one hidden (never a document).
+	writeFile(t, dir, "recipes/cake.txt", "Lemon cake, now with poppy seeds.\n")
+	if err := os.Remove(filepath.Join(dir, "infra", "migrate.md")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "new.md", "# New\n\nA fresh note about submarines.\n")
+	writeFile(t, dir, "broken.pdf", "%PDF-1.7 this is not a PDF at all")
+	writeFile(t, dir, ".hidden.md", "# Hidden\n\nsubmarines too\n")
+	rep, err = e.svc.Index(ctx, Owner(), "notes", IndexRequest{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Indexed != 2 || rep.Unchanged != 2 || rep.Removed != 1 || len(rep.Failed) != 1 || rep.Failed[0].Path != "broken.pdf" {
+		t.Fatalf("second run: %+v", rep)
+	}
+	if res := query("submarine"); len(res.Results) != 1 || res.Results[0].Path != "new.md" {
+		t.Errorf("added file not found: %+v", res)
+	}
+	if res := query("containers"); len(res.Results) != 0 {
+		t.Errorf("removed file still found: %+v", res)
+	}
+	if docs, err := e.svc.Docs(ctx, Owner(), "notes"); err != nil || len(docs) != 4 {
+		t.Errorf("docs: %+v %v", docs, err)
+	}
+	// Only a path.
+	if rep, err := e.svc.Index(ctx, Owner(), "notes", IndexRequest{Path: "recipes", Force: true}, nil); err != nil || rep.Indexed != 1 {
+		t.Errorf("index only recipes: %+v %v", rep, err)
+	}
+}
+
+func TestIndexHybridAndPinnedEmbedder(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	e.vault(t, CreateVaultRequest{Name: "notes", EmbeddingModel: hashSpec})
+	info, _ := e.svc.DescribeVault(ctx, Owner(), "notes")
+	for f, text := range labelled {
+		writeFile(t, info.Path, f, text)
+	}
+	rep, err := e.svc.Index(ctx, Owner(), "notes", IndexRequest{}, nil)
+	if err != nil || rep.Embedder != hashSpec || rep.Indexed != 4 {
+		t.Fatalf("report: %+v %v", rep, err)
+	}
+	res, err := e.svc.Query(ctx, Owner(), "notes", QueryRequest{Query: "cloud costs", NResults: 3})
+	if err != nil || res.Mode != "hybrid" || res.Results[0].Path != "budget.md" || res.Results[0].VectorRank == 0 || res.Results[0].LexicalRank == 0 {
+		t.Fatalf("hybrid: %+v %v", res, err)
+	}
+	// Another model is refused until the index is rebuilt with it, and the
+	// message names the command that does it.
+	if _, err := e.svc.SetEmbeddingModel(ctx, Owner(), "notes", "none"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.Query(ctx, Owner(), "notes", QueryRequest{Query: "cloud"})
+	if wantErr(t, "query with another embedder", err, ErrInvalid); err != nil && !strings.Contains(err.Error(), "ctxkit vault reindex notes --embedding-model none") {
+		t.Errorf("the message names no command: %v", err)
+	}
+	_, err = e.svc.Index(ctx, Owner(), "notes", IndexRequest{}, nil)
+	wantErr(t, "index with another embedder", err, ErrInvalid)
+	rep, err = e.svc.Index(ctx, Owner(), "notes", IndexRequest{Reindex: true}, nil)
+	if err != nil || rep.Indexed != 4 || rep.Embedder != "none" {
+		t.Fatalf("reindex lexical only: %+v %v", rep, err)
+	}
+	if res, err := e.svc.Query(ctx, Owner(), "notes", QueryRequest{Query: "cloud"}); err != nil || res.Mode != "lexical" {
+		t.Errorf("after the rebuild: %+v %v", res, err)
+	}
+	_, err = e.svc.SetEmbeddingModel(ctx, Owner(), "notes", "cohere:x")
+	wantErr(t, "an invalid spec", err, ErrInvalid)
+}
+
+// TestMissingEmbedderIsSaid: a vault pinned to a builtin model that is not
+// installed is searched lexically, and every answer says so.
+func TestMissingEmbedderIsSaid(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	info := e.vault(t, CreateVaultRequest{Name: "notes", EmbeddingModel: "builtin:absent-model"})
+	writeFile(t, info.Path, "a.md", "# A\n\nalpha\n")
+	rep, err := e.svc.Index(ctx, Owner(), "notes", IndexRequest{}, nil)
+	if err != nil || rep.Warning == "" || rep.Indexed != 1 {
+		t.Fatalf("index: %+v %v", rep, err)
+	}
+	res, err := e.svc.Query(ctx, Owner(), "notes", QueryRequest{Query: "alpha"})
+	if err != nil || res.Mode != "lexical" || !strings.Contains(res.Warning, "builtin:absent-model") || len(res.Results) != 1 {
+		t.Fatalf("query: %+v %v", res, err)
+	}
+}
+
+func TestIndexStaysInsideTheVault(t *testing.T) {
+	e := newEnv(t)
+	dir := e.semantic(t, "notes", labelled)
+	for _, p := range []string{"../", "/etc", "notes/../../x"} {
+		_, err := e.svc.Index(t.Context(), Owner(), "notes", IndexRequest{Path: p}, nil)
+		wantErr(t, "index path "+p, err, ErrOutside)
+	}
+	outside := t.TempDir()
+	writeFile(t, outside, "secret.md", "# Secret\n\nkeys\n")
+	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	if _, err := e.svc.Index(t.Context(), Owner(), "notes", IndexRequest{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := e.svc.Query(t.Context(), Owner(), "notes", QueryRequest{Query: "secret keys"}); len(res.Results) != 0 {
+		t.Errorf("a file behind a symlink out of the vault was indexed: %+v", res)
+	}
+}
+
+func TestOperationsNeedTheirVaultType(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	e.vault(t, CreateVaultRequest{Name: "skills", Type: Skill})
+	e.vault(t, CreateVaultRequest{Name: "docs"})
+	_, err := e.svc.Index(ctx, Owner(), "skills", IndexRequest{}, nil)
+	wantErr(t, "index a skill vault", err, ErrWrongType)
+	_, err = e.svc.Query(ctx, Owner(), "skills", QueryRequest{Query: "x"})
+	if wantErr(t, "query a skill vault", err, ErrWrongType); err != nil && !strings.Contains(err.Error(), "write-skill") {
+		t.Errorf("the message names nothing that fits: %v", err)
+	}
+	_, err = e.svc.Skills(ctx, Owner(), "docs")
+	wantErr(t, "skills of a semantic vault", err, ErrWrongType)
+	_, err = e.svc.QueryEpisodes(ctx, Owner(), "docs", QueryEpisodesRequest{})
+	wantErr(t, "episodes of a semantic vault", err, ErrWrongType)
+}
+
+func TestWriteReadAndDelete(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	dir := e.vault(t, CreateVaultRequest{Name: "kb"}).Path
+	doc := WriteDocRequest{Content: "# Summary\n\nThe audit starts in March.\n", Metadata: map[string]string{"source": "meeting"}}
+	res, err := e.svc.WriteDoc(ctx, Owner(), "kb", "agents/summary.md", doc)
+	if err != nil || res.Path != "agents/summary.md" || res.Bytes != len(doc.Content) {
+		t.Fatalf("write: %+v %v", res, err)
+	}
+	q, err := e.svc.Query(ctx, Owner(), "kb", QueryRequest{Query: "audit March"})
+	if err != nil || len(q.Results) != 1 || q.Results[0].Path != "agents/summary.md" {
+		t.Fatalf("written document not searchable: %+v %v", q, err)
+	}
+	_, err = e.svc.WriteDoc(ctx, Owner(), "kb", "agents/summary.md", doc)
+	wantErr(t, "write over a file without overwrite", err, ErrExists)
+	doc.Overwrite, doc.Content = true, "# Summary\n\nThe audit moved to April.\n"
+	if _, err := e.svc.WriteDoc(ctx, Owner(), "kb", "agents/summary.md", doc); err != nil {
+		t.Fatal(err)
+	}
+	// The metadata survives a full rebuild.
+	if _, err := e.svc.Index(ctx, Owner(), "kb", IndexRequest{Reindex: true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	docs, _ := e.svc.Docs(ctx, Owner(), "kb")
+	if len(docs) != 1 || docs[0].Metadata["source"] != "meeting" || docs[0].Metadata["written_by"] != OwnerName {
+		t.Errorf("docs after reindex: %+v", docs)
+	}
+	d, err := e.svc.ReadDoc(ctx, Owner(), "kb", "agents/summary.md")
+	if err != nil || d.Title != "Summary" || d.Text != "# Summary\n\nThe audit moved to April." {
+		t.Fatalf("read: %+v %v", d, err)
+	}
+	for _, bad := range []struct {
+		path string
+		want error
+	}{{"../escape.md", ErrOutside}, {"tool.exe", ErrInvalid}, {"", ErrInvalid}, {"/abs.md", ErrOutside}} {
+		_, err := e.svc.WriteDoc(ctx, Owner(), "kb", bad.path, WriteDocRequest{Content: "x"})
+		wantErr(t, "write "+bad.path, err, bad.want)
+	}
+	for path, want := range map[string]error{"missing.md": ErrNotFound, "../x.md": ErrOutside, "notes.bin": ErrNotFound} {
+		_, err := e.svc.ReadDoc(ctx, Owner(), "kb", path)
+		wantErr(t, "read "+path, err, want)
+	}
+	deleted, err := e.svc.DeleteDoc(ctx, Owner(), "kb", "agents")
+	if err != nil || len(deleted) != 1 || deleted[0] != "agents/summary.md" {
+		t.Fatalf("delete folder: %v %v", deleted, err)
+	}
+	if q, _ := e.svc.Query(ctx, Owner(), "kb", QueryRequest{Query: "audit"}); len(q.Results) != 0 {
+		t.Errorf("deleted document still found: %+v", q)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "agents", "summary.md")); !os.IsNotExist(err) {
+		t.Errorf("file still on disk: %v", err)
+	}
+	_, err = e.svc.DeleteDoc(ctx, Owner(), "kb", "never.md")
+	wantErr(t, "delete a missing file", err, ErrNotFound)
+	_, err = e.svc.DeleteDoc(ctx, Owner(), "kb", "")
+	wantErr(t, "delete the whole vault by path", err, ErrInvalid)
+	if docs, _ := e.svc.Docs(ctx, Owner(), "kb"); len(docs) != 0 {
+		t.Errorf("docs after delete: %+v", docs)
+	}
+}
+
+// TestControlFilesAreNeverDocuments is the regression test of the escape
+// through a vault whose folder is the project root: an agent rewrote
+// .ctxkit/config.json as a document, added a vault at /, and read and
+// wrote anywhere. Hidden files and folders, ctxkit's own among them, are
+// never documents: not written, read, deleted or indexed.
+func TestControlFilesAreNeverDocuments(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	info := e.vault(t, CreateVaultRequest{Name: "notes", Path: e.root, Restricted: true})
+	e.agent(t, "bot")
+	e.attach(t, "notes", "bot", false)
+	bot, err := e.svc.ActAs(ctx, Owner(), "bot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(e.root, ".ctxkit", "config.json")
+	before, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil := `{"vaults": {"root": {"type": "semantic", "path": "/", "restricted": false}}}`
+	for _, p := range []string{".ctxkit/config.json", ".ctxkit/vaults/x.md", ".ctxkit-vault/audit.json", ".git/config.json",
+		".vscode/tasks.json", ".github/workflows/ci.json", ".hidden.md", "a/.b/c.md", "./.ctxkit/config.json", "a/../.ctxkit/config.json"} {
+		for _, c := range []Caller{bot, Owner()} {
+			_, err := e.svc.WriteDoc(ctx, c, "notes", p, WriteDocRequest{Content: evil, Overwrite: true})
+			wantErr(t, c.String()+" writes "+p, err, ErrOutside)
+			_, err = e.svc.ReadDoc(ctx, c, "notes", p)
+			wantErr(t, c.String()+" reads "+p, err, ErrOutside)
+			_, err = e.svc.DeleteDoc(ctx, c, "notes", p)
+			wantErr(t, c.String()+" deletes "+p, err, ErrOutside)
+		}
+	}
+	if after, _ := os.ReadFile(config); string(after) != string(before) {
+		t.Fatalf("the project config changed:\n%s", after)
+	}
+	if all, _ := e.svc.ListVaults(ctx, Owner()); len(all) != 1 {
+		t.Fatalf("vaults: %+v", all)
+	}
+	// A vault holding ctxkit's data directory would expose it: refused.
+	_, err = e.svc.CreateVault(ctx, Owner(), CreateVaultRequest{Name: "home", Path: filepath.Dir(e.home)})
+	wantErr(t, "a vault over the data directory", err, ErrInvalid)
+	// Indexing skips them too.
+	writeFile(t, info.Path, "visible.md", "# Visible\n\nzebra\n")
+	rep, err := e.svc.Index(ctx, Owner(), "notes", IndexRequest{}, nil)
+	if err != nil || rep.Indexed != 1 {
+		t.Fatalf("index of the project root: %+v %v", rep, err)
+	}
+}
+
+// TestLongPaths is the regression test of "a 300-character document path
+// answers 500": over-long paths are refused as invalid, and a name as long
+// as a file system allows is written.
+func TestLongPaths(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	e.vault(t, CreateVaultRequest{Name: "kb"})
+	for _, p := range []string{strings.Repeat("a", 300) + ".md", "dir/" + strings.Repeat("b", 253) + ".md", strings.Repeat("abc/", 300) + "x.md"} {
+		_, err := e.svc.WriteDoc(ctx, Owner(), "kb", p, WriteDocRequest{Content: "x"})
+		wantErr(t, fmt.Sprintf("write a %d-byte path", len(p)), err, ErrInvalid)
+		_, err = e.svc.ReadDoc(ctx, Owner(), "kb", p)
+		wantErr(t, fmt.Sprintf("read a %d-byte path", len(p)), err, ErrInvalid)
+	}
+	p := strings.Repeat("c", 252) + ".md"
+	if _, err := e.svc.WriteDoc(ctx, Owner(), "kb", p, WriteDocRequest{Content: "# Long\n\nname\n"}); err != nil {
+		t.Fatalf("a 255-byte name: %v", err)
+	}
+}
+
+// TestSymlinkedFolders is the regression test of vaults reached through
+// symlinks: documents are named from the vault's real folder, so a vault
+// whose folder is a symlink stores "notes/a.md" (not "../../…"), and a
+// deleted file leaves the index.
+func TestSymlinkedFolders(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	real := filepath.Join(t.TempDir(), "store", "kb")
+	if err := os.MkdirAll(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(e.root, "kb-link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	e.vault(t, CreateVaultRequest{Name: "kb", Path: link})
+	writeFile(t, real, "existing.md", "# Existing\n\nalpha\n")
+	if rep, err := e.svc.Index(ctx, Owner(), "kb", IndexRequest{}, nil); err != nil || rep.Indexed != 1 {
+		t.Fatalf("index through the link: %+v %v", rep, err)
+	}
+	res, err := e.svc.WriteDoc(ctx, Owner(), "kb", "notes/a.md", WriteDocRequest{Content: "# A\n\nbravo\n"})
+	if err != nil || res.Path != "notes/a.md" {
+		t.Fatalf("write: %+v %v", res, err)
+	}
+	docs, _ := e.svc.Docs(ctx, Owner(), "kb")
+	var paths []string
+	for _, d := range docs {
+		paths = append(paths, d.Path)
+	}
+	if strings.Join(paths, " ") != "existing.md notes/a.md" {
+		t.Fatalf("documents: %v", paths)
+	}
+	if err := os.Remove(filepath.Join(real, "notes", "a.md")); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := e.svc.Index(ctx, Owner(), "kb", IndexRequest{}, nil); err != nil || rep.Removed != 1 {
+		t.Fatalf("a deleted file did not leave the index: %+v %v", rep, err)
+	}
+}
+
+// TestPurgeAndRecreateWhileServing is the regression test of "vault delete
+// X --purge then vault init X while serve runs: the server keeps the
+// deleted database open, later writes answer 201 and are lost". The server
+// is a second service on the same backend that used the vault before.
+func TestPurgeAndRecreateWhileServing(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	server, _ := e.open(t)
+	e.vault(t, CreateVaultRequest{Name: "mem", Type: Episodic})
+	e.vault(t, CreateVaultRequest{Name: "notes"})
+	if _, err := server.WriteEpisode(ctx, Owner(), "mem", WriteEpisodeRequest{Content: "old fact"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server.WriteDoc(ctx, Owner(), "notes", "a.md", WriteDocRequest{Content: "# A\n\nold\n"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"mem", "notes"} {
+		if _, err := e.svc.RemoveVault(ctx, Owner(), name, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.vault(t, CreateVaultRequest{Name: "mem", Type: Episodic})
+	e.vault(t, CreateVaultRequest{Name: "notes"})
+	if _, err := server.WriteEpisode(ctx, Owner(), "mem", WriteEpisodeRequest{Content: "new fact"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server.WriteDoc(ctx, Owner(), "notes", "b.md", WriteDocRequest{Content: "# B\n\nnew\n"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.svc.EpisodeStats(ctx, Owner(), "mem", "")
+	if err != nil || st.Total != 1 {
+		t.Errorf("the new vault holds %+v (%v), want the one new fact", st, err)
+	}
+	docs, err := e.svc.Docs(ctx, Owner(), "notes")
+	if err != nil || len(docs) != 1 || docs[0].Path != "b.md" {
+		t.Errorf("the new vault's documents: %+v %v", docs, err)
+	}
+}
+
+// TestConcurrentReindexWithWriters is the regression test of "three
+// concurrent reindexes on a vault with writers running: 500 sql: database
+// is closed, and 500s on document writes whose files were written": every
+// call succeeds, and every write is indexed at the end.
+func TestConcurrentReindexWithWriters(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	files := map[string]string{}
+	for i := range 200 {
+		files[fmt.Sprintf("f%04d.md", i)] = fmt.Sprintf("# File uniq%04d\n\nfiller words\n", i)
+	}
+	e.semantic(t, "big", files)
+	server, _ := e.open(t)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			if _, err := e.svc.Index(ctx, Owner(), "big", IndexRequest{Reindex: true}, nil); err != nil {
+				t.Errorf("reindex: %v", err)
+			}
+		})
+		wg.Go(func() {
+			if _, err := server.Index(ctx, Owner(), "big", IndexRequest{Reindex: true}, nil); err != nil {
+				t.Errorf("reindex on the other instance: %v", err)
+			}
+		})
+	}
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 10 {
+				p := fmt.Sprintf("w/%d-%d.md", w, i)
+				if _, err := server.WriteDoc(ctx, Owner(), "big", p, WriteDocRequest{Content: fmt.Sprintf("# W\n\nwritten%d%d\n", w, i)}); err != nil {
+					t.Errorf("write %s: %v", p, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	docs, err := e.svc.Docs(ctx, Owner(), "big")
+	if err != nil || len(docs) != 240 {
+		t.Fatalf("%d documents indexed, want 240: %v", len(docs), err)
+	}
+	for w := range 4 {
+		for i := range 10 {
+			res, err := e.svc.Query(ctx, Owner(), "big", QueryRequest{Query: fmt.Sprintf("written%d%d", w, i), NResults: 1})
+			if err != nil || len(res.Results) != 1 {
+				t.Errorf("write %d-%d not found: %+v %v", w, i, res, err)
+			}
+		}
+	}
+}
+
+// TestBuiltinIsTheDefaultOnceInstalled installs a (tiny, random) model as
+// the default builtin one: new semantic vaults take it, index with it and
+// answer hybrid queries; before, they are lexical only.
+func TestBuiltinIsTheDefaultOnceInstalled(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	if before := e.vault(t, CreateVaultRequest{Name: "before"}); before.EmbeddingModel != "none" {
+		t.Fatalf("without a model: %q", before.EmbeddingModel)
+	}
+	dst := filepath.Join(e.svc.ModelsDir(), embed.DefaultBuiltinModel)
+	for _, f := range []string{"config.json", "tokenizer.json", "model.safetensors", "1_Pooling/config.json"} {
+		b, err := os.ReadFile(filepath.Join("embed", "bert", "testdata", "tiny", filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, dst, f, string(b))
+	}
+	v := e.vault(t, CreateVaultRequest{Name: "after"})
+	if v.EmbeddingModel != "builtin:"+embed.DefaultBuiltinModel {
+		t.Fatalf("with the model installed: %q", v.EmbeddingModel)
+	}
+	writeFile(t, v.Path, "a.md", "# A\n\nthe cat sat on the mat\n")
+	if _, err := e.svc.Index(ctx, Owner(), "after", IndexRequest{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.svc.Query(ctx, Owner(), "after", QueryRequest{Query: "cat"})
+	if err != nil || res.Mode != "hybrid" || len(res.Results) != 1 || res.Results[0].VectorRank != 1 {
+		t.Errorf("hybrid query with the builtin model: %+v %v", res, err)
+	}
+}
+
+// samePassages reports whether two results are the same passages in the
+// same order, with the same ranks, and scores equal up to 1e-9 relative
+// (the lexicon adds BM25's terms in another order than SQLite).
+func samePassages(a, b []Passage) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	near := func(x, y float64) bool { return math.Abs(x-y) <= 1e-9*math.Max(math.Abs(x), math.Abs(y)) }
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Path != y.Path || x.Chunk != y.Chunk || x.LexicalRank != y.LexicalRank || x.VectorRank != y.VectorRank ||
+			!near(x.Score, y.Score) || !near(x.LexicalScore, y.LexicalScore) || !near(x.VectorScore, y.VectorScore) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestKeptSearcherMatchesOneShot: a service that keeps searchers (lexicon
+// and vectors in memory, as a server does) answers exactly as one that
+// asks the index, and sees a write at once.
+func TestKeptSearcherMatchesOneShot(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	e.vault(t, CreateVaultRequest{Name: "notes", EmbeddingModel: hashSpec})
+	info, _ := e.svc.DescribeVault(ctx, Owner(), "notes")
+	for f, text := range labelled {
+		writeFile(t, info.Path, f, text)
+	}
+	if _, err := e.svc.Index(ctx, Owner(), "notes", IndexRequest{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.opts.KeepSearchers = true
+	kept, _ := e.open(t)
+	for _, q := range []string{"cloud costs", "lemons", "audit schedule", "the", "zzz"} {
+		for _, n := range []int{1, 3, 10} {
+			a, err1 := kept.Query(ctx, Owner(), "notes", QueryRequest{Query: q, NResults: n})
+			b, err2 := e.svc.Query(ctx, Owner(), "notes", QueryRequest{Query: q, NResults: n})
+			if err1 != nil || err2 != nil || !samePassages(a.Results, b.Results) || a.Mode != b.Mode {
+				t.Fatalf("%q n=%d:\nkept    %+v %v\none-shot %+v %v", q, n, a, err1, b, err2)
+			}
+		}
+	}
+	if _, err := e.svc.WriteDoc(ctx, Owner(), "notes", "new.md", WriteDocRequest{Content: "# New\n\nsubmarine\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := kept.Query(ctx, Owner(), "notes", QueryRequest{Query: "submarine"}); err != nil || res.Results[0].Path != "new.md" || res.Results[0].LexicalRank != 1 {
+		t.Errorf("a write through another instance is not seen: %+v %v", res, err)
+	}
+}

@@ -1,0 +1,150 @@
+package vault
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Limits of a path inside a vault: every file system ctxkit runs on takes
+// components of 255 bytes, and a path of 1 KiB is far beyond any document
+// name a person or an agent chooses.
+const (
+	maxPathBytes      = 1024
+	maxComponentBytes = 255
+)
+
+// DataDirName is the folder inside each vault that holds ctxkit's own
+// files (audit log, indexes) in the default backend; it is never a
+// document, like every hidden file or folder.
+const DataDirName = ".ctxkit-vault"
+
+// outside returns an ErrOutside error about a path.
+func outside(rel, why string) *Error {
+	return &Error{Kind: ErrOutside, Msg: fmt.Sprintf("path %q %s", rel, why), Field: "path",
+		Fix: "give a path relative to the vault, like notes/meeting.md: no leading /, no .., no hidden (dot) file or folder"}
+}
+
+// resolve turns a path a caller names inside v (slash or OS separated,
+// relative to the vault folder) into the absolute path of the file and its
+// canonical name in the vault (slash-separated, relative to the vault's
+// real folder, "." for the folder itself). It refuses (ErrOutside):
+//   - absolute paths and paths that climb out with "..";
+//   - hidden files and folders (a component starting with '.'): ctxkit's
+//     data folder, the project's .ctxkit/config.json when the vault is the
+//     project root, .git, editor and agent configurations — none of them is
+//     a document, and none may be reached as one;
+//   - paths whose existing part leads out through a symlink;
+//   - paths into a protected folder (ctxkit's data directory) that the
+//     vault folder holds.
+//
+// Too long a path is ErrInvalid. The path need not exist.
+func (s *Service) resolve(v *Vault, rel string) (abs, name string, err error) {
+	if len(rel) > maxPathBytes {
+		return "", "", invalid("path", "path of %d bytes is longer than %d", len(rel), maxPathBytes)
+	}
+	if strings.ContainsRune(rel, 0) {
+		return "", "", outside(rel, "holds a NUL byte")
+	}
+	slashed := strings.ReplaceAll(rel, `\`, "/")
+	if filepath.IsAbs(rel) || strings.HasPrefix(slashed, "/") || filepath.VolumeName(rel) != "" {
+		return "", "", outside(rel, "is absolute")
+	}
+	clean := filepath.Clean(filepath.FromSlash(slashed))
+	if !filepath.IsLocal(clean) && clean != "." {
+		return "", "", outside(rel, "leaves the vault")
+	}
+	if err := checkComponents(rel, filepath.ToSlash(clean)); err != nil {
+		return "", "", err
+	}
+	root, err := filepath.EvalSymlinks(v.Dir)
+	if err != nil {
+		return "", "", fmt.Errorf("vault %q folder %s: %w", v.Name, v.Dir, err)
+	}
+	abs = filepath.Join(root, clean)
+	// Follow the longest existing prefix: a symlink anywhere in it must
+	// stay inside the vault, and out of hidden and protected places.
+	existing, rest := abs, ""
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscallNotDir) {
+			return "", "", fmt.Errorf("resolve %q in vault %q: %w", rel, v.Name, err)
+		}
+		parent := filepath.Dir(existing)
+		rest = filepath.Join(filepath.Base(existing), rest)
+		existing = parent
+	}
+	real, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return "", "", outside(rel, "cannot be followed: "+err.Error())
+	}
+	if !within(root, real) {
+		return "", "", outside(rel, "leads out through a symbolic link")
+	}
+	abs = filepath.Join(real, rest)
+	for _, p := range s.protected {
+		// A vault folder that holds a protected folder must not reach it
+		// (a vault inside one, as global vaults are in ctxkit's home,
+		// reaches only its own folder anyway).
+		if within(root, p) && within(p, abs) {
+			return "", "", outside(rel, "is inside ctxkit's own folder")
+		}
+	}
+	r, err := filepath.Rel(root, abs)
+	if err != nil {
+		return "", "", err
+	}
+	name = filepath.ToSlash(r)
+	if err := checkComponents(rel, name); err != nil {
+		return "", "", err
+	}
+	return abs, name, nil
+}
+
+// checkComponents refuses hidden and over-long components of a cleaned,
+// slash-separated path.
+func checkComponents(rel, clean string) error {
+	if clean == "." {
+		return nil
+	}
+	for c := range strings.SplitSeq(clean, "/") {
+		if strings.HasPrefix(c, ".") {
+			if c == DataDirName {
+				return outside(rel, "is ctxkit's own data")
+			}
+			return outside(rel, "names a hidden file or folder")
+		}
+		if len(c) > maxComponentBytes {
+			return invalid("path", "path %q has a component of %d bytes, longer than %d", rel, len(c), maxComponentBytes)
+		}
+	}
+	return nil
+}
+
+// within reports whether p is root or below it (both cleaned, absolute).
+func within(root, p string) bool {
+	r, err := filepath.Rel(root, p)
+	return err == nil && (r == "." || filepath.IsLocal(r))
+}
+
+// realPath resolves the symlinks of p's longest existing prefix; the rest
+// is appended cleaned.
+func realPath(p string) string {
+	p = filepath.Clean(p)
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}

@@ -1,0 +1,231 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/ctxkit/ctxkit/store"
+	"github.com/ctxkit/ctxkit/vault/embed"
+)
+
+// Options configure a Service.
+type Options struct {
+	// Home is ctxkit's data directory ($CTXKIT_HOME): builtin models, the
+	// owner's token, and the default folder of global vaults. It is
+	// protected: no path inside it is ever a document of a vault.
+	Home string
+	// Root is the project root: the default folder of local vaults is
+	// Root/.ctxkit/vaults/NAME. "" when there is no project.
+	Root string
+	// KeepSearchers keeps each semantic vault's Searcher (lexicon and
+	// vectors in memory) between queries, reloaded when its index
+	// changes: for servers. A one-shot process asks the index instead.
+	KeepSearchers bool
+	// Embedders makes the embedder of a spec; nil is embed.New with the
+	// builtin models under Home.
+	Embedders func(spec string) (embed.Embedder, error)
+	// Logger receives what the service reports on its own (an audit line
+	// that could not be written); nil discards.
+	Logger *slog.Logger
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// Service is the vaults' one API. It is safe for concurrent use; several
+// processes may share its backend.
+type Service struct {
+	b         store.Backend
+	reg       store.Registry
+	home      string
+	root      string
+	protected []string
+	log       *slog.Logger
+	now       func() time.Time
+
+	newEmbedder func(spec string) (embed.Embedder, error)
+	embedMu     sync.Mutex
+	embedders   map[string]embedderResult
+
+	keepSearchers bool
+	searchMu      sync.Mutex
+	searchers     map[string]*pooledSearcher // by vault id
+
+	refusals refusalLog
+	rebuilds keyedMutex // one index rebuild per vault at a time in this process
+}
+
+type embedderResult struct {
+	e   embed.Embedder
+	err error
+}
+
+// New returns the service over backend b.
+func New(b store.Backend, o Options) (*Service, error) {
+	if o.Home == "" {
+		return nil, errors.New("vault: Options.Home is required")
+	}
+	home, err := filepath.Abs(o.Home)
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", o.Home, err)
+	}
+	s := &Service{b: b, reg: b.Registry(), home: home, root: o.Root, log: o.Logger, now: o.Now,
+		embedders: map[string]embedderResult{}, keepSearchers: o.KeepSearchers, searchers: map[string]*pooledSearcher{}}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.protected = []string{realPath(home)}
+	s.newEmbedder = o.Embedders
+	if s.newEmbedder == nil {
+		s.newEmbedder = func(spec string) (embed.Embedder, error) {
+			return embed.New(spec, embed.Options{ModelsDir: s.ModelsDir()})
+		}
+	}
+	return s, nil
+}
+
+// Backend returns the service's backend.
+func (s *Service) Backend() store.Backend { return s.b }
+
+// ModelsDir is where builtin embedding models are installed:
+// $CTXKIT_HOME/models.
+func (s *Service) ModelsDir() string { return filepath.Join(s.home, "models") }
+
+// vaults returns every recorded vault, with shadowed global vaults marked.
+func (s *Service) vaults(ctx context.Context) ([]*Vault, error) {
+	recs, err := s.reg.Vaults(ctx)
+	if err != nil {
+		return nil, err
+	}
+	local := map[string]bool{}
+	out := make([]*Vault, 0, len(recs))
+	for _, r := range recs {
+		v := fromRecord(r)
+		if v.Scope == Local {
+			local[v.Name] = true
+		}
+		out = append(out, v)
+	}
+	for _, v := range out {
+		v.Shadowed = v.Scope == Global && local[v.Name]
+	}
+	return out, nil
+}
+
+// lookup returns the vault called name (local before global), without
+// checking access.
+func (s *Service) lookup(ctx context.Context, name string) (*Vault, error) {
+	if err := ValidName(name); err != nil {
+		return nil, err
+	}
+	all, err := s.vaults(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range all {
+		if v.Name == name && !v.Shadowed {
+			return v, nil
+		}
+	}
+	return nil, &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("no vault named %q", name), Field: "vault",
+		Fix: "list the vaults to see the ones you can use"}
+}
+
+// open returns the vault called name for c with op checked (a refusal is
+// audited under action, with at, the document, skill or episode the
+// operation names) and its type among types (none: any type). A
+// restricted vault c is not attached to is ErrNotFound, exactly like a
+// missing one.
+func (s *Service) open(ctx context.Context, c Caller, name string, op Op, action, at string, types ...Type) (*Vault, error) {
+	v, err := s.lookup(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.authorize(ctx, c, v, op, action, at); err != nil {
+		return nil, err
+	}
+	if len(types) > 0 {
+		if err := v.require(types...); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// authorize checks c's access to v for op; a refusal is logged in v's
+// audit log (coalesced) and answered as the ACL says. A restricted vault
+// c cannot see answers exactly as a missing one.
+func (s *Service) authorize(ctx context.Context, c Caller, v *Vault, op Op, action, path string) error {
+	err := v.allowed(c, op)
+	if err == nil {
+		return nil
+	}
+	reason := "not attached"
+	switch {
+	case c.name == "":
+		reason = "no agent identity"
+	case errors.Is(err, ErrForbidden):
+		reason = "read-only grant"
+	}
+	s.refuse(ctx, v, c, action, path, reason)
+	if errors.Is(err, ErrNotFound) {
+		return &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("no vault named %q", v.Name), Field: "vault",
+			Fix: "list the vaults to see the ones you can use"}
+	}
+	return err
+}
+
+// ownerOnly refuses an administrative operation to an agent: ErrNotFound
+// for a vault it cannot see (so the operation leaks nothing), ErrForbidden
+// otherwise. v may be nil for operations on no vault.
+func (s *Service) ownerOnly(ctx context.Context, c Caller, v *Vault, action string) error {
+	if c.IsOwner() {
+		return nil
+	}
+	if v != nil {
+		if err := s.authorize(ctx, c, v, Read, action, ""); err != nil {
+			return err
+		}
+		s.refuse(ctx, v, c, action, "", "owner only")
+	}
+	return &Error{Kind: ErrForbidden, Msg: action + " is for the vaults' owner only",
+		Fix: "ask the owner, or use the owner's token"}
+}
+
+// audit logs a change made by c on v. The change is made: a log line that
+// cannot be written must not undo it, so the failure is reported to the
+// service's logger.
+func (s *Service) audit(ctx context.Context, v *Vault, c Caller, action, path, detail string) {
+	e := store.AuditEvent{Time: s.now().UTC(), Agent: c.String(), Action: action, Path: path, Outcome: "ok", Detail: detail}
+	if err := s.reg.AppendAudit(context.WithoutCancel(ctx), v.ID, e); err != nil {
+		s.log.Warn("vault: audit log", "vault", v.Name, "action", action, "err", err)
+	}
+}
+
+// keyedMutex is one mutex per key, created on first use.
+type keyedMutex struct {
+	mu sync.Mutex
+	m  map[string]*sync.Mutex
+}
+
+func (k *keyedMutex) lock(key string) func() {
+	k.mu.Lock()
+	if k.m == nil {
+		k.m = map[string]*sync.Mutex{}
+	}
+	m := k.m[key]
+	if m == nil {
+		m = &sync.Mutex{}
+		k.m[key] = m
+	}
+	k.mu.Unlock()
+	m.Lock()
+	return m.Unlock
+}
