@@ -25,6 +25,9 @@ func TestParseQuery(t *testing.T) {
 	if !slices.Equal(q.Terms, want) {
 		t.Errorf("terms = %+v, want %+v", q.Terms, want)
 	}
+	if q := mustQuery(t, "\xaa x\xffy"); len(q.Terms) != 2 || q.Terms[0].Text != "\uFFFD" || q.Terms[1].Text != "x\uFFFDy" {
+		t.Errorf("terms of invalid UTF-8 = %+v, want U+FFFD in its place", q.Terms)
+	}
 	for _, text := range []string{"", "  \t\n ", `"" ''`} {
 		if q, err := ParseQuery(text); err != nil || len(q.Terms) != 0 {
 			t.Errorf("ParseQuery(%q) = %+v, %v; want no terms", text, q, err)

@@ -68,12 +68,14 @@ type Query struct {
 // ParseQuery splits text at white space into terms, without the quotes
 // around them, and drops the repeated ones (two plain words are the same
 // term when their stems are), keeping the order of first appearance.
+// Invalid UTF-8 in a term becomes U+FFFD, so that a term matches whole
+// characters only, never the middle of one.
 func ParseQuery(text string) (*Query, error) {
 	q := &Query{}
 	seen := map[string]bool{}
 	var tz Tokenizer
 	for _, f := range strings.Fields(text) {
-		f = strings.Trim(f, `"'`)
+		f = strings.ToValidUTF8(strings.Trim(f, `"'`), "\uFFFD")
 		if f == "" {
 			continue
 		}
