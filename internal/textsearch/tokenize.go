@@ -18,7 +18,7 @@ import "unicode/utf8"
 //
 // Text must be valid UTF-8 for the tokens to equal FTS5's: SQLite and Go
 // decode invalid bytes differently. Go's decoding is used here: each
-// invalid byte is one separator character.
+// invalid byte is one character, U+FFFD, a separator.
 
 // class is what a character is to unicode61.
 type class uint8
@@ -34,8 +34,8 @@ const (
 // above it the range tables are searched. Every diacritic is below it.
 const tableRunes = 0x800
 
-// lowTables are the class and folded form of every code point below
-// tableRunes, built from the range tables once.
+// lowClass and lowFold are the class and folded form of every code point
+// below tableRunes, built from the range tables once.
 var lowClass, lowFold = func() (c [tableRunes]class, f [tableRunes]uint16) {
 	for r := range rune(tableRunes) {
 		c[r] = searchClass(r)
@@ -46,10 +46,7 @@ var lowClass, lowFold = func() (c [tableRunes]class, f [tableRunes]uint16) {
 
 // classOf returns r's class.
 func classOf(r rune) class {
-	if r < tableRunes {
-		if r < 0 {
-			return separator
-		}
+	if uint32(r) < tableRunes {
 		return lowClass[r]
 	}
 	return searchClass(r)

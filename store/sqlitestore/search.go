@@ -25,12 +25,6 @@ const (
 	maxLimit     = 10000
 )
 
-// clone copies q, whose terms a search may change: a plain word the index
-// cannot look up becomes a substring term.
-func clone(q *textsearch.Query) *textsearch.Query {
-	return &textsearch.Query{Terms: slices.Clone(q.Terms)}
-}
-
 // searchIndexed runs a search in a read transaction; when the search finds
 // the workspace not indexed yet, it indexes it and runs the search again.
 func (s *Store) searchIndexed(ctx context.Context, id string, search func(t *txn) error) error {
@@ -94,7 +88,7 @@ func (s *Store) SearchItems(ctx context.Context, id string, q store.Query) ([]st
 		if !ref.indexed {
 			return errNotIndexed
 		}
-		srch := &itemSearch{t: t, ref: ref, q: clone(parsed), fields: q.Fields, items: map[int64]loaded{}}
+		srch := &itemSearch{t: t, ref: ref, q: parsed, fields: q.Fields, items: map[int64]loaded{}}
 		hits, total, err = srch.run(limit)
 		return err
 	})
@@ -139,14 +133,7 @@ func (s *itemSearch) run(limit int) ([]store.Hit, int, error) {
 		}
 		ids, err := ftsRowids(s.t, qMatchItems, ftsPrefix(prefix, term.Stem), lo, hi)
 		if err != nil {
-			if s.t.ctx.Err() != nil || sqlitebusy.IsBusy(err) {
-				return nil, 0, err
-			}
-			// Should the index refuse the term, substring matching still
-			// finds it.
-			q.Terms[i].Plain = false
-			substr = append(substr, i)
-			continue
+			return nil, 0, fmt.Errorf("look up %q: %w", term.Text, err)
 		}
 		found = append(found, termRows{term: i, ids: ids})
 	}

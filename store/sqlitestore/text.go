@@ -163,7 +163,7 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 		if !ref.indexed {
 			return errNotIndexed
 		}
-		hits, err = searchChunks(t, ref, clone(parsed), limit)
+		hits, err = searchChunks(t, ref, parsed, limit)
 		return err
 	})
 	if err != nil {
@@ -190,13 +190,12 @@ func searchChunks(t *txn, ref *wsRef, q *textsearch.Query, limit int) ([]store.T
 		var err error
 		if expr != "" {
 			ids, err = ftsRowids(t, qMatchChunks, expr, lo, hi)
-			if err != nil && (t.ctx.Err() != nil || sqlitebusy.IsBusy(err)) {
-				return nil, err
+			if err != nil && (term.Plain || t.ctx.Err() != nil || sqlitebusy.IsBusy(err)) {
+				return nil, fmt.Errorf("look up %q: %w", term.Text, err)
 			}
 		}
 		if expr == "" || err != nil {
-			// Unknown: any chunk may hold it.
-			q.Terms[i].Plain = false
+			// Unknown: any chunk may hold the substring.
 			for c := range present {
 				present[c].Add(i)
 			}
