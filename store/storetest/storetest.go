@@ -24,9 +24,10 @@
 //
 // The suites check only what the store package documents, so that memory,
 // SQLite and PostgreSQL backends are held to the same contract and callers can
-// swap one for another. Where the contract leaves room (stemming, exact
-// scores, how relevance beyond distinct terms is computed) the suite asserts
-// nothing either way. Times are compared at microsecond precision, and JSON
+// swap one for another. Queries mean the same on every backend
+// (internal/textsearch): the suite checks case and diacritics folding,
+// stemming, and the order relevance gives where term frequency, length and
+// rarity decide it, but not exact scores. Times are compared at microsecond precision, and JSON
 // (Args, Schema, Meta, items, dict values) is compared by value, not by bytes,
 // except for [store.Store.Raw], which must return the original bytes exactly.
 package storetest
@@ -89,6 +90,8 @@ var tests = []struct {
 	{"SearchItems", testSearchItems},
 	{"SearchItemsLimit", testSearchItemsLimit},
 	{"SearchItemsAfterMutation", testSearchItemsAfterMutation},
+	{"SearchItemsFolds", testSearchItemsFolds},
+	{"SearchItemsRelevance", testSearchItemsRelevance},
 	{"Value", testValue},
 	{"TextSlice", testTextSlice},
 	{"SearchText", testSearchText},

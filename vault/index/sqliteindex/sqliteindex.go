@@ -15,12 +15,12 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
 	"github.com/ctxkit/ctxkit/internal/sqlitebusy"
+	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/vault/embed"
 	"github.com/ctxkit/ctxkit/vault/index"
 )
@@ -250,7 +250,7 @@ func (x *Index) Chunk(ctx context.Context, id int64) (index.Chunk, error) {
 // Lexical ranks the chunks matching any word of query by BM25 (FTS5's rank,
 // which is lower for better matches, is negated into a score).
 func (x *Index) Lexical(ctx context.Context, query string, n int) ([]index.Hit, error) {
-	match := ftsQuery(query)
+	match := textsearch.MatchAny(query)
 	if match == "" || n <= 0 {
 		return nil, nil
 	}
@@ -274,16 +274,6 @@ func (x *Index) Lexical(ctx context.Context, query string, n int) ([]index.Hit, 
 		hits = append(hits, h)
 	}
 	return hits, rows.Err()
-}
-
-// ftsQuery turns free text into an FTS5 query: each word quoted (so no
-// word is read as an operator or column filter) and any of them may match.
-func ftsQuery(text string) string {
-	words := index.QueryWords(text)
-	for i, w := range words {
-		words[i] = `"` + w + `"`
-	}
-	return strings.Join(words, " OR ")
 }
 
 // EachText streams the chunks' text and heading paths.
