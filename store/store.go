@@ -43,6 +43,9 @@ var (
 	ErrConflict = errors.New("workspace id conflict")
 	// ErrOutOfRange means an item index is outside the list.
 	ErrOutOfRange = errors.New("item index out of range")
+	// ErrInvalidQuery means a search query is not one the backends run
+	// (too many terms); the wrapped error says why.
+	ErrInvalidQuery = errors.New("invalid search query")
 	// ErrWrongShape means the operation does not apply to the workspace's shape.
 	ErrWrongShape = errors.New("operation does not fit the workspace's shape")
 )

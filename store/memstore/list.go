@@ -95,7 +95,7 @@ func (s *Store) SearchItems(ctx context.Context, id string, q store.Query) ([]st
 	}
 	query, err := textsearch.ParseQuery(q.Text)
 	if err != nil {
-		return nil, 0, fmt.Errorf("search items of %q: %w", id, err)
+		return nil, 0, fmt.Errorf("search items of %q: %w: %w", id, store.ErrInvalidQuery, err)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -138,7 +138,7 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 	}
 	query, err := textsearch.ParseQuery(q.Text)
 	if err != nil {
-		return nil, fmt.Errorf("search text of %q: %w", id, err)
+		return nil, fmt.Errorf("search text of %q: %w: %w", id, store.ErrInvalidQuery, err)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()

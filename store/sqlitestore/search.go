@@ -65,7 +65,7 @@ func substringFilter(ws, term string) string {
 func (s *Store) SearchItems(ctx context.Context, id string, q store.Query) ([]store.Hit, int, error) {
 	parsed, err := textsearch.ParseQuery(q.Text)
 	if err != nil {
-		return nil, 0, fmt.Errorf("search %q: %w", id, err)
+		return nil, 0, fmt.Errorf("search %q: %w: %w", id, store.ErrInvalidQuery, err)
 	}
 	limit := q.Limit
 	if limit <= 0 {

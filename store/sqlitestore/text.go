@@ -143,7 +143,7 @@ func (s *Store) TextSlice(ctx context.Context, id string, offset, n int64) (stri
 func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([]store.TextHit, error) {
 	parsed, err := textsearch.ParseQuery(q.Text)
 	if err != nil {
-		return nil, fmt.Errorf("search text %q: %w", id, err)
+		return nil, fmt.Errorf("search text %q: %w: %w", id, store.ErrInvalidQuery, err)
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -167,7 +167,7 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("search text %q: %w", id, err)
+		return nil, fmt.Errorf("search text %q: %w: %w", id, store.ErrInvalidQuery, err)
 	}
 	return hits, nil
 }
