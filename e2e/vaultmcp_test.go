@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/vaultauth"
 	"github.com/ctxkit/ctxkit/internal/vaultmcp"
 	"github.com/ctxkit/ctxkit/vault"
+	"github.com/ctxkit/ctxkit/vault/vaulttest"
 )
 
 // vaultsSummary is what e2e/node/vaults.mjs prints.
@@ -32,62 +32,77 @@ type vaultsSummary struct {
 	} `json:"calls"`
 }
 
-// vaultsFixture makes agents a and b and three global vaults in the test's
-// CTXKIT_HOME: notes (public, with a long document), events (public,
-// episodic) and secret (restricted to b). It returns the registry, the
-// tokens and a working directory without a project.
-func vaultsFixture(t *testing.T) (*vault.Registry, map[string]string, string) {
+// vaultsEnv is the vaults of the TypeScript conversation.
+type vaultsEnv struct {
+	e *vaulttest.Env
+	// roEpisode is the episode of vault ro-events, which a reads only.
+	roEpisode string
+}
+
+// vaultsFixture makes agents a and b and four vaults over the SQLite
+// backend `ctxkit mcp` opens: notes (public, local to the project, with a
+// long document), events (public, global, episodic), secret (global,
+// restricted to b) and ro-events (global, episodic, read-only for a, with
+// one episode). CTXKIT_HOME and HOME point at the test's folders, so that
+// the binary sees the same vaults.
+func vaultsFixture(t *testing.T) *vaultsEnv {
 	t.Helper()
 	ctx := t.Context()
-	cwd := t.TempDir()
-	r, err := vault.Open(vault.Options{DataDir: os.Getenv("CTXKIT_HOME"), Cwd: cwd})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tokens := map[string]string{}
-	for _, a := range []string{"a", "b"} {
-		if tokens[a], err = r.CreateAgent(ctx, a); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e := vaulttest.New(t, vaulttest.Options{Scheme: "sqlite"})
+	t.Setenv("CTXKIT_HOME", e.Home)
+	t.Setenv("HOME", t.TempDir())
+	e.Agent(t, "a")
+	e.Agent(t, "b")
+	e.Vault(t, vault.CreateVaultRequest{Name: "notes", Type: vault.Semantic})
 	for _, v := range []struct {
 		name string
 		typ  vault.Type
-	}{{"notes", vault.Semantic}, {"events", vault.Episodic}, {"secret", vault.Semantic}} {
-		if _, err := r.Init(ctx, vault.InitOptions{Name: v.name, Type: v.typ, Scope: vault.Global}); err != nil {
-			t.Fatal(err)
-		}
+	}{{"events", vault.Episodic}, {"secret", vault.Semantic}, {"ro-events", vault.Episodic}} {
+		e.Vault(t, vault.CreateVaultRequest{Name: v.name, Type: v.typ, Scope: vault.Global})
 	}
-	if _, err := r.Attach(ctx, "secret", "b", false); err != nil {
-		t.Fatal(err)
-	}
+	e.Attach(t, "secret", "b", false)
+	e.Attach(t, "ro-events", "a", true)
 	for _, d := range []struct{ vault, path, text string }{
 		{"notes", "long.md", largeMarkdown(200 << 10)}, {"secret", "plan.md", "# Plan\n\n" + needle + "\n"}} {
-		v, err := r.Get(ctx, d.vault)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := v.Write(ctx, vault.WriteOptions{Agent: vault.Owner, Path: d.path, Content: []byte(d.text)}); err != nil {
+		if _, err := e.Svc.WriteDoc(ctx, vault.Owner(), d.vault, d.path, vault.WriteDocRequest{Content: d.text}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return r, tokens, cwd
+	w, err := e.Svc.WriteEpisode(ctx, vault.Owner(), "ro-events", vault.WriteEpisodeRequest{Content: "The deploy window is Tuesday"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &vaultsEnv{e: e, roEpisode: w.Episode.ID}
 }
 
-// vaultCalls is the conversation: every kind of tool, a long document, an
-// error, and a's attempts on b's vault.
-var vaultCalls = []map[string]any{
-	{"name": "list_vaults"}, // 0
-	{"name": "write_doc", "arguments": map[string]any{"vault": "notes", "path": "ts.md", "content": "# TS\n\nThe zeppelin lands at noon.\n"}},
-	{"name": "query", "arguments": map[string]any{"vault": "notes", "query": "zeppelin"}},
-	{"name": "read_doc", "arguments": map[string]any{"vault": "notes", "path": "long.md"}},                                     // 3: offloaded
-	{"name": "result_search_in_text", "arguments": map[string]any{"workspace_id": "${3.stored_result}", "query": needleQuery}}, // 4
-	{"name": "write_episode", "arguments": map[string]any{"vault": "events", "content": "Alice leads payments", "entities": []string{"Alice"}}},
-	{"name": "supersede_episode", "arguments": map[string]any{"vault": "events", "episode_id": "${5.episode.id}", "content": "Bob leads payments"}},
-	{"name": "episode_history", "arguments": map[string]any{"vault": "events", "episode_id": "${6.episode.id}"}}, // 7
-	{"name": "read_doc", "arguments": map[string]any{"vault": "notes", "path": "missing.md"}},                    // 8: error
-	{"name": "read_doc", "arguments": map[string]any{"vault": "secret", "path": "plan.md"}},                      // 9: isolation
-	{"name": "query", "arguments": map[string]any{"vault": "secret", "query": needleQuery}},                      // 10: isolation
+// vaultCall is one call of the conversation and the error code it must
+// answer ("" for a success).
+type vaultCall struct {
+	name    string
+	args    map[string]any
+	wantErr string
+}
+
+// vaultCalls is the conversation: every kind of tool, a long document,
+// errors, a's attempts on b's vault and on a vault a reads only.
+func (v *vaultsEnv) vaultCalls() []vaultCall {
+	return []vaultCall{
+		{"list_vaults", nil, ""}, // 0
+		{"write_doc", map[string]any{"vault": "notes", "path": "ts.md", "content": "# TS\n\nThe zeppelin lands at noon.\n"}, ""},
+		{"query", map[string]any{"vault": "notes", "query": "zeppelin"}, ""},
+		{"read_doc", map[string]any{"vault": "notes", "path": "long.md"}, ""},                                     // 3: offloaded
+		{"result_search_in_text", map[string]any{"workspace_id": "${3.stored_result}", "query": needleQuery}, ""}, // 4
+		{"write_episode", map[string]any{"vault": "events", "content": "Alice leads payments", "entities": []string{"Alice"}}, ""},
+		{"supersede_episode", map[string]any{"vault": "events", "episode_id": "${5.episode.id}", "content": "Bob leads payments"}, ""},
+		{"episode_history", map[string]any{"vault": "events", "episode_id": "${6.episode.id}"}, ""}, // 7
+		{"read_doc", map[string]any{"vault": "notes", "path": "missing.md"}, "not_found"},           // 8
+		{"read_doc", map[string]any{"vault": "secret", "path": "plan.md"}, "not_found"},             // 9: isolation
+		{"query", map[string]any{"vault": "secret", "query": needleQuery}, "not_found"},             // 10: isolation
+		{"query_episodes", map[string]any{"vault": "ro-events", "query": "deploy", "reinforce": true}, "forbidden"},
+		{"get_episode", map[string]any{"vault": "ro-events", "episode_id": v.roEpisode}, ""}, // 12: not recalled
+		{"delete_doc", map[string]any{"vault": "notes", "path": "ts.md"}, ""},                // 13
+		{"list_docs", map[string]any{"vault": "notes"}, ""},                                  // 14
+	}
 }
 
 // TestVaultMCPTypeScript drives the vault MCP server with the official
@@ -98,27 +113,42 @@ func TestVaultMCPTypeScript(t *testing.T) {
 	requireNode(t)
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
-			store := isolate(t)
-			r, tokens, cwd := vaultsFixture(t)
-			config := map[string]any{"transport": transport, "calls": vaultCalls}
+			v := vaultsFixture(t)
+			calls := v.vaultCalls()
+			var script []map[string]any
+			for _, c := range calls {
+				script = append(script, map[string]any{"name": c.name, "arguments": c.args})
+			}
+			config := map[string]any{"transport": transport, "calls": script}
 			if transport == "stdio" {
-				t.Setenv("CTXKIT_E2E_TOKEN", tokens["a"])
+				t.Setenv("CTXKIT_E2E_TOKEN", v.e.Tokens["a"])
 				config["command"] = ctxkitBin
-				config["args"] = []string{"mcp", "--store", store, "--token-env", "CTXKIT_E2E_TOKEN"}
-				config["cwd"] = cwd
+				config["args"] = []string{"mcp", "--store", "sqlite:" + filepath.Join(v.e.Home, "ctxkit.db"), "--token-env", "CTXKIT_E2E_TOKEN"}
+				config["cwd"] = v.e.Root
 			} else {
-				srv := httptest.NewServer(vaultauth.New(r).Middleware(vaultmcp.HTTPHandler(r, vaultmcp.Options{})))
+				srv := httptest.NewServer(vaultauth.New(v.e.Svc).Middleware(vaultmcp.HTTPHandler(v.e.Svc, vaultmcp.Options{})))
 				t.Cleanup(srv.Close)
 				config["url"] = srv.URL + "/"
-				config["token"] = tokens["a"]
+				config["token"] = v.e.Tokens["a"]
 			}
-			s := runVaultsScript(t, config)
-			checkVaultsSummary(t, s)
+			s := runVaultsScript(t, config, len(calls))
+			checkVaultsSummary(t, s, calls)
+			// The refused reinforce is in ro-events' audit log, written by
+			// whichever process served the call.
+			evs, err := v.e.Svc.Audit(t.Context(), vault.Owner(), "ro-events", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(evs, func(e vault.AuditEvent) bool {
+				return e.Agent == "a" && e.Action == "query-episodes" && e.Outcome == "refused" && e.Reason == "read-only grant"
+			}) {
+				t.Errorf("the refused reinforce is not audited: %+v", evs)
+			}
 		})
 	}
 }
 
-func runVaultsScript(t *testing.T, config map[string]any) vaultsSummary {
+func runVaultsScript(t *testing.T, config map[string]any, calls int) vaultsSummary {
 	t.Helper()
 	cmd := exec.CommandContext(testContext(t), "node", filepath.Join(nodeDir, "vaults.mjs"), asJSON(t, config))
 	var stdout, stderr bytes.Buffer
@@ -140,15 +170,15 @@ func runVaultsScript(t *testing.T, config map[string]any) vaultsSummary {
 	if !s.Connected || s.Error != "" {
 		t.Fatalf("vaults.mjs: connected %v, error %s", s.Connected, s.Error)
 	}
-	if len(s.Calls) != len(vaultCalls) {
-		t.Fatalf("vaults.mjs made %d calls of %d", len(s.Calls), len(vaultCalls))
+	if len(s.Calls) != calls {
+		t.Fatalf("vaults.mjs made %d calls of %d", len(s.Calls), calls)
 	}
 	return s
 }
 
-func checkVaultsSummary(t *testing.T, s vaultsSummary) {
+func checkVaultsSummary(t *testing.T, s vaultsSummary, calls []vaultCall) {
 	t.Helper()
-	for _, name := range []string{"list_vaults", "query", "write_doc", "read_doc", "write_episode", "supersede_episode",
+	for _, name := range []string{"list_vaults", "query", "write_doc", "read_doc", "delete_doc", "write_episode", "supersede_episode",
 		"dispute_episodes", "list_entities", "result_search_in_text"} {
 		if !slices.Contains(s.Tools, name) {
 			t.Errorf("tools/list lacks %s: %v", name, s.Tools)
@@ -157,15 +187,28 @@ func checkVaultsSummary(t *testing.T, s vaultsSummary) {
 	if !strings.Contains(s.Instructions, "list_vaults") {
 		t.Errorf("instructions: %q", s.Instructions)
 	}
+	messages := make([]string, len(s.Calls))
 	for i, c := range s.Calls {
 		// The TypeScript SDK throws when a structured result does not
 		// validate against the tool's outputSchema.
 		if c.Error != "" {
 			t.Errorf("call %d %s: the TypeScript client refused it: %s", i, c.Name, c.Error)
 		}
-		if wantErr := i >= 8; c.IsError != wantErr {
-			t.Errorf("call %d %s: isError %v, want %v: %.500s", i, c.Name, c.IsError, wantErr, c.Text)
+		want := calls[i].wantErr
+		if c.IsError != (want != "") {
+			t.Errorf("call %d %s: isError %v, want %v: %.500s", i, c.Name, c.IsError, want != "", c.Text)
+			continue
 		}
+		if !c.IsError {
+			continue
+		}
+		var body struct {
+			Error vaultauth.Error `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(c.Text), &body); err != nil || body.Error.Code != want || strings.Contains(c.Text, "quartz") {
+			t.Errorf("call %d %s: error %s; want {\"error\": {\"code\": %q, ...}} (%v)", i, c.Name, c.Text, want, err)
+		}
+		messages[i] = body.Error.Message
 	}
 	c := s.Calls
 	if got := fmt.Sprint(c[0].Structured["vaults"]); !strings.Contains(got, "notes") || strings.Contains(got, "secret") {
@@ -186,12 +229,18 @@ func checkVaultsSummary(t *testing.T, s vaultsSummary) {
 	if chain, _ := c[7].Structured["chain"].([]any); len(chain) != 2 {
 		t.Errorf("episode_history: %v", c[7].Structured)
 	}
-	if !strings.Contains(c[8].Text, "list_docs shows") {
-		t.Errorf("a missing document: %s", c[8].Text)
-	}
 	for _, i := range []int{9, 10} {
-		if want := `no vault named "secret"; list_vaults shows the ones you can use`; c[i].Text != want || strings.Contains(c[i].Text, "quartz") {
-			t.Errorf("call %d %s on b's vault: %q, want %q", i, c[i].Name, c[i].Text, want)
+		if want := `no vault named "secret"`; messages[i] != want {
+			t.Errorf("call %d %s on b's vault: %q, want %q", i, c[i].Name, messages[i], want)
 		}
+	}
+	if e, _ := c[12].Structured["episode"].(map[string]any); e["recall_count"] != 0.0 || e["last_recalled_at"] != nil {
+		t.Errorf("a's refused reinforce recalled the episode: %v", c[12].Structured)
+	}
+	if got := fmt.Sprint(c[13].Structured["deleted"]); got != "[ts.md]" {
+		t.Errorf("delete_doc: %v", c[13].Structured)
+	}
+	if got := fmt.Sprint(c[14].Structured["documents"]); strings.Contains(got, "ts.md") || !strings.Contains(got, "long.md") {
+		t.Errorf("list_docs after delete_doc: %s", got)
 	}
 }

@@ -228,6 +228,9 @@ func (e *Engine) search(ctx context.Context, ws *store.Workspace, in searchArgs)
 		}
 	}
 	hits, total, err := e.store.SearchItems(ctx, ws.ID, store.Query{Text: in.Query, Fields: in.Fields, Limit: in.MaxResults})
+	if errors.Is(err, store.ErrInvalidQuery) {
+		return nil, badQuery("result_search", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("search %q: %w", ws.ID, err)
 	}
@@ -548,6 +551,9 @@ func (e *Engine) searchText(ctx context.Context, ws *store.Workspace, in searchT
 	}
 	// One more than asked tells whether there is more.
 	hits, err := e.store.SearchText(ctx, ws.ID, store.TextQuery{Text: in.Query, Limit: in.MaxResults + 1})
+	if errors.Is(err, store.ErrInvalidQuery) {
+		return nil, badQuery("result_search_in_text", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("search %q: %w", ws.ID, err)
 	}

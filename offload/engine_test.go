@@ -169,6 +169,19 @@ func TestErrorsTheModelCanFix(t *testing.T) {
 			t.Errorf("got %v", out)
 		}
 	})
+	t.Run("too many search terms", func(t *testing.T) {
+		var words []string
+		for i := range 300 {
+			words = append(words, string(rune('a'+i/26))+string(rune('a'+i%26)))
+		}
+		q := strings.Join(words, " ")
+		for _, tc := range []struct{ tool, id string }{{"result_search", list.StoredResult}, {"result_search_in_text", text.StoredResult}} {
+			out := callErr(t, e, ctx, tc.tool, map[string]any{"workspace_id": tc.id, "query": q})
+			if out["code"] != offload.CodeBadArguments {
+				t.Errorf("%s with %d terms: %v", tc.tool, len(words), out)
+			}
+		}
+	})
 	t.Run("wrong argument type", func(t *testing.T) {
 		out := callErr(t, e, ctx, "result_get_item", map[string]any{"workspace_id": list.StoredResult, "index": "three"})
 		if out["code"] != offload.CodeBadArguments {

@@ -91,6 +91,12 @@ func badArgs(tool *tool, format string, a ...any) *ToolError {
 	}
 }
 
+// badQuery is a search query the store refused (too many terms).
+func badQuery(tool string, err error) *ToolError {
+	return &ToolError{Code: CodeBadArguments, Message: fmt.Sprintf("%s: %v", tool, err), err: err,
+		SuggestedAction: fmt.Sprintf("call %s again with a few words to look for", tool)}
+}
+
 // marshal encodes v as compact JSON without HTML escaping: what the model
 // reads should say array<string>, not array\u003cstring\u003e.
 func marshal(v any) ([]byte, error) {

@@ -7,39 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 )
-
-// Terms splits a search query into distinct lower-case terms, in order of
-// first appearance. Backends share it so that a query means the same on each.
-func Terms(query string) []string {
-	var terms []string
-	seen := map[string]bool{}
-	for _, f := range strings.Fields(strings.ToLower(query)) {
-		f = strings.Trim(f, `"'`)
-		if f == "" || seen[f] {
-			continue
-		}
-		seen[f] = true
-		terms = append(terms, f)
-	}
-	return terms
-}
-
-// PlainWord reports whether a term consists of letters and digits only, so
-// that a full-text index tokenises it as one token. Other terms (C++, e-mail,
-// fragments with symbols) are matched as substrings.
-func PlainWord(term string) bool {
-	if term == "" {
-		return false
-	}
-	for _, r := range term {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			return false
-		}
-	}
-	return true
-}
 
 // SearchableText returns the text of an item that search matches against:
 // every scalar value at any depth (strings as they are, numbers and booleans

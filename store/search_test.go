@@ -2,35 +2,8 @@ package store
 
 import (
 	"encoding/json"
-	"slices"
 	"testing"
 )
-
-func TestTerms(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []string
-	}{
-		{"", nil},
-		{"  Timeout   ERROR timeout ", []string{"timeout", "error"}},
-		{`"quoted" 'single'`, []string{"quoted", "single"}},
-		{"C++ e-mail", []string{"c++", "e-mail"}},
-		{`"" ''`, nil},
-	}
-	for _, tt := range tests {
-		if got := Terms(tt.in); !slices.Equal(got, tt.want) {
-			t.Errorf("Terms(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
-func TestPlainWord(t *testing.T) {
-	for term, want := range map[string]bool{"parser": true, "2024": true, "naïve": true, "日本": true, "c++": false, "e-mail": false, "": false, "a b": false} {
-		if got := PlainWord(term); got != want {
-			t.Errorf("PlainWord(%q) = %v, want %v", term, got, want)
-		}
-	}
-}
 
 func TestSearchableText(t *testing.T) {
 	item := json.RawMessage(`{"b":"second","a":{"name":"Ada","h":12},"tags":["x","y"],"ok":true,"none":null}`)

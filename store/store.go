@@ -43,6 +43,9 @@ var (
 	ErrConflict = errors.New("workspace id conflict")
 	// ErrOutOfRange means an item index is outside the list.
 	ErrOutOfRange = errors.New("item index out of range")
+	// ErrInvalidQuery means a search query is not one the backends run
+	// (too many terms); the wrapped error says why.
+	ErrInvalidQuery = errors.New("invalid search query")
 	// ErrWrongShape means the operation does not apply to the workspace's shape.
 	ErrWrongShape = errors.New("operation does not fit the workspace's shape")
 )
@@ -102,8 +105,12 @@ type ListOptions struct {
 
 // Query is a search over a list's items.
 type Query struct {
-	// Text holds the terms; each matches on its own and items matching more
-	// distinct terms rank higher.
+	// Text holds the terms, separated by white space; each matches on its
+	// own and items matching more distinct terms rank higher. A word
+	// matches the words that start with its stem, whatever their case and
+	// diacritics ("parse" finds "Parser", "ecole" finds "École"); another
+	// term (C++, e-mail) matches where the text holds it, case and
+	// diacritics aside. Every backend reads a query so (internal/textsearch).
 	Text string
 	// Fields restricts matching to these dot paths; empty means every
 	// string-valued field at any depth.
@@ -122,7 +129,7 @@ type Hit struct {
 
 // TextQuery is a search over a text workspace.
 type TextQuery struct {
-	Text  string // terms, each matching on its own
+	Text  string // terms, each matching on its own, as in Query.Text
 	Limit int    // 0 means 10
 }
 

@@ -72,7 +72,7 @@ func (s *Service) ListVaults(ctx context.Context, c Caller) ([]VaultInfo, error)
 
 // DescribeVault describes one vault c may see.
 func (s *Service) DescribeVault(ctx context.Context, c Caller, name string) (VaultInfo, error) {
-	v, err := s.open(ctx, c, name, Read, "describe")
+	v, err := s.open(ctx, c, name, Read, "describe", "")
 	if err != nil {
 		return VaultInfo{}, err
 	}
@@ -131,9 +131,6 @@ func (s *Service) CreateVault(ctx context.Context, c Caller, req CreateVaultRequ
 	if err := s.checkFolder(dir); err != nil {
 		return VaultInfo{}, err
 	}
-	if err := os.MkdirAll(dir, dirMode); err != nil {
-		return VaultInfo{}, fmt.Errorf("create vault folder %s: %w", dir, err)
-	}
 	rec, err := s.reg.CreateVault(ctx, store.VaultRecord{Name: req.Name, Type: string(t), Scope: string(scope), Dir: dir,
 		Restricted: req.Restricted, EmbeddingModel: model}, func(existing []store.VaultRecord) error {
 		for _, o := range existing {
@@ -148,6 +145,14 @@ func (s *Service) CreateVault(ctx context.Context, c Caller, req CreateVaultRequ
 	}
 	if err != nil {
 		return VaultInfo{}, err
+	}
+	// The folder is made once the vault is recorded, so that a refused
+	// create leaves nothing behind.
+	if err := os.MkdirAll(dir, dirMode); err != nil {
+		if _, derr := s.reg.DeleteVault(context.WithoutCancel(ctx), rec.ID); derr != nil {
+			err = errors.Join(err, fmt.Errorf("forget the vault again: %w", derr))
+		}
+		return VaultInfo{}, fmt.Errorf("create vault folder %s: %w", dir, err)
 	}
 	v := fromRecord(rec)
 	detail := "type=" + string(t)
@@ -419,7 +424,7 @@ func (s *Service) CreateAgent(ctx context.Context, c Caller, name string) (strin
 	}
 	err = s.reg.CreateAgent(ctx, store.AgentRecord{Name: name, TokenHash: hashToken(token), Created: s.now().UTC().Truncate(time.Second)})
 	if errors.Is(err, store.ErrExists) {
-		return "", &Error{Kind: ErrExists, Msg: strings.TrimSuffix(err.Error(), ": "+store.ErrExists.Error()), Field: "name", Fix: "choose another name"}
+		return "", &Error{Kind: ErrExists, Msg: err.Error(), Field: "name", Fix: "choose another name"}
 	}
 	if err != nil {
 		return "", err

@@ -154,7 +154,7 @@ func (s *Service) Index(ctx context.Context, c Caller, name string, req IndexReq
 	if req.Reindex {
 		action = "reindex"
 	}
-	v, err := s.open(ctx, c, name, Write, action, Semantic)
+	v, err := s.open(ctx, c, name, Write, action, req.Path, Semantic)
 	if err != nil {
 		return nil, err
 	}
@@ -440,7 +440,7 @@ type DocInfo struct {
 
 // Docs lists a semantic vault's indexed documents, by path.
 func (s *Service) Docs(ctx context.Context, c Caller, name string) ([]DocInfo, error) {
-	v, err := s.open(ctx, c, name, Read, "list-docs", Semantic)
+	v, err := s.open(ctx, c, name, Read, "list-docs", "", Semantic)
 	if err != nil {
 		return nil, err
 	}
@@ -484,7 +484,7 @@ type DocText struct {
 
 // ReadDoc returns the text of one document of a semantic vault.
 func (s *Service) ReadDoc(ctx context.Context, c Caller, name, path string) (*DocText, error) {
-	v, err := s.open(ctx, c, name, Read, "read-doc", Semantic)
+	v, err := s.open(ctx, c, name, Read, "read-doc", path, Semantic)
 	if err != nil {
 		return nil, err
 	}
@@ -493,7 +493,7 @@ func (s *Service) ReadDoc(ctx context.Context, c Caller, name, path string) (*Do
 
 // ReadDocByID is ReadDoc of the indexed document with this id (DocID).
 func (s *Service) ReadDocByID(ctx context.Context, c Caller, name, id string) (*DocText, error) {
-	v, err := s.open(ctx, c, name, Read, "read-doc", Semantic)
+	v, err := s.open(ctx, c, name, Read, "read-doc", id, Semantic)
 	if err != nil {
 		return nil, err
 	}
@@ -534,9 +534,10 @@ func (s *Service) readDoc(ctx context.Context, v *Vault, path string) (*DocText,
 		return nil, err
 	}
 	defer f.Close()
-	doc, err := extract.Extract(ctx, abs, f)
+	doc, err := extract.Extract(ctx, rel, f) // errors name the document, never its folder
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		// The document is the problem, not the service.
+		return nil, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("%s cannot be read: %v", rel, err), Field: "path"}
 	}
 	var b strings.Builder
 	page := 0
@@ -587,7 +588,7 @@ type WriteDocResult struct {
 // The path is relative to the vault, like notes/2026-03-01-meeting.md; its
 // extension picks the format.
 func (s *Service) WriteDoc(ctx context.Context, c Caller, name, path string, req WriteDocRequest) (WriteDocResult, error) {
-	v, err := s.open(ctx, c, name, Write, "write-doc", Semantic)
+	v, err := s.open(ctx, c, name, Write, "write-doc", path, Semantic)
 	if err != nil {
 		return WriteDocResult{}, err
 	}
@@ -631,7 +632,7 @@ func (s *Service) WriteDoc(ctx context.Context, c Caller, name, path string, req
 // DeleteDoc removes a document, or every document under a folder, from the
 // vault and its index, and returns the paths removed.
 func (s *Service) DeleteDoc(ctx context.Context, c Caller, name, path string) ([]string, error) {
-	v, err := s.open(ctx, c, name, Write, "delete-doc", Semantic)
+	v, err := s.open(ctx, c, name, Write, "delete-doc", path, Semantic)
 	if err != nil {
 		return nil, err
 	}

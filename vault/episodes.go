@@ -185,8 +185,8 @@ func (s *Service) memory(ctx context.Context, v *Vault) (*episodic.Memory, error
 }
 
 // episodes opens the episodic vault called name for c with op checked.
-func (s *Service) episodes(ctx context.Context, c Caller, name string, op Op, action string) (*Vault, *episodic.Memory, error) {
-	v, err := s.open(ctx, c, name, op, action, Episodic)
+func (s *Service) episodes(ctx context.Context, c Caller, name string, op Op, action, at string) (*Vault, *episodic.Memory, error) {
+	v, err := s.open(ctx, c, name, op, action, at, Episodic)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -205,7 +205,7 @@ func (s *Service) WriteEpisode(ctx context.Context, c Caller, name string, req W
 	if req.DryRun {
 		op = Read
 	}
-	v, m, err := s.episodes(ctx, c, name, op, "write-episode")
+	v, m, err := s.episodes(ctx, c, name, op, "write-episode", "")
 	if err != nil {
 		return WriteEpisodeResult{}, err
 	}
@@ -252,7 +252,7 @@ func (s *Service) QueryEpisodes(ctx context.Context, c Caller, name string, req 
 	if req.Reinforce {
 		op = Write
 	}
-	v, m, err := s.episodes(ctx, c, name, op, "query-episodes")
+	v, m, err := s.episodes(ctx, c, name, op, "query-episodes", "")
 	if err != nil {
 		return QueryEpisodesResult{}, err
 	}
@@ -288,7 +288,7 @@ func (s *Service) QueryEpisodes(ctx context.Context, c Caller, name string, req 
 // Episode returns an episode as the vault holds it now (a revised one as it
 // was last held).
 func (s *Service) Episode(ctx context.Context, c Caller, name, id string) (episodic.EpisodeJSON, error) {
-	_, m, err := s.episodes(ctx, c, name, Read, "get-episode")
+	_, m, err := s.episodes(ctx, c, name, Read, "get-episode", id)
 	if err != nil {
 		return episodic.EpisodeJSON{}, err
 	}
@@ -305,7 +305,7 @@ func (s *Service) Episode(ctx context.Context, c Caller, name, id string) (episo
 // EpisodeHistory returns the chain of statements an episode belongs to
 // (supersessions, revisions), oldest first, with every version.
 func (s *Service) EpisodeHistory(ctx context.Context, c Caller, name, id string) (HistoryResult, error) {
-	_, m, err := s.episodes(ctx, c, name, Read, "episode-history")
+	_, m, err := s.episodes(ctx, c, name, Read, "episode-history", id)
 	if err != nil {
 		return HistoryResult{}, err
 	}
@@ -326,7 +326,7 @@ func (s *Service) EpisodeHistory(ctx context.Context, c Caller, name, id string)
 // change runs one change of an episode, audited under action.
 func (s *Service) change(ctx context.Context, c Caller, name, id, action string,
 	do func(*episodic.Memory) (episodic.Episode, error)) (episodic.EpisodeJSON, error) {
-	v, m, err := s.episodes(ctx, c, name, Write, action)
+	v, m, err := s.episodes(ctx, c, name, Write, action, id)
 	if err != nil {
 		return episodic.EpisodeJSON{}, err
 	}
@@ -409,7 +409,7 @@ func (s *Service) Confirm(ctx context.Context, c Caller, name, id string, req Co
 // Dispute records that two open episodes cannot both hold; neither is
 // closed.
 func (s *Service) Dispute(ctx context.Context, c Caller, name, id string, req DisputeRequest) (DisputeResult, error) {
-	v, m, err := s.episodes(ctx, c, name, Write, "dispute")
+	v, m, err := s.episodes(ctx, c, name, Write, "dispute", id)
 	if err != nil {
 		return DisputeResult{}, err
 	}
@@ -429,7 +429,7 @@ func (s *Service) Dispute(ctx context.Context, c Caller, name, id string, req Di
 
 // Entities counts the selected statements per entity, most named first.
 func (s *Service) Entities(ctx context.Context, c Caller, name string, req EntitiesRequest) ([]episodic.EntityCount, error) {
-	_, m, err := s.episodes(ctx, c, name, Read, "list-entities")
+	_, m, err := s.episodes(ctx, c, name, Read, "list-entities", "")
 	if err != nil {
 		return nil, err
 	}
@@ -450,7 +450,7 @@ func (s *Service) Entities(ctx context.Context, c Caller, name string, req Entit
 // EpisodeStats counts the statements held at known_at: total, open,
 // closed, disputed.
 func (s *Service) EpisodeStats(ctx context.Context, c Caller, name, knownAt string) (episodic.Stats, error) {
-	_, m, err := s.episodes(ctx, c, name, Read, "episode-stats")
+	_, m, err := s.episodes(ctx, c, name, Read, "episode-stats", "")
 	if err != nil {
 		return episodic.Stats{}, err
 	}
@@ -464,7 +464,7 @@ func (s *Service) EpisodeStats(ctx context.Context, c Caller, name, knownAt stri
 // ExportEpisodes writes every statement with its versions, attestations,
 // disputes and recalls as JSON lines (what ImportEpisodes reads).
 func (s *Service) ExportEpisodes(ctx context.Context, c Caller, name string, w io.Writer) error {
-	_, m, err := s.episodes(ctx, c, name, Read, "export")
+	_, m, err := s.episodes(ctx, c, name, Read, "export", "")
 	if err != nil {
 		return err
 	}
@@ -474,7 +474,7 @@ func (s *Service) ExportEpisodes(ctx context.Context, c Caller, name string, w i
 // ImportEpisodes reads an export into the vault in one transaction: all or
 // nothing, a conflict if any statement exists.
 func (s *Service) ImportEpisodes(ctx context.Context, c Caller, name string, r io.Reader) (int, error) {
-	v, m, err := s.episodes(ctx, c, name, Write, "import")
+	v, m, err := s.episodes(ctx, c, name, Write, "import", "")
 	if err != nil {
 		return 0, err
 	}

@@ -71,6 +71,12 @@ func Describe(err error) Described {
 		d.Message, d.Fix, d.Field = e.Msg, e.Fix, e.Field
 	}
 	switch {
+	case d.Fix == "" && errors.Is(err, episodic.ErrConflict):
+		d.Fix = "the episode is no longer open: its history shows the open statement that replaced it; act on that one"
+	case d.Fix == "" && errors.Is(err, episodic.ErrNotFound):
+		d.Fix = "query the vault's episodes (closed ones included) to see their ids"
+	}
+	switch {
 	case errors.Is(err, ErrInvalid), errors.Is(err, ErrOutside), errors.Is(err, ErrWrongType), errors.Is(err, episodic.ErrInvalid),
 		errors.Is(err, store.ErrNoScope):
 		d.Class = ClassInvalid

@@ -59,7 +59,7 @@ func checkN(field string, n, def, most int) (int, error) {
 // similarity, fused by reciprocal rank. No match is an empty list, not an
 // error.
 func (s *Service) Query(ctx context.Context, c Caller, name string, req QueryRequest) (*QueryResult, error) {
-	v, err := s.open(ctx, c, name, Read, "query", Semantic)
+	v, err := s.open(ctx, c, name, Read, "query", "", Semantic)
 	if err != nil {
 		return nil, err
 	}
@@ -190,14 +190,10 @@ func (s *Service) loadSearcher(ctx context.Context, v *Vault, withLexicon bool) 
 	return sr, nil
 }
 
-// lexical ranks by BM25 in the lexicon, or in the index without one or for
-// the rare query the lexicon cannot answer (index.ErrPhraseQuery).
+// lexical ranks by BM25 in the lexicon, or in the index without one.
 func (sr *searcher) lexical(ctx context.Context, text string, n int) ([]index.Hit, error) {
 	if sr.lexicon != nil {
-		hits, err := sr.lexicon.Search(text, n)
-		if !errors.Is(err, index.ErrPhraseQuery) {
-			return hits, err
-		}
+		return sr.lexicon.Search(text, n), nil
 	}
 	return sr.idx.Lexical(ctx, text, n)
 }

@@ -139,15 +139,16 @@ func (s *Service) lookup(ctx context.Context, name string) (*Vault, error) {
 }
 
 // open returns the vault called name for c with op checked (a refusal is
-// audited under action) and its type among types (none: any type). A
+// audited under action, with at, the document, skill or episode the
+// operation names) and its type among types (none: any type). A
 // restricted vault c is not attached to is ErrNotFound, exactly like a
 // missing one.
-func (s *Service) open(ctx context.Context, c Caller, name string, op Op, action string, types ...Type) (*Vault, error) {
+func (s *Service) open(ctx context.Context, c Caller, name string, op Op, action, at string, types ...Type) (*Vault, error) {
 	v, err := s.lookup(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.authorize(ctx, c, v, op, action, ""); err != nil {
+	if err := s.authorize(ctx, c, v, op, action, at); err != nil {
 		return nil, err
 	}
 	if len(types) > 0 {

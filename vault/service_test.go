@@ -195,7 +195,7 @@ func TestAuditLog(t *testing.T) {
 			t.Errorf("time %v not UTC", ev.Time)
 		}
 	}
-	want := []string{"owner|create||ok|", "owner|attach||ok|", "reader|write-doc||refused|read-only grant",
+	want := []string{"owner|create||ok|", "owner|attach||ok|", "reader|write-doc|notes/a.md|refused|read-only grant",
 		"mallory|query||refused|not attached", "owner|write-doc|x.md|ok|"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("audit:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -371,5 +371,28 @@ func TestDescribe(t *testing.T) {
 	d := Describe(invalid("n_results", "out of range"))
 	if d.Field != "n_results" || d.Message != "out of range" {
 		t.Errorf("field and message: %+v", d)
+	}
+}
+
+// TestRefusedCreateLeavesNoFolder: a create refused by the registry (a
+// configuration file that does not parse, a name taken) makes no folder.
+func TestRefusedCreateLeavesNoFolder(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	e.vault(t, CreateVaultRequest{Name: "taken"})
+	_, err := e.svc.CreateVault(ctx, Owner(), CreateVaultRequest{Name: "TAKEN"})
+	wantErr(t, "a name taken", err, ErrExists)
+	cfg := filepath.Join(e.root, ".ctxkit", "config.json")
+	if err := os.WriteFile(cfg, []byte("{\n \"vaults\": {,}\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.CreateVault(ctx, Owner(), CreateVaultRequest{Name: "later"})
+	if err == nil || !strings.Contains(err.Error(), cfg+":2:") {
+		t.Errorf("a corrupt config: %v, want its file and line", err)
+	}
+	for _, name := range []string{"TAKEN", "later"} {
+		if _, err := os.Stat(filepath.Join(e.root, ".ctxkit", "vaults", name)); !os.IsNotExist(err) {
+			t.Errorf("a refused create of %s left its folder: %v", name, err)
+		}
 	}
 }

@@ -172,7 +172,7 @@ func skillFiles(v *Vault) ([]string, error) {
 // not a valid skill, or a second skill of a name already taken, is
 // reported in Problems rather than dropped.
 func (s *Service) Skills(ctx context.Context, c Caller, name string) (*SkillReport, error) {
-	v, err := s.open(ctx, c, name, Read, "list-skills", Skill)
+	v, err := s.open(ctx, c, name, Read, "list-skills", "", Skill)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +238,7 @@ func (s *Service) readSkill(v *Vault, rel string) (*SkillDoc, error) {
 
 // Skill returns one skill of a skill vault with its instructions.
 func (s *Service) Skill(ctx context.Context, c Caller, name, skill string) (*SkillDoc, error) {
-	v, err := s.open(ctx, c, name, Read, "read-skill", Skill)
+	v, err := s.open(ctx, c, name, Read, "read-skill", skill, Skill)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +269,7 @@ type WriteSkillRequest struct {
 // atomically; an existing skill of that name is refused (ErrExists) unless
 // Overwrite is set.
 func (s *Service) WriteSkill(ctx context.Context, c Caller, name, skillName string, req WriteSkillRequest) (*SkillDoc, error) {
-	v, err := s.open(ctx, c, name, Write, "write-skill", Skill)
+	v, err := s.open(ctx, c, name, Write, "write-skill", skillName, Skill)
 	if err != nil {
 		return nil, err
 	}

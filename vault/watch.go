@@ -32,7 +32,7 @@ type WatchOptions struct {
 // (fsnotify, debounced). Runs are incremental, so a burst costs only the
 // files it touched.
 func (s *Service) Watch(ctx context.Context, c Caller, name string, opts WatchOptions) error {
-	v, err := s.open(ctx, c, name, Write, "index", Semantic)
+	v, err := s.open(ctx, c, name, Write, "index", "", Semantic)
 	if err != nil {
 		return err
 	}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -18,6 +16,7 @@ import (
 	"github.com/ctxkit/ctxkit/guard"
 	"github.com/ctxkit/ctxkit/guard/compact"
 	"github.com/ctxkit/ctxkit/internal/home"
+	"github.com/ctxkit/ctxkit/internal/httpserver"
 	"github.com/ctxkit/ctxkit/offload"
 	"github.com/ctxkit/ctxkit/tokenizer"
 )
@@ -34,6 +33,8 @@ type GuardOptions struct {
 	KeepRecent                          int
 	Window, Reserve, Margin             int
 	Grace                               time.Duration
+	// Insecure allows a Listen address other machines can reach.
+	Insecure bool
 	// Config is a TOML file of flag values (see applyConfigFile).
 	Config string
 	// Routes send models to backends (model → ollama, llamacpp, openai
@@ -62,6 +63,8 @@ type GuardOptions struct {
 	MinHold, QueueTimeout     time.Duration
 	LlamaCppStartTimeout      time.Duration
 	QueueLimit                int
+	// Limits are the server's (zero: the defaults; tests shorten them).
+	Limits httpserver.Limits
 }
 
 func newGuardCmd(g *globals, streams IO) *cobra.Command {
@@ -76,7 +79,7 @@ func newGuardCmd(g *globals, streams IO) *cobra.Command {
 			"Policies: compact (default), strict (413 instead of truncation), observe (pass through, report, detect silent " +
 			"truncation), off. --recall lets the model read back what was removed, --summarize puts a digest in the notice, " +
 			"--tokenizer counts exactly, --arbitrate lets Ollama and llama.cpp share one GPU; GET /metrics for Prometheus, " +
-			"GET /ctxkit/health for the state.",
+			"GET /ctxkit/health for the state. The guard has no authentication: a --listen address other machines can reach needs --insecure.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Config != "" {
@@ -91,6 +94,7 @@ func newGuardCmd(g *globals, streams IO) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Listen, "listen", "127.0.0.1:11434", "address to listen on")
+	f.BoolVar(&opts.Insecure, "insecure", false, "allow a --listen address other machines can reach: the guard has no authentication, so they use your backends and read what was evicted")
 	f.StringVar(&opts.Ollama, "ollama", "", "Ollama's URL (default "+DefaultOllamaUpstream+" when no backend is given)")
 	f.StringVar(&opts.LlamaCpp, "llamacpp", "", "llama.cpp server's URL")
 	f.StringVar(&opts.OpenAI, "openai", "", "OpenAI-compatible server's URL")
@@ -124,6 +128,9 @@ func newGuardCmd(g *globals, streams IO) *cobra.Command {
 // runGuard serves the guard until ctx ends; ready, if set, gets the
 // address listened on.
 func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, ready func(addr string)) error {
+	if err := httpserver.CheckAddr(opts.Listen, opts.Insecure); err != nil {
+		return fmt.Errorf("--listen %w and the guard has no authentication: give --insecure to listen there anyway", err)
+	}
 	policy, err := guard.ParsePolicy(opts.Policy)
 	if err != nil {
 		return err
@@ -180,19 +187,13 @@ func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, r
 			logger.Warn("stop llama.cpp", "err", err)
 		}
 	}()
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
-	ln, err := net.Listen("tcp", opts.Listen)
+	srv, err := httpserver.Listen(httpserver.Options{Addr: opts.Listen, Handler: h, Logger: logger, Grace: opts.Grace, Limits: opts.Limits})
 	if err != nil {
-		return fmt.Errorf("listen %s: %w", opts.Listen, err)
+		return err
 	}
-	fmt.Fprintf(streams.Err, "ctxkit guard: http://%s (policy %s)\n", ln.Addr(), policy)
+	fmt.Fprintf(streams.Err, "ctxkit guard: %s (policy %s)\n", srv.URL(), policy)
 	if ready != nil {
-		ready(ln.Addr().String())
+		ready(srv.Addr().String())
 	}
-	return runHTTP(ctx, srv, func() error { return srv.Serve(ln) }, opts.Grace, streams.Err, "ctxkit guard")
+	return srv.Run(ctx)
 }

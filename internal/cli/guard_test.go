@@ -89,13 +89,21 @@ func TestGuardCommand(t *testing.T) {
 }
 
 func TestGuardCommandFlags(t *testing.T) {
-	for _, tc := range []GuardOptions{
-		{Listen: "127.0.0.1:0", Policy: "lenient"},
-		{Listen: "127.0.0.1:0", Policy: "compact", KeepRecent: -1},
-		{Listen: "127.0.0.1:0", Policy: "compact", Ollama: "not a url"},
+	for _, tc := range []struct {
+		opts GuardOptions
+		want string
+	}{
+		{GuardOptions{Listen: "127.0.0.1:0", Policy: "lenient"}, "lenient"},
+		{GuardOptions{Listen: "127.0.0.1:0", Policy: "compact", KeepRecent: -1}, "--keep-recent"},
+		{GuardOptions{Listen: "127.0.0.1:0", Policy: "compact", Ollama: "not a url"}, "not a url"},
+		{GuardOptions{Listen: "0.0.0.0:11434", Policy: "compact"}, "--listen 0.0.0.0:11434 accepts connections from other machines and the guard has no authentication: give --insecure"},
+		{GuardOptions{Listen: ":11434", Policy: "compact"}, "give --insecure"},
+		// --insecure lets the address through (to the next check).
+		{GuardOptions{Listen: "0.0.0.0:11434", Insecure: true, Policy: "lenient"}, "lenient"},
 	} {
-		if err := runGuard(t.Context(), &globals{store: "memory:"}, &tc, IO{Err: io.Discard}, nil); err == nil {
-			t.Errorf("%+v: no error", tc)
+		err := runGuard(t.Context(), &globals{store: "memory:"}, &tc.opts, IO{Err: io.Discard}, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.opts, err, tc.want)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -30,13 +29,6 @@ func clientEnv(t *testing.T) (homeDir, cwd string) {
 	}
 	t.Chdir(cwd)
 	return homeDir, cwd
-}
-
-func ctxkit(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	code := Main(t.Context(), args, IO{In: strings.NewReader(""), Out: &out, Err: &errOut})
-	return code, out.String(), errOut.String()
 }
 
 func TestInstallUninstallStatus(t *testing.T) {

@@ -59,8 +59,12 @@ func runMCP(ctx context.Context, g *globals, opts *MCPOptions, streams IO) error
 	defer v.Close()
 	logger := slog.New(slog.NewTextHandler(streams.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	engine := offload.New(v.b.Workspaces(), offload.WithLogger(logger))
-	server := vaultmcp.NewServer(v.svc, vaultmcp.Options{Caller: v.caller, Engine: engine, Threshold: opts.Threshold,
-		Version: version(), Logger: logger})
+	recheck := func(ctx context.Context) error {
+		_, err := callerFor(ctx, v.svc, &opts.vaultFlags)
+		return err
+	}
+	server := vaultmcp.NewServer(v.svc, vaultmcp.Options{Caller: v.caller, Recheck: recheck, Engine: engine,
+		Threshold: opts.Threshold, Version: version(), Logger: logger})
 	err = server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(streams.In), Writer: nopWriteCloser{streams.Out}})
 	if ctx.Err() != nil {
 		return nil

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -12,32 +13,34 @@ import (
 	"github.com/ctxkit/ctxkit/vault"
 )
 
-// mcpRegistry sets up agent a, a public vault and a restricted one a is
-// not attached to; it returns the registry and a's token.
-func mcpRegistry(t *testing.T) (*vault.Registry, string) {
+// agentVaults sets up, through the CLI, agent a, a public vault "notes"
+// and a restricted vault "secret" a is not attached to; it returns a's
+// token.
+func agentVaults(t *testing.T) string {
 	t.Helper()
 	vaultEnv(t)
-	r, _, err := openRegistry()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := t.Context()
-	token, err := r.CreateAgent(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Init(ctx, vault.InitOptions{Name: "notes"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Init(ctx, vault.InitOptions{Name: "secret", Restricted: true}); err != nil {
-		t.Fatal(err)
-	}
-	return r, token
+	token := strings.TrimSpace(mustRun(t, "agent", "create", "a"))
+	mustRun(t, "vault", "init", "notes")
+	mustRun(t, "vault", "init", "secret", "--restricted")
+	return token
 }
 
-func TestMCPAgent(t *testing.T) {
-	r, token := mcpRegistry(t)
-	owner, err := r.OwnerToken(t.Context(), true)
+// openTestVaults opens the vault service over the default store, as the
+// owner, as a command would.
+func openTestVaults(t *testing.T) *vaults {
+	t.Helper()
+	v, err := (&globals{}).openVaults(t.Context(), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { v.Close() })
+	return v
+}
+
+func TestCallerFor(t *testing.T) {
+	token := agentVaults(t)
+	v := openTestVaults(t)
+	owner, err := v.svc.OwnerToken(t.Context(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,28 +50,28 @@ func TestMCPAgent(t *testing.T) {
 	t.Setenv("TOKEN_EMPTY", "")
 	for _, tc := range []struct {
 		name string
-		opts MCPOptions
-		want string // the agent, or the start of the error
+		f    vaultFlags
+		want string // the caller, or the start of the error
 		err  bool
 	}{
-		{"owner by default", MCPOptions{}, vault.Owner, false},
-		{"trusted agent", MCPOptions{Agent: "a"}, "a", false},
-		{"unknown agent", MCPOptions{Agent: "ghost"}, "no agent named ghost: create it with ctxkit agent create ghost", true},
-		{"invalid name", MCPOptions{Agent: "a b"}, "--agent", true},
-		{"token", MCPOptions{TokenEnv: "TOKEN_A"}, "a", false},
-		{"token and its agent", MCPOptions{TokenEnv: "TOKEN_A", Agent: "a"}, "a", false},
-		{"owner's token", MCPOptions{TokenEnv: "TOKEN_OWNER"}, vault.Owner, false},
-		{"token of another agent", MCPOptions{TokenEnv: "TOKEN_A", Agent: "b"}, "the token in $TOKEN_A is a's, not b's", true},
-		{"bad token", MCPOptions{TokenEnv: "TOKEN_BAD"}, "the token in $TOKEN_BAD is not valid", true},
-		{"empty variable", MCPOptions{TokenEnv: "TOKEN_EMPTY"}, "$TOKEN_EMPTY is empty", true},
+		{"owner by default", vaultFlags{}, vault.OwnerName, false},
+		{"trusted agent", vaultFlags{agent: "a"}, "a", false},
+		{"unknown agent", vaultFlags{agent: "ghost"}, "no agent named ghost; create it with ctxkit agent create ghost", true},
+		{"invalid name", vaultFlags{agent: "a b"}, `name "a b" may hold only`, true},
+		{"token", vaultFlags{tokenEnv: "TOKEN_A"}, "a", false},
+		{"token and its agent", vaultFlags{tokenEnv: "TOKEN_A", agent: "a"}, "a", false},
+		{"owner's token", vaultFlags{tokenEnv: "TOKEN_OWNER"}, vault.OwnerName, false},
+		{"token of another agent", vaultFlags{tokenEnv: "TOKEN_A", agent: "b"}, "the token in $TOKEN_A is a's, not b's", true},
+		{"bad token", vaultFlags{tokenEnv: "TOKEN_BAD"}, "the token in $TOKEN_BAD is not valid", true},
+		{"empty variable", vaultFlags{tokenEnv: "TOKEN_EMPTY"}, "$TOKEN_EMPTY is empty", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := mcpAgent(t.Context(), r, &tc.opts)
+			got, err := callerFor(t.Context(), v.svc, &tc.f)
 			switch {
 			case tc.err && (err == nil || !strings.HasPrefix(err.Error(), tc.want)):
-				t.Errorf("mcpAgent(%+v) = %q, %v; want an error starting %q", tc.opts, got, err, tc.want)
-			case !tc.err && (err != nil || got != tc.want):
-				t.Errorf("mcpAgent(%+v) = %q, %v; want %q", tc.opts, got, err, tc.want)
+				t.Errorf("callerFor(%+v) = %q, %v; want an error starting %q", tc.f, got, err, tc.want)
+			case !tc.err && (err != nil || got.Name() != tc.want):
+				t.Errorf("callerFor(%+v) = %q, %v; want %q", tc.f, got, err, tc.want)
 			}
 		})
 	}
@@ -77,7 +80,7 @@ func TestMCPAgent(t *testing.T) {
 // TestMCPCommand runs `ctxkit mcp --agent a` over pipes and talks to it
 // with the Go SDK client; closing the client ends the command cleanly.
 func TestMCPCommand(t *testing.T) {
-	mcpRegistry(t)
+	agentVaults(t)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	var stderr bytes.Buffer
@@ -85,7 +88,7 @@ func TestMCPCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go func() {
-		done <- Main(ctx, []string{"mcp", "--agent", "a", "--store", "memory:"}, IO{In: inR, Out: outW, Err: &stderr})
+		done <- Main(ctx, []string{"mcp", "--agent", "a"}, IO{In: inR, Out: outW, Err: &stderr})
 		_ = outW.Close()
 	}()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
@@ -100,9 +103,17 @@ func TestMCPCommand(t *testing.T) {
 	if !strings.Contains(got, `"notes"`) || strings.Contains(got, "secret") {
 		t.Errorf("list_vaults for a: %s", got)
 	}
+	// A restricted vault a is not attached to does not exist for it.
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_docs", Arguments: map[string]any{"vault": "secret"}})
-	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `no vault named "secret"`) {
-		t.Errorf("list_docs on a restricted vault: %v %+v", err, res)
+	if err != nil || !res.IsError {
+		t.Fatalf("list_docs on a restricted vault: %v %+v", err, res)
+	}
+	var toolErr struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &toolErr); err != nil ||
+		toolErr.Error.Code != string(vault.ClassNotFound) || toolErr.Error.Message != `no vault named "secret"` {
+		t.Errorf("list_docs on a restricted vault: %v %+v", err, toolErr)
 	}
 	if err := cs.Close(); err != nil {
 		t.Errorf("close: %v", err)
@@ -113,9 +124,9 @@ func TestMCPCommand(t *testing.T) {
 }
 
 func TestMCPCommandRefusesUnknownAgent(t *testing.T) {
-	mcpRegistry(t)
+	agentVaults(t)
 	var stderr bytes.Buffer
-	code := Main(t.Context(), []string{"mcp", "--agent", "ghost", "--store", "memory:"}, IO{In: strings.NewReader(""), Out: io.Discard, Err: &stderr})
+	code := Main(t.Context(), []string{"mcp", "--agent", "ghost"}, IO{In: strings.NewReader(""), Out: io.Discard, Err: &stderr})
 	if code == 0 || !strings.Contains(stderr.String(), "ctxkit agent create ghost") {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}

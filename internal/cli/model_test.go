@@ -25,18 +25,18 @@ func tinyModelDir(t *testing.T) string {
 func TestModelFromFolder(t *testing.T) {
 	tiny := tinyModelDir(t)
 	root, _ := vaultEnv(t)
-	code, out, errOut := vaultMain(t, "model", "pull", "tiny", "--from", tiny)
+	code, out, errOut := ctxkit(t, "model", "pull", "tiny", "--from", tiny)
 	if code != 0 || !strings.Contains(out, "installed tiny from "+tiny) {
 		t.Fatalf("pull --from: %d %s %s", code, out, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(root, "data", "models", "tiny", "1_Pooling", "config.json")); err != nil {
 		t.Error(err)
 	}
-	code, out, _ = vaultMain(t, "model", "list")
+	code, out, _ = ctxkit(t, "model", "list")
 	if code != 0 || !strings.HasPrefix(out, "tiny\t") || !strings.Contains(out, "32 dims") || strings.Contains(out, "incomplete") {
 		t.Errorf("list: %s", out)
 	}
-	code, out, errOut = vaultMain(t, "model", "embed", "tiny", "Cut cloud costs by 15%!", "Financial constraints")
+	code, out, errOut = ctxkit(t, "model", "embed", "tiny", "Cut cloud costs by 15%!", "Financial constraints")
 	var vectors [][]float32
 	if err := json.Unmarshal([]byte(out), &vectors); code != 0 || err != nil {
 		t.Fatalf("embed: %d %v\n%s%s", code, err, out, errOut)
@@ -51,10 +51,10 @@ func TestModelFromFolder(t *testing.T) {
 	if math.Abs(n-1) > 1e-5 {
 		t.Errorf("|v|² = %v", n)
 	}
-	if code, out, _ := vaultMain(t, "model", "rm", "tiny"); code != 0 || !strings.Contains(out, "removed") {
+	if code, out, _ := ctxkit(t, "model", "rm", "tiny"); code != 0 || !strings.Contains(out, "removed") {
 		t.Errorf("rm: %d %s", code, out)
 	}
-	if code, out, _ := vaultMain(t, "model", "list"); code != 0 || !strings.Contains(out, "no models in") {
+	if code, out, _ := ctxkit(t, "model", "list"); code != 0 || !strings.Contains(out, "no models in") {
 		t.Errorf("list after rm: %s", out)
 	}
 	for _, tc := range []struct {
@@ -66,7 +66,7 @@ func TestModelFromFolder(t *testing.T) {
 		{[]string{"model", "pull", "../x", "--from", tiny}, "not a valid repo name"},
 		{[]string{"model", "pull", "tiny", "--from", root}, "missing config.json"},
 	} {
-		if code, _, errOut := vaultMain(t, tc.args...); code == 0 || !strings.Contains(errOut, tc.want) {
+		if code, _, errOut := ctxkit(t, tc.args...); code == 0 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: %d %s", tc.args, code, errOut)
 		}
 	}
@@ -102,16 +102,16 @@ func TestModelPullFromHub(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("HF_ENDPOINT", srv.URL)
 	t.Setenv("HF_TOKEN", "")
-	code, out, errOut := vaultMain(t, "model", "pull", "acme/tiny-bert", "--revision", "v1")
+	code, out, errOut := ctxkit(t, "model", "pull", "acme/tiny-bert", "--revision", "v1")
 	if code != 0 || !strings.Contains(out, "installed tiny-bert from acme/tiny-bert@v1 (commit abc123)") || !strings.Contains(out, "sha256 checked: model.safetensors") {
 		t.Fatalf("pull: %d %s %s", code, out, errOut)
 	}
-	if code, out, _ := vaultMain(t, "model", "embed", "tiny-bert", "hello"); code != 0 || !strings.HasPrefix(out, "[\n  [") {
+	if code, out, _ := ctxkit(t, "model", "embed", "tiny-bert", "hello"); code != 0 || !strings.HasPrefix(out, "[\n  [") {
 		t.Errorf("embed: %d %s", code, out)
 	}
 
 	srv.Close()
-	code, _, errOut = vaultMain(t, "model", "pull", "all-MiniLM-L6-v2")
+	code, _, errOut = ctxkit(t, "model", "pull", "all-MiniLM-L6-v2")
 	if code == 0 || !strings.Contains(errOut, "cannot reach") || !strings.Contains(errOut, "--from FOLDER") || !strings.Contains(errOut, filepath.Join("models", "all-MiniLM-L6-v2")) {
 		t.Errorf("offline: %d %s", code, errOut)
 	}

@@ -446,7 +446,8 @@ func (p *parityEnv) viaHTTP(t *testing.T, caller, method, path string, body any)
 	return parityResult{class: e.Error.Code, body: string(b)}
 }
 
-// bearer adds a token to every request.
+// bearer adds a token to every request sent through base (nil:
+// http.DefaultTransport).
 type bearer struct {
 	token string
 	base  http.RoundTripper
@@ -455,6 +456,9 @@ type bearer struct {
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
+	if b.base == nil {
+		return http.DefaultTransport.RoundTrip(r)
+	}
 	return b.base.RoundTrip(r)
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxkit/ctxkit/internal/httpserver"
 	"github.com/ctxkit/ctxkit/internal/vaultapi"
 	"github.com/ctxkit/ctxkit/internal/vaultauth"
 	"github.com/ctxkit/ctxkit/internal/vaultmcp"
@@ -29,6 +29,8 @@ type ServeOptions struct {
 	Insecure bool
 	// Grace is how long in-flight requests may take to finish at shutdown.
 	Grace time.Duration
+	// Limits are the server's (zero: the defaults; tests shorten them).
+	Limits httpserver.Limits
 }
 
 func newServeCmd(g *globals, streams IO) *cobra.Command {
@@ -57,20 +59,6 @@ func newServeCmd(g *globals, streams IO) *cobra.Command {
 	return cmd
 }
 
-// loopback reports whether a listen address only accepts local
-// connections.
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // serveHandler is the vault server's handler: the REST API (which also
 // serves the compatibility routes), the MCP endpoint behind the same
 // authentication, and the health check.
@@ -95,8 +83,8 @@ func runServe(ctx context.Context, g *globals, opts *ServeOptions, streams IO, r
 	if tls && (opts.TLSCert == "" || opts.TLSKey == "") {
 		return errors.New("--tls-cert and --tls-key go together")
 	}
-	if !tls && !opts.Insecure && !loopback(opts.Addr) {
-		return fmt.Errorf("--addr %s accepts connections from other machines: give --tls-cert and --tls-key, or --insecure to serve plain HTTP anyway", opts.Addr)
+	if err := httpserver.CheckAddr(opts.Addr, tls || opts.Insecure); err != nil {
+		return fmt.Errorf("--addr %w: give --tls-cert and --tls-key, or --insecure to serve plain HTTP anyway", err)
 	}
 	v, err := g.openVaults(ctx, nil, true)
 	if err != nil {
@@ -107,28 +95,20 @@ func runServe(ctx context.Context, g *globals, opts *ServeOptions, streams IO, r
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(streams.Err, nil))
-	srv := &http.Server{
-		Handler:           serveHandler(v.svc, offload.New(v.b.Workspaces(), offload.WithLogger(logger)), logger),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
-	ln, err := net.Listen("tcp", opts.Addr)
+	srv, err := httpserver.Listen(httpserver.Options{
+		Addr:    opts.Addr,
+		Handler: serveHandler(v.svc, offload.New(v.b.Workspaces(), offload.WithLogger(logger)), logger),
+		Logger:  logger,
+		TLSCert: opts.TLSCert, TLSKey: opts.TLSKey,
+		Grace:  opts.Grace,
+		Limits: opts.Limits,
+	})
 	if err != nil {
 		return err
 	}
-	scheme := "http"
-	if tls {
-		scheme = "https"
-	}
-	fmt.Fprintf(streams.Err, "ctxkit serve: %s://%s (REST /v1, /ctxvault, MCP /mcp); owner token in %s\n", scheme, ln.Addr(), v.svc.OwnerTokenPath())
+	fmt.Fprintf(streams.Err, "ctxkit serve: %s (REST /v1, /ctxvault, MCP /mcp); owner token in %s\n", srv.URL(), v.svc.OwnerTokenPath())
 	if ready != nil {
-		ready(ln.Addr().String())
+		ready(srv.Addr().String())
 	}
-	serve := func() error { return srv.Serve(ln) }
-	if tls {
-		serve = func() error { return srv.ServeTLS(ln, opts.TLSCert, opts.TLSKey) }
-	}
-	return runHTTP(ctx, srv, serve, opts.Grace, streams.Err, "ctxkit serve")
+	return srv.Run(ctx)
 }

@@ -1,37 +1,20 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxkit/ctxkit/vault"
 )
-
-// epMain runs ctxkit with stdin and returns its status and output.
-func epMain(t *testing.T, stdin string, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	code := Main(t.Context(), args, IO{In: strings.NewReader(stdin), Out: &out, Err: &errOut})
-	return code, out.String(), errOut.String()
-}
-
-// ep runs a command that must succeed and returns its standard output.
-func ep(t *testing.T, args ...string) string {
-	t.Helper()
-	code, out, errOut := epMain(t, "", args...)
-	if code != 0 {
-		t.Fatalf("ctxkit %s: %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, out, errOut)
-	}
-	return out
-}
 
 // epJSON runs a command with --json that must succeed and decodes its
 // output into v.
 func epJSON(t *testing.T, v any, args ...string) {
 	t.Helper()
-	out := ep(t, append(args, "--json")...)
+	out := mustRun(t, append(args, "--json")...)
 	if err := json.Unmarshal([]byte(out), v); err != nil {
 		t.Fatalf("ctxkit %s --json: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -63,9 +46,9 @@ type episodeJSON struct {
 func episodicEnv(t *testing.T) {
 	t.Helper()
 	vaultEnv(t)
-	ep(t, "vault", "init", "mem", "--type", "episodic")
-	ep(t, "vault", "init", "kb")
-	ep(t, "vault", "init", "sk", "--type", "skill")
+	mustRun(t, "vault", "init", "mem", "--type", "episodic")
+	mustRun(t, "vault", "init", "kb")
+	mustRun(t, "vault", "init", "sk", "--type", "skill")
 }
 
 func writeEpisode(t *testing.T, args ...string) episodeJSON {
@@ -85,9 +68,9 @@ func TestVaultEpisodeErrors(t *testing.T) {
 	episodicEnv(t)
 	open := writeEpisode(t, "mem", "the audit starts in March", "-e", "audit", "--valid-from", "2026-03-01").ID
 	closed := writeEpisode(t, "mem", "the office is in Lyon", "--valid-from", "2026-01-01").ID
-	ep(t, "vault", "invalidate", "mem", closed, "--valid-to", "2026-02-01")
+	mustRun(t, "vault", "invalidate", "mem", closed, "--valid-to", "2026-02-01")
 	old := writeEpisode(t, "mem", "the budget is 10k", "--valid-from", "2026-01-01").ID
-	ep(t, "vault", "supersede", "mem", old, "the budget is 12k", "--valid-from", "2026-04-01")
+	mustRun(t, "vault", "supersede", "mem", old, "the budget is 12k", "--valid-from", "2026-04-01")
 
 	for _, tc := range []struct {
 		name string
@@ -95,23 +78,23 @@ func TestVaultEpisodeErrors(t *testing.T) {
 		want string // in stderr
 	}{
 		{"write: empty content", []string{"write-episode", "mem", "  "}, "invalid episode input: content is empty"},
-		{"write: bad time", []string{"write-episode", "mem", "x", "--valid-from", "last tuesday"}, `--valid-from: invalid episode input: time "last tuesday" is not RFC 3339`},
-		{"write: bad occurred-at", []string{"write-episode", "mem", "x", "--occurred-at", "2026-13-01"}, "--occurred-at: invalid episode input"},
+		{"write: bad time", []string{"write-episode", "mem", "x", "--valid-from", "last tuesday"}, `valid_from "last tuesday" is not a time; use RFC 3339`},
+		{"write: bad occurred-at", []string{"write-episode", "mem", "x", "--occurred-at", "2026-13-01"}, `occurred_at "2026-13-01" is not a time`},
 		{"write: interval backwards", []string{"write-episode", "mem", "x", "--valid-from", "2026-03-01", "--valid-to", "2026-02-01"}, "is not after valid_from"},
 		{"write: salience out of range", []string{"write-episode", "mem", "x", "--salience", "1.5"}, "salience 1.5 is outside 0..1"},
 		{"write: confidence out of range", []string{"write-episode", "mem", "x", "--confidence", "-1"}, "confidence -1 is outside 0..1"},
 		{"write: bad meta", []string{"write-episode", "mem", "x", "--meta", "novalue"}, "want key=value"},
 		{"write: semantic vault", []string{"write-episode", "kb", "x"}, `"kb" is a semantic vault, this needs a episodic vault`},
 		{"write: skill vault", []string{"write-episode", "sk", "x"}, `"sk" is a skill vault`},
-		{"write: no vault", []string{"write-episode", "nope", "x"}, "vault not found"},
+		{"write: no vault", []string{"write-episode", "nope", "x"}, `no vault named "nope"`},
 		{"episodes: relevance without text", []string{"episodes", "mem", "--order-by", "relevance"}, "ordering by relevance needs query text"},
 		{"episodes: unknown order", []string{"episodes", "mem", "--order-by", "age"}, `unknown order "age"`},
-		{"episodes: bad valid-at", []string{"episodes", "mem", "--valid-at", "soon"}, "--valid-at: invalid episode input"},
-		{"episodes: bad known-at", []string{"episodes", "mem", "--known-at", "2026-02-30"}, "--known-at: invalid episode input"},
-		{"episodes: weights without composite", []string{"episodes", "mem", "--w-salience", "2"}, "weigh --order-by composite only"},
+		{"episodes: bad valid-at", []string{"episodes", "mem", "--valid-at", "soon"}, `valid_at "soon" is not a time`},
+		{"episodes: bad known-at", []string{"episodes", "mem", "--known-at", "2026-02-30"}, `known_at "2026-02-30" is not a time`},
+		{"episodes: weights without composite", []string{"episodes", "mem", "--w-salience", "2"}, "weights apply to order_by composite only"},
 		{"episodes: negative weight", []string{"episodes", "mem", "--order-by", "composite", "--w-recency", "-1"}, "weights must be at least 0"},
-		{"episodes: limit", []string{"episodes", "mem", "-n", "500"}, "limit 500 is over 200"},
-		{"episodes: half-life", []string{"episodes", "mem", "--half-life-days", "0"}, "--half-life-days must be more than 0"},
+		{"episodes: limit", []string{"episodes", "mem", "-n", "500"}, "limit 500 is out of range: give 1 to 200"},
+		{"episodes: half-life", []string{"episodes", "mem", "--half-life-days", "0"}, "half_life_days must be more than 0"},
 		{"episodes: stats with text", []string{"episodes", "mem", "audit", "--stats"}, "take no TEXT"},
 		{"episodes: stats with a filter", []string{"episodes", "mem", "--stats", "-e", "audit"}, "it takes no other filter"},
 		{"episodes: entities with -e", []string{"episodes", "mem", "--entities", "-e", "audit"}, "-e does not apply"},
@@ -123,7 +106,7 @@ func TestVaultEpisodeErrors(t *testing.T) {
 		{"episode: skill vault", []string{"episode", "sk", open}, "is a skill vault"},
 		{"invalidate: closed", []string{"invalidate", "mem", closed}, "episode conflict: episode " + closed + " is already closed"},
 		{"invalidate: before valid_from", []string{"invalidate", "mem", open, "--valid-to", "2026-02-01"}, "before the episode's valid_from"},
-		{"invalidate: bad time", []string{"invalidate", "mem", open, "--valid-to", "July"}, "--valid-to: invalid episode input"},
+		{"invalidate: bad time", []string{"invalidate", "mem", open, "--valid-to", "July"}, `valid_to "July" is not a time`},
 		{"invalidate: not found", []string{"invalidate", "mem", "0123"}, "episode not found"},
 		{"supersede: closed", []string{"supersede", "mem", closed, "the office is in Paris"}, "is already closed"},
 		{"supersede: superseded", []string{"supersede", "mem", old, "the budget is 9k"}, "was superseded by"},
@@ -141,7 +124,7 @@ func TestVaultEpisodeErrors(t *testing.T) {
 		{"import: semantic vault", []string{"import", "kb", "-"}, "is a semantic vault"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, errOut := epMain(t, "", append([]string{"vault"}, tc.args...)...)
+			code, out, errOut := ctxkitIn(t, "", append([]string{"vault"}, tc.args...)...)
 			if code != 1 || !strings.Contains(errOut, tc.want) {
 				t.Errorf("ctxkit vault %s: %d\nstdout: %s\nstderr: %s\nwant stderr with %q", strings.Join(tc.args, " "), code, out, errOut, tc.want)
 			}
@@ -160,7 +143,7 @@ func TestVaultEpisodeLateCorrection(t *testing.T) {
 	if e.ValidTo != nil || e.State != "open" || e.Source != "standup" || strings.Join(e.Entities, ",") != "audit,Dana" {
 		t.Fatalf("written: %+v", e)
 	}
-	out := ep(t, "vault", "invalidate", "mem", e.ID, "--valid-to", "2026-07-12", "--reason", "she left on July 12")
+	out := mustRun(t, "vault", "invalidate", "mem", e.ID, "--valid-to", "2026-07-12", "--reason", "she left on July 12")
 	if out != "invalidated "+e.ID+": valid 2026-03-01T00:00:00Z..2026-07-12T00:00:00Z\n" {
 		t.Fatalf("invalidate: %q", out)
 	}
@@ -178,13 +161,13 @@ func TestVaultEpisodeLateCorrection(t *testing.T) {
 		{[]string{"-e", "DANA", "--valid-at", "2026-05-01"}, true},
 		{[]string{"-e", "someone", "--valid-at", "2026-05-01"}, false},
 	} {
-		out := ep(t, append([]string{"vault", "episodes", "mem"}, tc.args...)...)
+		out := mustRun(t, append([]string{"vault", "episodes", "mem"}, tc.args...)...)
 		if strings.Contains(out, e.ID) != tc.found || (!tc.found && out != "no match\n") {
 			t.Errorf("episodes %v: found %v, want %v\n%s", tc.args, !tc.found, tc.found, out)
 		}
 	}
 	// The text line shows what the vault believed at that time.
-	out = ep(t, "vault", "episodes", "mem", "--valid-at", "2026-07-20", "--known-at", before)
+	out = mustRun(t, "vault", "episodes", "mem", "--valid-at", "2026-07-20", "--known-at", before)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "ID") ||
 		!strings.Contains(lines[1], e.ID+"  2026-03-01T00:00:00Z..  open") || !strings.HasSuffix(lines[1], "Dana leads the audit") {
@@ -201,10 +184,10 @@ func TestVaultEpisodeLateCorrection(t *testing.T) {
 	if st["total"] != 1 || st["open"] != 1 || st["closed"] != 0 {
 		t.Errorf("stats known before: %v", st)
 	}
-	if out := ep(t, "vault", "episodes", "mem", "--stats"); out != "total 1\nopen 0\nclosed 1\ndisputed 0\n" {
+	if out := mustRun(t, "vault", "episodes", "mem", "--stats"); out != "total 1\nopen 0\nclosed 1\ndisputed 0\n" {
 		t.Errorf("stats now: %q", out)
 	}
-	out = ep(t, "vault", "episode", "mem", e.ID, "--history")
+	out = mustRun(t, "vault", "episode", "mem", e.ID, "--history")
 	if !strings.HasPrefix(out, e.ID+" Dana leads the audit\n") || !strings.Contains(out, "2026-03-01T00:00:00Z..2026-07-12T00:00:00Z  invalidated  she left on July 12") ||
 		!strings.Contains(out, before) {
 		t.Errorf("history:\n%s", out)
@@ -222,7 +205,7 @@ func TestVaultEpisodeLateCorrection(t *testing.T) {
 		hist[0].Versions[1].State != "invalidated" || hist[0].Versions[1].ClosedAt != nil || hist[0].Versions[1].Note != "she left on July 12" {
 		t.Errorf("history --json: %+v", hist)
 	}
-	out = ep(t, "vault", "episode", "mem", e.ID)
+	out = mustRun(t, "vault", "episode", "mem", e.ID)
 	for _, want := range []string{"state:", "invalidated (she left on July 12)", "valid:", "2026-03-01T00:00:00Z..2026-07-12T00:00:00Z", "entities:", "audit, Dana", "source:", "standup", "invalidated_at:"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("episode: no %q in\n%s", want, out)
@@ -232,12 +215,13 @@ func TestVaultEpisodeLateCorrection(t *testing.T) {
 
 func TestVaultEpisodeChanges(t *testing.T) {
 	episodicEnv(t)
+	// The source defaults to the caller's name.
 	limit := writeEpisode(t, "mem", "the API rate limit is 100 requests per minute", "-e", "api", "-e", "billing", "--salience", "0.9", "--meta", "ticket=OPS-7")
-	if limit.Salience != 0.9 || limit.Metadata["ticket"] != "OPS-7" || limit.Source != "" {
+	if limit.Salience != 0.9 || limit.Metadata["ticket"] != "OPS-7" || limit.Source != vault.OwnerName {
 		t.Fatalf("written: %+v", limit)
 	}
 	// Write-time hints: text, then JSON; a dry run writes nothing.
-	code, out, errOut := epMain(t, "", "vault", "write-episode", "mem", "The API rate limit is 100 requests per minute.", "-e", "API", "--dry-run")
+	code, out, errOut := ctxkitIn(t, "", "vault", "write-episode", "mem", "The API rate limit is 100 requests per minute.", "-e", "API", "--dry-run")
 	if code != 0 || out != "" || !strings.HasPrefix(errOut, "dry run: nothing written\nhint: confirm "+limit.ID+" (similarity 1.00): the same statement again") {
 		t.Errorf("dry run: %d\n%s\n%s", code, out, errOut)
 	}
@@ -254,16 +238,16 @@ func TestVaultEpisodeChanges(t *testing.T) {
 	if !res.DryRun || len(res.Hints) != 1 || res.Hints[0].Action != "supersede" || res.Hints[0].Episode.ID != limit.ID {
 		t.Errorf("dry run --json: %+v", res)
 	}
-	if out := ep(t, "vault", "episodes", "mem", "--stats"); !strings.HasPrefix(out, "total 1\n") {
+	if out := mustRun(t, "vault", "episodes", "mem", "--stats"); !strings.HasPrefix(out, "total 1\n") {
 		t.Errorf("a dry run wrote: %s", out)
 	}
 	// A real write prints only its id on stdout, the hints on stderr.
-	code, out, errOut = epMain(t, "", "vault", "write-episode", "mem", "API rate limit: 100 requests per minute, per key", "-e", "api")
+	code, out, errOut = ctxkitIn(t, "", "vault", "write-episode", "mem", "API rate limit: 100 requests per minute, per key", "-e", "api")
 	if code != 0 || len(out) != 33 || !strings.HasPrefix(errOut, "hint: revise "+limit.ID) {
 		t.Errorf("write with a hint: %d %q %q", code, out, errOut)
 	}
 	reworded := strings.TrimSpace(out)
-	ep(t, "vault", "invalidate", "mem", reworded, "--reason", "a test of hints")
+	mustRun(t, "vault", "invalidate", "mem", reworded, "--reason", "a test of hints")
 
 	// Supersede inherits entities and salience unless given; -e "" clears.
 	var next episodeJSON
@@ -282,15 +266,15 @@ func TestVaultEpisodeChanges(t *testing.T) {
 		t.Errorf("supersede -e '': %+v", cleared)
 	}
 	// Revise keeps the source; -e replaces the entities.
-	out = ep(t, "vault", "revise", "mem", cleared.ID, "The API is not rate limited.", "-e", "api")
+	out = mustRun(t, "vault", "revise", "mem", cleared.ID, "The API is not rate limited.", "-e", "api")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 || lines[1] != "revised "+cleared.ID {
+	if len(lines) != 2 || !strings.HasPrefix(lines[1], "revised "+cleared.ID+" from ") {
 		t.Fatalf("revise: %q", out)
 	}
 	revision := lines[0]
 	var rev episodeJSON
 	epJSON(t, &rev, "vault", "episode", "mem", revision)
-	if rev.Revises != cleared.ID || rev.Source != "" || strings.Join(rev.Entities, ",") != "api" || rev.ValidFrom != cleared.ValidFrom {
+	if rev.Revises != cleared.ID || rev.Source != cleared.Source || strings.Join(rev.Entities, ",") != "api" || rev.ValidFrom != cleared.ValidFrom {
 		t.Errorf("revision: %+v", rev)
 	}
 	// The history is the same chain, oldest first, from any member.
@@ -307,12 +291,12 @@ func TestVaultEpisodeChanges(t *testing.T) {
 			t.Errorf("history from %s: %v", from, got)
 		}
 	}
-	if out := ep(t, "vault", "episode", "mem", cleared.ID, "--history"); !strings.Contains(out, "  revises "+cleared.ID) || !strings.Contains(out, "  supersedes "+limit.ID) {
+	if out := mustRun(t, "vault", "episode", "mem", cleared.ID, "--history"); !strings.Contains(out, "  revises "+cleared.ID) || !strings.Contains(out, "  supersedes "+limit.ID) {
 		t.Errorf("history text:\n%s", out)
 	}
 
 	// Confirm and dispute.
-	out = ep(t, "vault", "confirm", "mem", revision, "--source", "docs")
+	out = mustRun(t, "vault", "confirm", "mem", revision, "--source", "docs")
 	if !strings.HasPrefix(out, "confirmed "+revision+": 1 confirmation, last ") {
 		t.Errorf("confirm: %q", out)
 	}
@@ -322,11 +306,11 @@ func TestVaultEpisodeChanges(t *testing.T) {
 		t.Errorf("confirm --json: %+v", conf)
 	}
 	other := writeEpisode(t, "mem", "the API allows 50 requests per second", "-e", "api").ID
-	out = ep(t, "vault", "dispute", "mem", revision, other, "--note", "docs and code disagree")
+	out = mustRun(t, "vault", "dispute", "mem", revision, other, "--note", "docs and code disagree")
 	if out != "disputed "+revision+" and "+other+"\n" {
 		t.Errorf("dispute: %q", out)
 	}
-	if code, _, errOut := epMain(t, "", "vault", "dispute", "mem", other, revision); code != 1 || !strings.Contains(errOut, "already disputed") {
+	if code, _, errOut := ctxkitIn(t, "", "vault", "dispute", "mem", other, revision); code != 1 || !strings.Contains(errOut, "already disputed") {
 		t.Errorf("dispute twice: %d %s", code, errOut)
 	}
 	var disputed []episodeJSON
@@ -334,15 +318,15 @@ func TestVaultEpisodeChanges(t *testing.T) {
 	if len(disputed) != 2 || len(disputed[0].DisputedWith) != 1 {
 		t.Errorf("--disputed: %+v", disputed)
 	}
-	if out := ep(t, "vault", "episodes", "mem", "--disputed"); strings.Count(out, "open,disputed") != 2 {
+	if out := mustRun(t, "vault", "episodes", "mem", "--disputed"); strings.Count(out, "open,disputed") != 2 {
 		t.Errorf("--disputed text:\n%s", out)
 	}
-	if out := ep(t, "vault", "episodes", "mem", "--stats"); !strings.HasSuffix(out, "disputed 2\n") {
+	if out := mustRun(t, "vault", "episodes", "mem", "--stats"); !strings.HasSuffix(out, "disputed 2\n") {
 		t.Errorf("stats: %q", out)
 	}
 
 	// Entities, and the orders.
-	if out := ep(t, "vault", "episodes", "mem", "--entities"); out != "api  2\n" {
+	if out := mustRun(t, "vault", "episodes", "mem", "--entities"); out != "api  2\n" {
 		t.Errorf("--entities: %q", out)
 	}
 	var counts []struct {
@@ -362,63 +346,63 @@ func TestVaultEpisodeChanges(t *testing.T) {
 	if len(ms) != 1 {
 		t.Errorf("-n 1: %+v", ms)
 	}
-	if out := ep(t, "vault", "episodes", "mem", "--source", "nobody"); out != "no match\n" {
+	if out := mustRun(t, "vault", "episodes", "mem", "--source", "nobody"); out != "no match\n" {
 		t.Errorf("no match: %q", out)
 	}
-	if out := ep(t, "vault", "episodes", "mem", "--source", "nobody", "--json"); out != "[]\n" {
+	if out := mustRun(t, "vault", "episodes", "mem", "--source", "nobody", "--json"); out != "[]\n" {
 		t.Errorf("no match as JSON: %q", out)
 	}
 }
 
 func TestVaultEpisodeExportImport(t *testing.T) {
 	episodicEnv(t)
-	ep(t, "vault", "init", "copy", "--type", "episodic")
-	ep(t, "vault", "init", "piped", "--type", "episodic")
+	mustRun(t, "vault", "init", "copy", "--type", "episodic")
+	mustRun(t, "vault", "init", "piped", "--type", "episodic")
 	a := writeEpisode(t, "mem", "Dana leads the audit", "-e", "Dana", "--valid-from", "2026-03-01", "--meta", "k=v").ID
 	b := writeEpisode(t, "mem", "the audit is remote", "-e", "audit", "--occurred-at", "2026-03-02T09:30:00+01:00").ID
-	ep(t, "vault", "invalidate", "mem", a, "--valid-to", "2026-07-12", "--reason", "left")
-	c := strings.SplitN(ep(t, "vault", "supersede", "mem", b, "the audit is on site", "--valid-from", "2026-05-01"), "\n", 2)[0]
-	ep(t, "vault", "confirm", "mem", c, "--source", "mail")
+	mustRun(t, "vault", "invalidate", "mem", a, "--valid-to", "2026-07-12", "--reason", "left")
+	c := strings.SplitN(mustRun(t, "vault", "supersede", "mem", b, "the audit is on site", "--valid-from", "2026-05-01"), "\n", 2)[0]
+	mustRun(t, "vault", "confirm", "mem", c, "--source", "mail")
 	d := writeEpisode(t, "mem", "the audit is on site in Lyon", "-e", "audit").ID
-	ep(t, "vault", "dispute", "mem", c, d)
-	ep(t, "vault", "revise", "mem", d, "the audit happens on site, in Lyon")
+	mustRun(t, "vault", "dispute", "mem", c, d)
+	mustRun(t, "vault", "revise", "mem", d, "the audit happens on site, in Lyon")
 
-	export := ep(t, "vault", "export", "mem")
+	export := mustRun(t, "vault", "export", "mem")
 	if n := strings.Count(export, `"type":"statement"`); n != 5 {
 		t.Fatalf("export holds %d statements:\n%s", n, export)
 	}
 	file := filepath.Join(t.TempDir(), "sub", "mem.jsonl")
-	code, out, errOut := epMain(t, "", "vault", "export", "mem", "-o", file)
+	code, out, errOut := ctxkitIn(t, "", "vault", "export", "mem", "-o", file)
 	if code != 0 || out != "" || !strings.Contains(errOut, file) {
 		t.Fatalf("export -o: %d %s %s", code, out, errOut)
 	}
 	if b, err := os.ReadFile(file); err != nil || string(b) != export {
 		t.Fatalf("export -o wrote something else: %v\n%s", err, b)
 	}
-	if out := ep(t, "vault", "import", "copy", file); out != "imported 5 statements into vault \"copy\"\n" {
+	if out := mustRun(t, "vault", "import", "copy", file); out != "imported 5 statements into vault \"copy\"\n" {
 		t.Errorf("import: %q", out)
 	}
-	if got := ep(t, "vault", "export", "copy"); got != export {
+	if got := mustRun(t, "vault", "export", "copy"); got != export {
 		t.Errorf("export after import differs:\n--- got\n%s--- want\n%s", got, export)
 	}
-	if code, out, errOut := epMain(t, export, "vault", "import", "piped", "-"); code != 0 || !strings.Contains(out, "imported 5") {
+	if code, out, errOut := ctxkitIn(t, export, "vault", "import", "piped", "-"); code != 0 || !strings.Contains(out, "imported 5") {
 		t.Errorf("import from stdin: %d %s %s", code, out, errOut)
 	}
-	if got := ep(t, "vault", "export", "piped"); got != export {
+	if got := mustRun(t, "vault", "export", "piped"); got != export {
 		t.Errorf("export after import from stdin differs")
 	}
 	// Importing again changes nothing and says why.
-	if code, _, errOut := epMain(t, "", "vault", "import", "copy", file); code != 1 || !strings.Contains(errOut, "episode conflict") {
+	if code, _, errOut := ctxkitIn(t, "", "vault", "import", "copy", file); code != 1 || !strings.Contains(errOut, "episode conflict") {
 		t.Errorf("import twice: %d %s", code, errOut)
 	}
-	if code, _, errOut := epMain(t, "{\"type\":\"version\",\"id\":\"x\"}\n", "vault", "import", "piped", "-"); code != 1 || !strings.Contains(errOut, "line 1") {
+	if code, _, errOut := ctxkitIn(t, "{\"type\":\"version\",\"id\":\"x\"}\n", "vault", "import", "piped", "-"); code != 1 || !strings.Contains(errOut, "line 1") {
 		t.Errorf("import of a bad file: %d %s", code, errOut)
 	}
 	// The imported vault answers the same queries (at fixed valid times:
 	// recency is measured from the valid time).
 	for _, args := range [][]string{{"--valid-at", "2026-07-01"}, {"--valid-at", "2026-06-01", "--order-by", "salience"}, {"audit", "--valid-at", "2026-05-15"}, {"--disputed", "--valid-at", "2099-01-01"}} {
-		want := ep(t, append([]string{"vault", "episodes", "mem", "--json"}, args...)...)
-		if got := ep(t, append([]string{"vault", "episodes", "copy", "--json"}, args...)...); got != want {
+		want := mustRun(t, append([]string{"vault", "episodes", "mem", "--json"}, args...)...)
+		if got := mustRun(t, append([]string{"vault", "episodes", "copy", "--json"}, args...)...); got != want {
 			t.Errorf("episodes %v differ after import:\n%s\n%s", args, got, want)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -21,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxkit/ctxkit/internal/home"
+	"github.com/ctxkit/ctxkit/internal/httpserver"
 	"github.com/ctxkit/ctxkit/internal/mcpauth"
 	"github.com/ctxkit/ctxkit/internal/mcpwrap"
 	"github.com/ctxkit/ctxkit/offload"
@@ -40,6 +40,12 @@ type WrapOptions struct {
 	AuthToken     string
 	AuthTokenFile string
 	LogFile       string
+	// Grace is how long in-flight requests may take to finish at
+	// shutdown (--http).
+	Grace time.Duration
+	// Limits are the --http server's (zero: the defaults; tests shorten
+	// them).
+	Limits httpserver.Limits
 }
 
 func newWrapCmd(g *globals, streams IO) *cobra.Command {
@@ -79,6 +85,7 @@ explore them. Header values may reference environment variables as ${VAR}.`,
 	f.StringVar(&opts.AuthToken, "auth-token", "", "bearer token clients must send with --http (or $"+WrapTokenEnvVar+")")
 	f.StringVar(&opts.AuthTokenFile, "auth-token-file", "", "file holding the bearer token for --http")
 	f.StringVar(&opts.LogFile, "log-file", "", "append the log here instead of standard error")
+	f.DurationVar(&opts.Grace, "grace", 5*time.Second, "with --http: how long requests in flight may take to finish at shutdown")
 	return cmd
 }
 
@@ -103,8 +110,10 @@ func runWrap(ctx context.Context, g *globals, opts *WrapOptions, streams IO) err
 	if err != nil {
 		return err
 	}
-	if opts.HTTPAddr != "" && token == "" && !isLoopback(opts.HTTPAddr) {
-		return fmt.Errorf("--http %s is not a loopback address: set --auth-token, --auth-token-file or $%s", opts.HTTPAddr, WrapTokenEnvVar)
+	if opts.HTTPAddr != "" {
+		if err := httpserver.CheckAddr(opts.HTTPAddr, token != ""); err != nil {
+			return fmt.Errorf("--http %w: set --auth-token, --auth-token-file or $%s", err, WrapTokenEnvVar)
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -139,7 +148,7 @@ func runWrap(ctx context.Context, g *globals, opts *WrapOptions, streams IO) err
 		if err != nil {
 			return err
 		}
-		return serveHTTP(ctx, opts.HTTPAddr, h, token, logger)
+		return serveHTTP(ctx, opts, h, token, logger)
 	}
 	proxy, err := mcpwrap.New(popts)
 	if err != nil {
@@ -154,7 +163,9 @@ func runWrap(ctx context.Context, g *globals, opts *WrapOptions, streams IO) err
 	return err
 }
 
-func serveHTTP(ctx context.Context, addr string, h http.Handler, token string, logger *slog.Logger) error {
+// serveHTTP serves h on opts.HTTPAddr, behind the bearer token if any,
+// until ctx ends and the requests in flight are done.
+func serveHTTP(ctx context.Context, opts *WrapOptions, h http.Handler, token string, logger *slog.Logger) error {
 	if token != "" {
 		h = auth.RequireBearerToken(func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
 			if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
@@ -163,22 +174,12 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, token string, l
 			return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
 		}, nil)(h)
 	}
-	ln, err := net.Listen("tcp", addr)
+	srv, err := httpserver.Listen(httpserver.Options{Addr: opts.HTTPAddr, Handler: h, Logger: logger, Grace: opts.Grace, Limits: opts.Limits})
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	logger.Info("serving MCP over streamable HTTP", "addr", ln.Addr().String())
-	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdown)
-	}()
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	return nil
+	logger.Info("serving MCP over streamable HTTP", "addr", srv.Addr().String())
+	return srv.Run(ctx)
 }
 
 // oauthFor prepares the OAuth flow for a URL upstream; it runs only if the
@@ -222,19 +223,6 @@ func wrapToken(opts *WrapOptions) (string, error) {
 		return t, nil
 	}
 	return os.Getenv(WrapTokenEnvVar), nil
-}
-
-// isLoopback reports whether addr only listens on this machine.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 type nopWriteCloser struct{ io.Writer }

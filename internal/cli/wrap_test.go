@@ -16,15 +16,28 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ctxkit/ctxkit/internal/httpserver/httpservertest"
 )
 
 // The test binary doubles as an upstream stdio MCP server for `wrap`.
+// Its list_rows tool, given a file path Release, creates Release.started
+// and answers once Release exists.
 func TestMain(m *testing.M) {
 	if os.Getenv("CTXKIT_CLI_TEST_UPSTREAM") == "1" {
 		s := mcp.NewServer(&mcp.Implementation{Name: "lister"}, nil)
 		mcp.AddTool(s, &mcp.Tool{Name: "list_rows", Description: "Rows as JSON."}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
-			N int `json:"n"`
+			N       int    `json:"n"`
+			Release string `json:"release,omitempty"`
 		}) (*mcp.CallToolResult, any, error) {
+			if in.Release != "" {
+				if err := os.WriteFile(in.Release+".started", nil, 0o600); err != nil {
+					return nil, nil, err
+				}
+				if !waitFile(in.Release) {
+					return nil, nil, fmt.Errorf("%s was not created", in.Release)
+				}
+			}
 			rows := make([]map[string]any, in.N)
 			for i := range rows {
 				rows[i] = map[string]any{"id": i, "name": fmt.Sprintf("row %d", i)}
@@ -38,6 +51,18 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// waitFile waits up to httpservertest.Patience for path to exist.
+func waitFile(path string) bool {
+	deadline := time.Now().Add(httpservertest.Patience)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
 }
 
 // startWrap runs `ctxkit wrap args...` in-process on pipes and connects a
@@ -140,7 +165,7 @@ func TestWrapRefusesBadInvocations(t *testing.T) {
 		{[]string{"wrap", "ftp://x"}, "want http:// or https://"},
 		{[]string{"wrap", "--transport", "carrier-pigeon", "https://x"}, "unknown transport"},
 		{[]string{"wrap", "-H", "Authorization: Bearer ${CTXKIT_TEST_UNSET_VAR}", "https://x"}, "${CTXKIT_TEST_UNSET_VAR}, which is not set"},
-		{[]string{"wrap", "--http", "0.0.0.0:0", "--", "true"}, "not a loopback address"},
+		{[]string{"wrap", "--http", "0.0.0.0:0", "--", "true"}, "--http 0.0.0.0:0 accepts connections from other machines: set --auth-token"},
 	} {
 		var out, errOut bytes.Buffer
 		code := Main(t.Context(), append(tc.args, "--store", "memory:"), IO{In: strings.NewReader(""), Out: &out, Err: &errOut})
@@ -170,7 +195,7 @@ func TestWrapHTTPNeedsTheToken(t *testing.T) {
 	if resp, err := http.Post(url, "application/json", strings.NewReader(`{}`)); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("no token: %v %v, want 401", resp, err)
 	}
-	hc := &http.Client{Transport: bearer{"tok"}}
+	hc := &http.Client{Transport: bearer{token: "tok"}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
 	if err != nil {
 		t.Fatalf("connect with the token: %v", err)
@@ -200,14 +225,6 @@ func TestWrapHTTPNeedsTheToken(t *testing.T) {
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "not_found") {
 		t.Errorf("another session reads the result: %v %v", res.Content, err)
 	}
-}
-
-type bearer struct{ token string }
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
 }
 
 func freeAddr(t *testing.T) string {

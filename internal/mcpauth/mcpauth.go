@@ -374,7 +374,7 @@ func (h *Handler) clientFor(ctx context.Context, asm *oauthex.AuthServerMeta) (*
 	}
 	if c := rec.Client; c.usable(asm.Issuer, time.Now()) {
 		if port, ok := redirectPort(c.RedirectURI); ok {
-			cb, err := listenCallback(port)
+			cb, err := listenCallback(ctx, port, h.log)
 			if err == nil {
 				return c, cb, nil
 			}
@@ -384,7 +384,7 @@ func (h *Handler) clientFor(ctx context.Context, asm *oauthex.AuthServerMeta) (*
 	if asm.RegistrationEndpoint == "" {
 		return nil, nil, fmt.Errorf("authorization server %s offers no dynamic client registration (RFC 7591), and ctxkit has no client registered there", asm.Issuer)
 	}
-	cb, err := listenCallback(0)
+	cb, err := listenCallback(ctx, 0, h.log)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/ctxkit/ctxkit/internal/httpserver"
 )
 
 // callbackPath is the path of the loopback redirect URI.
@@ -55,8 +58,9 @@ func redirectPort(uri string) (int, bool) {
 // interface. It accepts exactly one response carrying the expected state;
 // anything else is answered with 400 and ignored.
 type callbackServer struct {
-	lis     net.Listener
-	srv     *http.Server
+	srv     *httpserver.Server
+	stop    context.CancelFunc // ends srv.Run
+	stopped chan struct{}      // closed when srv.Run has returned
 	results chan callbackResult
 
 	mu    sync.Mutex
@@ -68,21 +72,37 @@ type callbackResult struct {
 	err error
 }
 
+// callbackGrace is how long close lets a browser's request in flight
+// finish (a connection a browser opened ahead, with no request yet, holds
+// close for as long).
+const callbackGrace = time.Second
+
 // listenCallback binds 127.0.0.1:port (0 = any free port) and serves the
-// redirect endpoint until close.
-func listenCallback(port int) (*callbackServer, error) {
-	lis, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+// redirect endpoint until close or the end of ctx.
+func listenCallback(ctx context.Context, port int, log *slog.Logger) (*callbackServer, error) {
+	c := &callbackServer{results: make(chan callbackResult, 1), stopped: make(chan struct{})}
+	srv, err := httpserver.Listen(httpserver.Options{
+		Addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Handler: http.HandlerFunc(c.serve),
+		Logger:  log,
+		Grace:   callbackGrace,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("listen for the OAuth redirect on 127.0.0.1:%d: %w", port, err)
 	}
-	c := &callbackServer{lis: lis, results: make(chan callbackResult, 1)}
-	c.srv = &http.Server{Handler: http.HandlerFunc(c.serve), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = c.srv.Serve(lis) }()
+	c.srv = srv
+	ctx, c.stop = context.WithCancel(ctx)
+	go func() {
+		defer close(c.stopped)
+		if err := srv.Run(ctx); err != nil {
+			log.Warn("oauth: redirect listener", "err", err)
+		}
+	}()
 	return c, nil
 }
 
 // port is the bound port.
-func (c *callbackServer) port() int { return c.lis.Addr().(*net.TCPAddr).Port }
+func (c *callbackServer) port() int { return c.srv.Addr().(*net.TCPAddr).Port }
 
 // expect sets the state the next response must carry.
 func (c *callbackServer) expect(state string) {
@@ -91,8 +111,11 @@ func (c *callbackServer) expect(state string) {
 	c.mu.Unlock()
 }
 
-// close stops the listener and any open connection.
-func (c *callbackServer) close() { _ = c.srv.Close() }
+// close stops the listener and returns once its connections are closed.
+func (c *callbackServer) close() {
+	c.stop()
+	<-c.stopped
+}
 
 func (c *callbackServer) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")

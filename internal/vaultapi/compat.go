@@ -69,7 +69,9 @@ package vaultapi
 //     (400 otherwise). GET /episodes/entities (in the reference's README
 //     only) answers {vault_name, entities: [{entity, episodes}]}.
 //   - allowed_agents in GET /vaults is the whole list for the owner only;
-//     an agent sees itself in it when attached, never the others.
+//     an agent sees itself in it when attached, never the others; and
+//     vault_path is the owner's only: an agent gets an empty string, and
+//     learns nothing of the owner's folders.
 
 import (
 	"crypto/sha256"

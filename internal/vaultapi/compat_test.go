@@ -1,10 +1,7 @@
 package vaultapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -19,39 +16,12 @@ import (
 	"github.com/ctxkit/ctxkit/vault"
 )
 
-// call calls a compatibility route as who (a caller's name, a raw token,
-// or "" for none), with the X-CtxVault-Agent header when agent is not
-// "". The /v1 schema check does not apply: these are the reference's
-// shapes.
+// call calls a compatibility route as who (see send), with the
+// X-CtxVault-Agent header when agent is not "". The /v1 schema check does
+// not apply: these are the reference's shapes.
 func (e *env) call(who, agent, method, path string, body any) resp {
 	e.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		j, err := json.Marshal(b)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		rd = bytes.NewReader(j)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	req.RemoteAddr = "192.0.2.7:1234"
-	if who != "" {
-		tok, ok := e.tokens[who]
-		if !ok {
-			tok = who
-		}
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	if agent != "" {
-		req.Header.Set(compatAgentHeader, agent)
-	}
-	rec := httptest.NewRecorder()
-	e.h.ServeHTTP(rec, req)
-	r := resp{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+	_, _, r := e.send(who, agent, method, path, body)
 	if ct := r.header.Get("Content-Type"); ct != "application/json" {
 		e.t.Errorf("%s %s: Content-Type %q", method, path, ct)
 	}
@@ -63,7 +33,7 @@ func (e *env) call(who, agent, method, path string, body any) resp {
 func (e *env) as(who, method, path string, body any) resp {
 	e.t.Helper()
 	agent := who
-	if who == vault.Owner {
+	if who == owner {
 		agent = ""
 	}
 	return e.call(who, agent, method, path, body)
@@ -123,12 +93,12 @@ func TestCompatSemantic(t *testing.T) {
 	e.want(e.as(who, "POST", "/ctxvault/docs/write", map[string]any{"vault_name": "notes", "content": "x"}), 400, "no file_path")
 
 	// Files put in the folder by hand, one of them broken.
-	v, err := e.r.Get(t.Context(), "notes")
+	v, err := e.svc.DescribeVault(t.Context(), vault.Owner(), "notes")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, text := range map[string]string{"plain.txt": "Deploys go through the blue-green pipeline.", "broken.docx": "not a zip"} {
-		if err := os.WriteFile(filepath.Join(v.Dir, name), []byte(text), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(v.Path, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -139,7 +109,7 @@ func TestCompatSemantic(t *testing.T) {
 	if sk := strs(r["skipped_files"]); len(sk) != 1 || !strings.HasPrefix(sk[0], "broken.docx (") {
 		t.Errorf("skipped_files %v", sk)
 	}
-	if err := os.Remove(filepath.Join(v.Dir, "broken.docx")); err != nil {
+	if err := os.Remove(filepath.Join(v.Path, "broken.docx")); err != nil {
 		t.Fatal(err)
 	}
 	r = e.want(e.as(who, "PUT", "/ctxvault/reindex", map[string]any{"vault_name": "notes", "file_path": "plain.txt"}), 200, "reindex").json(t)
@@ -152,7 +122,7 @@ func TestCompatSemantic(t *testing.T) {
 	}
 
 	// The README's query, with top_k; n_results too.
-	archID := docID("architecture.md")
+	archID := vault.DocID("architecture.md")
 	for _, body := range []map[string]any{
 		{"vault_name": "notes", "query": "JWT tokens", "top_k": 3},
 		{"vault_name": "notes", "query": "JWT tokens", "n_results": 3},
@@ -241,7 +211,7 @@ func TestCompatSemantic(t *testing.T) {
 		d["reconstructed"] != false || d["warning"] != nil || len(d["reconstructed_text_hash"].(string)) != 64 || d["indexed_at"] == "" {
 		t.Errorf("content: %v", c)
 	}
-	e.want(e.as(who, "GET", q("/docs/"+docID("nope.md")+"/content", "vault_name", "notes"), nil), 404, "no such doc")
+	e.want(e.as(who, "GET", q("/docs/"+vault.DocID("nope.md")+"/content", "vault_name", "notes"), nil), 404, "no such doc")
 	e.want(e.as(who, "GET", "/ctxvault/docs", nil), 400, "no vault_name")
 	e.want(e.as(who, "GET", q("/docs", "vault_name", "notes", "colour", "red"), nil), 400, "unknown parameter")
 
@@ -261,9 +231,16 @@ func TestCompatSemantic(t *testing.T) {
 	if len(vs) != 2 {
 		t.Fatalf("vaults: %v", vs)
 	}
+	// An agent learns nothing of the owner's folders: vault_path is
+	// empty for it, and the owner's only.
 	for _, v := range vs {
-		if len(v) != 6 || v["scope"] != "local" || v["vault_path"] == "" || v["restricted"] != false || fmt.Sprint(v["allowed_agents"]) != "[]" {
+		if len(v) != 6 || v["scope"] != "local" || v["vault_path"] != "" || v["restricted"] != false || fmt.Sprint(v["allowed_agents"]) != "[]" {
 			t.Errorf("vault %v", v)
+		}
+	}
+	for _, v := range list(t, e.want(e.as(owner, "GET", "/ctxvault/vaults", nil), 200, "vaults").json(t), "vaults") {
+		if want := filepath.Join(e.v.Root, ".ctxkit", "vaults", v["name"].(string)); v["vault_path"] != want {
+			t.Errorf("the owner sees vault_path %v, want %s", v["vault_path"], want)
 		}
 	}
 	// Unknown routes and methods answer in JSON, once authenticated.
@@ -432,18 +409,18 @@ func TestCompatAuth(t *testing.T) {
 		{"", "", 401, "Bearer"},
 		{"ctxk_invalid", "a", 401, "invalid token"},
 		{"a", "b", 403, `the bearer token is agent "a"'s`},
-		{vault.Owner, "a", 403, "the owner's"},
+		{owner, "a", 403, "the owner's"},
 		{"a", "a", 200, ""},
 		{"a", "", 200, ""},
-		{vault.Owner, "", 200, ""},
-		{vault.Owner, vault.Owner, 200, ""},
+		{owner, "", 200, ""},
+		{owner, owner, 200, ""},
 	} {
 		what := fmt.Sprintf("token %q, header %q", tc.who, tc.agent)
 		r := e.want(e.call(tc.who, tc.agent, "GET", q("/docs", "vault_name", "pub"), nil), tc.status, what)
 		if tc.status == 200 {
 			continue
 		}
-		msg := r.json(t)["error"].(map[string]any)["message"].(string)
+		msg := r.errorText(t)
 		if !strings.Contains(msg, tc.says) {
 			t.Errorf("%s: %q does not say %q", what, msg, tc.says)
 		}
@@ -462,14 +439,14 @@ func TestCompatAuth(t *testing.T) {
 	e.want(e.call("a", "a", "GET", "/ctxvault/vaults", nil), 200, "after names only")
 
 	// Without an Authenticator the caller comes from the context.
-	h := New(e.r, Options{Logger: slog.New(failOnError{t})})
+	h := New(e.svc, Options{Logger: slog.New(failOnError{t})})
 	for _, tc := range []struct {
 		caller, agent string
 		status        int
 	}{{"", "a", 401}, {"", "", 401}, {"a", "b", 403}, {"a", "a", 200}, {"a", "", 200}} {
 		req := httptest.NewRequest("GET", "/ctxvault/vaults", nil)
 		if tc.caller != "" {
-			req = req.WithContext(vaultauth.WithCaller(req.Context(), tc.caller))
+			req = req.WithContext(vaultauth.WithCaller(req.Context(), e.callers[tc.caller]))
 		}
 		if tc.agent != "" {
 			req.Header.Set(compatAgentHeader, tc.agent)
@@ -518,7 +495,7 @@ type compatMatrix struct {
 }
 
 func (m *compatMatrix) fresh(name string) string {
-	r := m.want(m.as(vault.Owner, "POST", "/ctxvault/episodes/write", map[string]any{"vault_name": name, "content": "the secret of " + name, "entities": []string{"secret"}}), 200, "seed")
+	r := m.want(m.as(owner, "POST", "/ctxvault/episodes/write", map[string]any{"vault_name": name, "content": "the secret of " + name, "entities": []string{"secret"}}), 200, "seed")
 	return r.json(m.t)["episode"].(map[string]any)["id"].(string)
 }
 
@@ -533,14 +510,14 @@ func (m *compatMatrix) request(rt route, name, who string) (string, any) {
 	case "compatIndex", "compatReindex":
 		return rt.Pattern, map[string]any{"vault_name": name}
 	case "compatDelete":
-		m.want(m.as(vault.Owner, "POST", "/ctxvault/docs/write", map[string]any{"vault_name": name, "file_path": "doomed.md", "content": "x", "overwrite": true}), 200, "seed")
+		m.want(m.as(owner, "POST", "/ctxvault/docs/write", map[string]any{"vault_name": name, "file_path": "doomed.md", "content": "x", "overwrite": true}), 200, "seed")
 		return vq("/delete", "file_path", "doomed.md"), nil
 	case "compatQuery":
 		return rt.Pattern, map[string]any{"vault_name": name, "query": "secret"}
 	case "compatDocs":
 		return vq("/docs"), nil
 	case "compatDocContent":
-		return vq("/docs/" + docID("doc.md") + "/content"), nil
+		return vq("/docs/" + vault.DocID("doc.md") + "/content"), nil
 	case "compatWriteDoc":
 		return rt.Pattern, map[string]any{"vault_name": name, "file_path": "by-" + who + ".md", "content": "written by " + who, "overwrite": true}
 	case "compatWriteSkill":
@@ -582,9 +559,9 @@ func TestCompatIsolation(t *testing.T) {
 			m.vault(name, typ, agents...)
 			switch typ {
 			case vault.Semantic:
-				m.want(m.as(vault.Owner, "POST", "/ctxvault/docs/write", map[string]any{"vault_name": name, "file_path": "doc.md", "content": "# Secret\n\nthe secret of " + name}), 200, "seed")
+				m.want(m.as(owner, "POST", "/ctxvault/docs/write", map[string]any{"vault_name": name, "file_path": "doc.md", "content": "# Secret\n\nthe secret of " + name}), 200, "seed")
 			case vault.Skill:
-				m.want(m.as(vault.Owner, "POST", "/ctxvault/skills/write", map[string]any{"vault_name": name, "skill_name": "brew-tea", "description": "secret of " + name, "instructions": "steep"}), 200, "seed")
+				m.want(m.as(owner, "POST", "/ctxvault/skills/write", map[string]any{"vault_name": name, "skill_name": "brew-tea", "description": "secret of " + name, "instructions": "steep"}), 200, "seed")
 			case vault.Episodic:
 				m.episode[name] = m.fresh(name)
 			}
@@ -634,17 +611,20 @@ func TestCompatIsolation(t *testing.T) {
 			if got := fmt.Sprint(v["allowed_agents"]); got != "["+who+"]" {
 				t.Errorf("%s sees the agents of %s as %s", who, name, got)
 			}
+			if v["vault_path"] != "" {
+				t.Errorf("%s sees the folder of %s: %v", who, name, v["vault_path"])
+			}
 		}
 		// The other's vaults hold no trace of who.
-		for _, d := range m.want(m.do(vault.Owner, "GET", "/v1/vaults/"+other+"-semantic/documents", nil), 200, "docs").json(t)["documents"].([]any) {
+		for _, d := range m.want(m.do(owner, "GET", "/v1/vaults/"+other+"-semantic/documents", nil), 200, "docs").json(t)["documents"].([]any) {
 			if by := d.(map[string]any)["metadata"].(map[string]any)["written_by"]; by == who {
 				t.Errorf("%s-semantic has a document by %v", other, by)
 			}
 		}
-		if s := m.want(m.do(vault.Owner, "GET", "/v1/vaults/"+other+"-skill/skills/brew-tea", nil), 200, "skill").json(t); s["description"] == "by "+who {
+		if s := m.want(m.do(owner, "GET", "/v1/vaults/"+other+"-skill/skills/brew-tea", nil), 200, "skill").json(t); s["description"] == "by "+who {
 			t.Errorf("%s-skill changed by %s: %v", other, who, s)
 		}
-		all := m.want(m.do(vault.Owner, "POST", "/v1/vaults/"+other+"-episodic/episodes/query", map[string]any{"all": true, "n": 200}), 200, "episodes").json(t)
+		all := m.want(m.do(owner, "POST", "/v1/vaults/"+other+"-episodic/episodes/query", map[string]any{"include_closed": true, "limit": 200}), 200, "episodes").json(t)
 		for _, ep := range list(t, all, "results") {
 			if strings.HasSuffix(ep["content"].(string), "by "+who) || ep["id"] == m.episode[other+"-episodic"] && ep["state"] != "open" {
 				t.Errorf("%s-episodic changed by %s: %v", other, who, ep)
@@ -652,10 +632,10 @@ func TestCompatIsolation(t *testing.T) {
 		}
 	}
 	// The owner sees every grant.
-	for _, v := range list(t, m.want(m.as(vault.Owner, "GET", "/ctxvault/vaults", nil), 200, "vaults").json(t), "vaults") {
+	for _, v := range list(t, m.want(m.as(owner, "GET", "/ctxvault/vaults", nil), 200, "vaults").json(t), "vaults") {
 		if strings.HasPrefix(v["name"].(string), "ro-") && fmt.Sprint(v["allowed_agents"]) != "[a b]" {
 			t.Errorf("the owner sees %v", v)
 		}
 	}
-	m.want(m.do(vault.Owner, "GET", "/v1/vaults/ro-semantic/documents/by-a.md", nil), 404, "a's write through a read-only grant")
+	m.want(m.do(owner, "GET", "/v1/vaults/ro-semantic/documents/by-a.md", nil), 404, "a's write through a read-only grant")
 }

@@ -47,7 +47,8 @@ func (a *api) episodeRoutes() []route {
 				return out, 0, err
 			}, a),
 		handle("POST", base+"/query", "queryEpisodes", "episodes",
-			"Query what the vault holds at valid_at as it believed it at known_at", http.StatusOK, ro,
+			"Query what the vault holds at valid_at as it believed it at known_at", http.StatusOK,
+			[]int{http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound}, // 403: reinforce through a read-only grant
 			func(w http.ResponseWriter, req *http.Request, _ *none, b *vault.QueryEpisodesRequest) (vault.QueryEpisodesResult, int, error) {
 				return orNil(a.svc.QueryEpisodes(req.Context(), caller(req), name(req), *b))
 			}, a),

@@ -29,7 +29,7 @@ func writes(rt route) bool {
 	return rt.Method != "GET" && rt.ID != "queryVault" && rt.ID != "queryEpisodes"
 }
 
-var adminRoutes = []string{"attachAgent", "detachAgent", "publishVault"}
+var adminRoutes = []string{"attachAgent", "detachAgent", "publishVault", "vaultAudit"}
 
 // matrix holds the vaults of the isolation tests: for each type, one
 // restricted to a, one to b, one public, and one where a has a read-only
@@ -48,9 +48,9 @@ func newMatrix(t *testing.T) *matrix {
 			m.vault(name, typ, agents...)
 			switch typ {
 			case vault.Semantic:
-				m.want(m.do(vault.Owner, "PUT", "/v1/vaults/"+name+"/documents/doc.md", map[string]any{"content": "# Secret\n\nthe secret of " + name}), 200, "seed")
+				m.want(m.do(owner, "PUT", "/v1/vaults/"+name+"/documents/doc.md", map[string]any{"content": "# Secret\n\nthe secret of " + name}), 200, "seed")
 			case vault.Skill:
-				m.want(m.do(vault.Owner, "PUT", "/v1/vaults/"+name+"/skills/brew-tea", map[string]any{"description": "secret of " + name, "instructions": "steep"}), 200, "seed")
+				m.want(m.do(owner, "PUT", "/v1/vaults/"+name+"/skills/brew-tea", map[string]any{"description": "secret of " + name, "instructions": "steep"}), 200, "seed")
 			case vault.Episodic:
 				m.episode[name] = m.fresh(name)
 			}
@@ -61,7 +61,7 @@ func newMatrix(t *testing.T) *matrix {
 
 // fresh writes a new episode into an episodic vault, as the owner.
 func (m *matrix) fresh(name string) string {
-	r := m.want(m.do(vault.Owner, "POST", "/v1/vaults/"+name+"/episodes", map[string]any{"content": "the secret of " + name, "entities": []string{"secret"}}), 201, "seed")
+	r := m.want(m.do(owner, "POST", "/v1/vaults/"+name+"/episodes", map[string]any{"content": "the secret of " + name, "entities": []string{"secret"}}), 201, "seed")
 	return r.json(m.t)["episode"].(map[string]any)["id"].(string)
 }
 
@@ -77,7 +77,7 @@ func (m *matrix) request(rt route, name, who string) (string, any) {
 	case "writeDocument":
 		path = strings.ReplaceAll(path, "{path...}", "by-"+who+".md")
 	case "deleteDocument":
-		m.want(m.do(vault.Owner, "PUT", "/v1/vaults/"+name+"/documents/doomed.md", map[string]any{"content": "x", "overwrite": true}), 200, "seed")
+		m.want(m.do(owner, "PUT", "/v1/vaults/"+name+"/documents/doomed.md", map[string]any{"content": "x", "overwrite": true}), 200, "seed")
 		path = strings.ReplaceAll(path, "{path...}", "doomed.md")
 	}
 	if strings.Contains(path, "{id}") {
@@ -106,7 +106,7 @@ func (m *matrix) request(rt route, name, who string) (string, any) {
 		s := fmt.Sprintf("scratch%d", m.scratch)
 		m.vault(s, vault.Episodic)
 		m.fresh(s)
-		body = string(m.want(m.do(vault.Owner, "GET", "/v1/vaults/"+s+"/episodes/export", nil), 200, "scratch").body)
+		body = string(m.want(m.do(owner, "GET", "/v1/vaults/"+s+"/episodes/export", nil), 200, "scratch").body)
 	}
 	return path, body
 }
@@ -181,34 +181,34 @@ func TestIsolation(t *testing.T) {
 				t.Errorf("%s lists %s", who, name)
 			}
 		}
-		owner := func(path string) map[string]any {
-			return m.want(m.do(vault.Owner, "GET", "/v1/vaults/"+other+"-"+path, nil), 200, path).json(t)
+		get := func(path string) map[string]any {
+			return m.want(m.do(owner, "GET", "/v1/vaults/"+other+"-"+path, nil), 200, path).json(t)
 		}
 		// The owner seeded documents and episodes for the calls; the
 		// agents' calls must have left no trace.
-		for _, d := range owner("semantic/documents")["documents"].([]any) {
-			if by := d.(map[string]any)["metadata"].(map[string]any)["written_by"]; by != vault.Owner {
+		for _, d := range get("semantic/documents")["documents"].([]any) {
+			if by := d.(map[string]any)["metadata"].(map[string]any)["written_by"]; by != owner {
 				t.Errorf("%s-semantic has a document by %v: %v", other, by, d)
 			}
 		}
-		if s := owner("skill/skills/brew-tea"); s["description"] != "secret of "+other+"-skill" {
+		if s := get("skill/skills/brew-tea"); s["description"] != "secret of "+other+"-skill" {
 			t.Errorf("%s-skill changed: %v", other, s)
 		}
-		if st := owner("episodic/episodes/stats"); st["closed"] != 0.0 || st["disputed"] != 0.0 {
+		if st := get("episodic/episodes/stats"); st["closed"] != 0.0 || st["disputed"] != 0.0 {
 			t.Errorf("%s-episodic changed: %v", other, st)
 		}
-		q := m.want(m.do(vault.Owner, "POST", "/v1/vaults/"+other+"-episodic/episodes/query", map[string]any{"all": true, "n": 200}), 200, "query").json(t)
+		q := m.want(m.do(owner, "POST", "/v1/vaults/"+other+"-episodic/episodes/query", map[string]any{"include_closed": true, "limit": 200}), 200, "query").json(t)
 		for _, e := range q["results"].([]any) {
 			if e := e.(map[string]any); e["content"] != "the secret of "+other+"-episodic" || e["confirmed_count"] != 0.0 {
 				t.Errorf("%s-episodic has an episode an agent wrote or changed: %v", other, e)
 			}
 		}
-		if v := owner("semantic"); !v["restricted"].(bool) || len(v["agents"].([]any)) != 1 {
+		if v := get("semantic"); !v["restricted"].(bool) || len(v["agents"].([]any)) != 1 {
 			t.Errorf("%s-semantic's grants changed: %v", other, v)
 		}
 	}
 	// The read-only vaults kept what a could not write.
-	if s := m.want(m.do(vault.Owner, "GET", "/v1/vaults/ro-semantic/documents/by-a.md", nil), 404, "a's write").json(t); s == nil {
+	if s := m.want(m.do(owner, "GET", "/v1/vaults/ro-semantic/documents/by-a.md", nil), 404, "a's write").json(t); s == nil {
 		t.Error("no answer")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,6 +38,11 @@ func schemaOptions() (*jsonschema.ForOptions, error) {
 	}
 	return opts, nil
 }
+
+// everyStatus are the error statuses every route may answer: 400 for a
+// query parameter it does not take, 401 without a valid token, 429 after
+// too many failed authentications, 500 for a fault of the server's.
+var everyStatus = []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusTooManyRequests, http.StatusInternalServerError}
 
 var pathParam = regexp.MustCompile(`\{([a-z_]+)(\.\.\.)?\}`)
 
@@ -130,7 +136,7 @@ func (a *api) openAPI() ([]byte, error) {
 			responses["200"] = map[string]any{"description": "dry run: nothing written",
 				"content": map[string]any{ct: map[string]any{"schema": out}}}
 		}
-		for _, st := range append(rt.Errors, http.StatusUnauthorized, http.StatusTooManyRequests, http.StatusInternalServerError) {
+		for _, st := range slices.Concat(rt.Errors, everyStatus) {
 			responses[strconv.Itoa(st)] = errResponse(st)
 		}
 		op["responses"] = responses
@@ -153,7 +159,9 @@ func (a *api) openAPI() ([]byte, error) {
 			"description": "Vaults of memory for agents: documents (semantic vaults), skills and episodes. " +
 				"Authenticate with Authorization: Bearer and an agent's token (ctxkit agent create NAME) or the owner's. " +
 				"A restricted vault the caller is not attached to answers 404, exactly as a missing one. " +
-				"Errors are {\"error\": {\"code\", \"message\", \"details\"}}.",
+				"Errors are {\"error\": {\"code\", \"message\", \"fix\", \"details\"}}: code is the error's class (invalid, " +
+				"unauthenticated, forbidden, not_found, exists, conflict, unavailable, internal, or the transport's too_large, " +
+				"rate_limited, method_not_allowed), fix says what to do about it.",
 		},
 		"jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
 		"security":          []any{map[string]any{"bearer": []any{}}},

@@ -3,6 +3,9 @@ package vaultapi
 import (
 	"encoding/json"
 	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -11,7 +14,6 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/ctxkit/ctxkit/vault"
 	"github.com/ctxkit/ctxkit/vault/episodic"
 )
 
@@ -72,7 +74,7 @@ func TestOpenAPI(t *testing.T) {
 		}
 		// The mux serves the route: it does not answer "no such route".
 		path := pathParam.ReplaceAllString(rt.Pattern, "x")
-		if res := e.do(vault.Owner, rt.Method, path, nil); strings.Contains(string(res.body), "no such route") {
+		if res := e.do(owner, rt.Method, path, nil); strings.Contains(string(res.body), "no such route") {
 			t.Errorf("%s is documented but not served: %s", what, res.body)
 		}
 	}
@@ -85,7 +87,7 @@ func TestOpenAPI(t *testing.T) {
 	}
 	// The answers of every test are checked against the schemas (env.do);
 	// they do refuse what the handlers would not write.
-	if err := e.schemas["GET /v1/vaults"].Validate(map[string]any{"vaults": []any{}, "extra": 1.0}); err == nil {
+	if err := e.doc["GET /v1/vaults"].responses["200"].Validate(map[string]any{"vaults": []any{}, "extra": 1.0}); err == nil {
 		t.Error("an unknown key fits the schema")
 	}
 	if err := e.errors.Validate(map[string]any{"error": map[string]any{"message": "m"}}); err == nil {
@@ -93,6 +95,47 @@ func TestOpenAPI(t *testing.T) {
 	}
 	if doc.Paths["/v1/openapi.json"]["get"]["security"] == nil {
 		t.Error("openapi.json is not marked public")
+	}
+}
+
+// TestOpenAPIValid checks the served document with an independent
+// validator of OpenAPI 3.1, the openapi-spec-validator Python package (it
+// checks the document against the specification's schema and its rules,
+// such as every path parameter being declared), and that the validator
+// does refuse a document that breaks them.
+func TestOpenAPIValid(t *testing.T) {
+	t.Parallel()
+	py, err := exec.LookPath("python3")
+	if err == nil {
+		err = exec.CommandContext(t.Context(), py, "-c", "import openapi_spec_validator").Run()
+	}
+	if err != nil {
+		t.Skipf("no validator: python3 with openapi-spec-validator is not installed (%v)", err)
+	}
+	e := newEnv(t, Options{})
+	doc := e.want(e.do("", "GET", "/v1/openapi.json", nil), 200, "openapi.json").body
+	var broken map[string]any
+	if err := json.Unmarshal(doc, &broken); err != nil {
+		t.Fatal(err)
+	}
+	delete(broken["paths"].(map[string]any)["/v1/vaults/{vault}"].(map[string]any)["get"].(map[string]any), "parameters")
+	brokenDoc, err := json.Marshal(broken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "openapi.json"), filepath.Join(dir, "broken.json")
+	for p, b := range map[string][]byte{good: doc, bad: brokenDoc} {
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _ := exec.CommandContext(t.Context(), py, "-m", "openapi_spec_validator", "--schema", "3.1", good, bad).CombinedOutput()
+	if !strings.Contains(string(out), good+": OK\n") {
+		t.Errorf("the OpenAPI document is not valid OpenAPI 3.1:\n%s", out)
+	}
+	if !strings.Contains(string(out), bad+": Validation Error") {
+		t.Errorf("the validator accepts a document without a path parameter:\n%s", out)
 	}
 }
 

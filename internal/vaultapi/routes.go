@@ -24,8 +24,8 @@ type route struct {
 	BodyType, OutType string
 	// Status is the success status.
 	Status int
-	// Errors are the error statuses the route may answer besides 401,
-	// 413 and 500, which every route may.
+	// Errors are the error statuses the route may answer besides those
+	// every route may (everyStatus), and 413 for a route with a body.
 	Errors  []int
 	handler http.Handler
 }

@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"reflect"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,63 +21,138 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/vaultauth"
 	"github.com/ctxkit/ctxkit/vault"
+	"github.com/ctxkit/ctxkit/vault/vaulttest"
 )
 
-// env is a registry in temporary folders with the owner's token, agents
-// a and b, and the API over it.
+// owner is the owner's name, as the tests name callers.
+const owner = vault.OwnerName
+
+// env is a vault service over the SQLite backend in temporary folders,
+// with the owner's token, agents a and b (real tokens), and the API over
+// it.
 type env struct {
 	t      *testing.T
-	r      *vault.Registry
+	v      *vaulttest.Env
+	svc    *vault.Service
 	h      http.Handler
 	tokens map[string]string // by caller: owner, a, b
-	// schemas holds the documented schema of each route's success answer
-	// (by mux pattern, found through mux) and of errors: every answer of
-	// every test is checked against the document.
-	mux     *http.ServeMux
-	schemas map[string]*jsonschema.Resolved
-	errors  *jsonschema.Resolved
+	// callers are the agents as the service authenticated them.
+	callers map[string]vault.Caller
+	// mux finds the route (its pattern) of a request; doc is the served
+	// OpenAPI document's description of each route, by pattern: every
+	// answer of every test through do is checked against it.
+	mux    *http.ServeMux
+	doc    map[string]documented
+	errors *jsonschema.Resolved
 }
 
-// resolve makes the validating schema of t, as the OpenAPI document has it.
-func resolve(t *testing.T, typ reflect.Type) *jsonschema.Resolved {
-	t.Helper()
-	opts, err := schemaOptions()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := jsonschema.ForType(typ, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, err := s.Resolve(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rs
+// documented is what the OpenAPI document says of a route: the schema of
+// its JSON request body (nil: none) and of its answers by status (nil for
+// an answer that is not JSON).
+type documented struct {
+	request   *jsonschema.Resolved
+	responses map[string]*jsonschema.Resolved
 }
 
-// checkSchema validates a JSON answer against its documented schema.
-func (e *env) checkSchema(req *http.Request, r resp) {
+// openAPIDoc is the part of the OpenAPI document the checks read.
+type openAPIDoc struct {
+	Paths map[string]map[string]struct {
+		RequestBody *struct {
+			Content map[string]struct{ Schema *jsonschema.Schema }
+		} `json:"requestBody"`
+		Responses map[string]struct {
+			Content map[string]struct{ Schema *jsonschema.Schema }
+		} `json:"responses"`
+	} `json:"paths"`
+	Components struct {
+		Schemas map[string]*jsonschema.Schema `json:"schemas"`
+	} `json:"components"`
+}
+
+// readDoc fetches the OpenAPI document from the API and compiles its
+// schemas, by route pattern, as the mux names them.
+func (e *env) readDoc() {
 	e.t.Helper()
-	if r.header.Get("Content-Type") != "application/json" || strings.HasSuffix(req.URL.Path, "/openapi.json") {
+	r := e.want(e.do("", "GET", "/v1/openapi.json", nil), 200, "openapi.json")
+	var doc openAPIDoc
+	if err := json.Unmarshal(r.body, &doc); err != nil {
+		e.t.Fatalf("the OpenAPI document does not parse: %v", err)
+	}
+	compile := func(what string, s *jsonschema.Schema) *jsonschema.Resolved {
+		if s == nil {
+			return nil
+		}
+		rs, err := s.Resolve(nil)
+		if err != nil {
+			e.t.Fatalf("%s: the schema does not resolve: %v", what, err)
+		}
+		return rs
+	}
+	e.errors = compile("Error", doc.Components.Schemas["Error"])
+	e.mux, e.doc = http.NewServeMux(), map[string]documented{}
+	for _, rt := range (&api{}).routes() {
+		key := rt.Method + " " + rt.Pattern
+		e.mux.Handle(key, http.NotFoundHandler())
+		op, ok := doc.Paths[openAPIPath(rt.Pattern)][strings.ToLower(rt.Method)]
+		if !ok {
+			e.t.Fatalf("%s is not in the document", key)
+		}
+		d := documented{responses: map[string]*jsonschema.Resolved{}}
+		if op.RequestBody != nil {
+			d.request = compile(key+" request", op.RequestBody.Content["application/json"].Schema)
+		}
+		for status, res := range op.Responses {
+			s := res.Content["application/json"].Schema
+			if s != nil && s.Ref == "#/components/schemas/Error" {
+				d.responses[status] = e.errors
+				continue
+			}
+			d.responses[status] = compile(key+" "+status, s)
+		}
+		e.doc[key] = d
+	}
+}
+
+// checkSchema checks an answer of the API against the document: its
+// status is one the route lists, and a JSON answer (and the JSON request
+// of a success) fits the schema given for it.
+func (e *env) checkSchema(req *http.Request, reqBody []byte, r resp) {
+	e.t.Helper()
+	if e.doc == nil || strings.HasSuffix(req.URL.Path, "/openapi.json") {
 		return
 	}
-	var v any
-	if err := json.Unmarshal(r.body, &v); err != nil {
-		e.t.Errorf("%s %s: the answer is not JSON: %v", req.Method, req.URL.Path, err)
+	validate := func(what string, rs *jsonschema.Resolved, data []byte) {
+		var v any
+		if err := json.Unmarshal(data, &v); err != nil {
+			e.t.Errorf("%s %s: the %s is not JSON: %v", req.Method, req.URL.Path, what, err)
+			return
+		}
+		if err := rs.Validate(v); err != nil {
+			e.t.Errorf("%s %s: the %s does not fit the document: %v\n%s", req.Method, req.URL.Path, what, err, data)
+		}
+	}
+	isJSON := r.header.Get("Content-Type") == "application/json"
+	_, pattern := e.mux.Handler(req)
+	d, routed := e.doc[pattern]
+	if !routed { // no such route, or not with this method
+		if r.status < 400 || !isJSON {
+			e.t.Errorf("%s %s: %d answer from no documented route", req.Method, req.URL.Path, r.status)
+			return
+		}
+		validate("error answer", e.errors, r.body)
 		return
 	}
-	rs := e.errors
-	if r.status < 400 {
-		_, pattern := e.mux.Handler(req)
-		rs = e.schemas[pattern]
+	rs, listed := d.responses[strconv.Itoa(r.status)]
+	switch {
+	case !listed:
+		e.t.Errorf("%s %s: answered %d, which the document does not list for %s: %s", req.Method, req.URL.Path, r.status, pattern, r.body)
+	case isJSON && rs == nil:
+		e.t.Errorf("%s %s: a JSON %d answer, documented as another type", req.Method, req.URL.Path, r.status)
+	case isJSON:
+		validate(fmt.Sprintf("%d answer", r.status), rs, r.body)
 	}
-	if rs == nil {
-		e.t.Errorf("%s %s: no schema for a %d answer", req.Method, req.URL.Path, r.status)
-		return
-	}
-	if err := rs.Validate(v); err != nil {
-		e.t.Errorf("%s %s: the %d answer does not fit the document: %v\n%s", req.Method, req.URL.Path, r.status, err, r.body)
+	if r.status < 300 && d.request != nil && len(reqBody) > 0 {
+		validate("request the route accepted", d.request, reqBody)
 	}
 }
 
@@ -95,51 +172,30 @@ func (f failOnError) WithGroup(string) slog.Handler      { return f }
 
 func newEnv(t *testing.T, opts Options) *env {
 	t.Helper()
-	r, err := vault.Open(vault.Options{DataDir: t.TempDir(), Cwd: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := t.Context()
-	e := &env{t: t, r: r, tokens: map[string]string{}}
-	if e.tokens[vault.Owner], err = r.OwnerToken(ctx, true); err != nil {
-		t.Fatal(err)
-	}
+	v := vaulttest.New(t, vaulttest.Options{})
+	e := &env{t: t, v: v, svc: v.Svc, tokens: v.Tokens, callers: map[string]vault.Caller{owner: vault.Owner()}}
 	for _, name := range []string{"a", "b"} {
-		if e.tokens[name], err = r.CreateAgent(ctx, name); err != nil {
-			t.Fatal(err)
-		}
+		e.callers[name] = v.Agent(t, name)
 	}
-	opts.Auth = vaultauth.New(r)
+	opts.Auth = vaultauth.New(v.Svc)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(failOnError{t})
 	}
-	e.h = New(r, opts)
-	e.mux, e.schemas = http.NewServeMux(), map[string]*jsonschema.Resolved{}
-	for _, rt := range (&api{}).routes() {
-		key := rt.Method + " " + rt.Pattern
-		e.mux.Handle(key, http.NotFoundHandler())
-		if rt.OutType == "" {
-			e.schemas[key] = resolve(t, rt.Out)
-		}
-	}
-	e.errors = resolve(t, reflect.TypeFor[errorBody]())
+	e.h = New(v.Svc, opts)
+	e.readDoc()
 	return e
 }
 
 // vault creates a vault as the owner, restricted to the agents given
 // (name or name:ro for a read-only grant).
-func (e *env) vault(name string, typ vault.Type, agents ...string) {
+func (e *env) vault(name string, typ vault.Type, agents ...string) vault.VaultInfo {
 	e.t.Helper()
-	ctx := e.t.Context()
-	if _, err := e.r.Init(ctx, vault.InitOptions{Name: name, Type: typ}); err != nil {
-		e.t.Fatal(err)
-	}
+	info := e.v.Vault(e.t, vault.CreateVaultRequest{Name: name, Type: typ})
 	for _, a := range agents {
 		n, ro := strings.CutSuffix(a, ":ro")
-		if _, err := e.r.Attach(ctx, name, n, ro); err != nil {
-			e.t.Fatal(err)
-		}
+		e.v.Attach(e.t, name, n, ro)
 	}
+	return info
 }
 
 // resp is an answer.
@@ -168,23 +224,35 @@ func (r resp) code() string {
 	return m.Error.Code
 }
 
-// do calls the API as who (a caller's name, or "" for no token); body is
+// errorText is an error answer's message and fix.
+func (r resp) errorText(t *testing.T) string {
+	t.Helper()
+	var m struct {
+		Error vaultauth.Error `json:"error"`
+	}
+	if err := json.Unmarshal(r.body, &m); err != nil || m.Error.Message == "" {
+		t.Fatalf("answer %d is not an error: %s", r.status, r.body)
+	}
+	return m.Error.Message + "; " + m.Error.Fix
+}
+
+// send calls the API as who (a caller's name, a raw token, or "" for no
+// token), with the X-CtxVault-Agent header when agent is not ""; body is
 // a string sent as is, or a value sent as JSON.
-func (e *env) do(who, method, path string, body any) resp {
+func (e *env) send(who, agent, method, path string, body any) (*http.Request, []byte, resp) {
 	e.t.Helper()
-	var rd io.Reader
+	var data []byte
 	switch b := body.(type) {
 	case nil:
 	case string:
-		rd = strings.NewReader(b)
+		data = []byte(b)
 	default:
-		j, err := json.Marshal(b)
-		if err != nil {
+		var err error
+		if data, err = json.Marshal(b); err != nil {
 			e.t.Fatal(err)
 		}
-		rd = bytes.NewReader(j)
 	}
-	req := httptest.NewRequest(method, path, rd)
+	req := httptest.NewRequest(method, path, bytes.NewReader(data))
 	req.RemoteAddr = "192.0.2.1:1234"
 	if who != "" {
 		tok, ok := e.tokens[who]
@@ -193,10 +261,20 @@ func (e *env) do(who, method, path string, body any) resp {
 		}
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
+	if agent != "" {
+		req.Header.Set(compatAgentHeader, agent)
+	}
 	rec := httptest.NewRecorder()
 	e.h.ServeHTTP(rec, req)
-	r := resp{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
-	e.checkSchema(req, r)
+	return req, data, resp{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+}
+
+// do calls a /v1 route as who (see send), and checks the answer against
+// the OpenAPI document.
+func (e *env) do(who, method, path string, body any) resp {
+	e.t.Helper()
+	req, data, r := e.send(who, "", method, path, body)
+	e.checkSchema(req, data, r)
 	return r
 }
 
@@ -226,17 +304,17 @@ func TestVaultRoutes(t *testing.T) {
 		}
 		return out
 	}
-	for who, want := range map[string]string{vault.Owner: "[pub secret-b shared]", "a": "[pub shared]", "b": "[pub secret-b shared]"} {
+	for who, want := range map[string]string{owner: "[pub secret-b shared]", "a": "[pub shared]", "b": "[pub secret-b shared]"} {
 		if got := fmt.Sprint(names(who)); got != want {
 			t.Errorf("%s lists %s, want %s", who, got, want)
 		}
 	}
 	v := e.want(e.do("a", "GET", "/v1/vaults/shared", nil), 200, "describe").json(t)
-	if v["access"] != "read-only" || v["agents"] != nil {
+	if v["access"] != "read-only" || v["agents"] != nil || v["path"] != nil {
 		t.Errorf("a sees shared as %v", v)
 	}
-	v = e.want(e.do(vault.Owner, "GET", "/v1/vaults/shared", nil), 200, "describe").json(t)
-	if v["access"] != "read-write" || len(v["agents"].([]any)) != 2 {
+	v = e.want(e.do(owner, "GET", "/v1/vaults/shared", nil), 200, "describe").json(t)
+	if v["access"] != "read-write" || len(v["agents"].([]any)) != 2 || v["path"] != filepath.Join(e.v.Root, ".ctxkit", "vaults", "shared") {
 		t.Errorf("the owner sees shared as %v", v)
 	}
 
@@ -246,34 +324,34 @@ func TestVaultRoutes(t *testing.T) {
 		status            int
 		code              string
 	}{
-		{vault.Owner, "POST", "/v1/vaults", map[string]any{"name": "new", "type": "skill"}, 201, ""},
-		{vault.Owner, "POST", "/v1/vaults", map[string]any{"name": "new"}, 409, "conflict"},
-		{vault.Owner, "POST", "/v1/vaults", map[string]any{"name": "bad name"}, 400, "bad_request"},
-		{vault.Owner, "POST", "/v1/vaults", map[string]any{"name": "x", "type": "graph"}, 400, "bad_request"},
-		{vault.Owner, "POST", "/v1/vaults", map[string]any{}, 400, "bad_request"},
-		{vault.Owner, "POST", "/v1/vaults", `{"name": "x", "colour": "red"}`, 400, "bad_request"},
-		{vault.Owner, "POST", "/v1/vaults", `{"name": 3}`, 400, "bad_request"},
-		{vault.Owner, "POST", "/v1/vaults", `{"name": "x"} {}`, 400, "bad_request"},
-		{vault.Owner, "POST", "/v1/vaults", `{"name": "x"`, 400, "bad_request"},
+		{owner, "POST", "/v1/vaults", map[string]any{"name": "new", "type": "skill"}, 201, ""},
+		{owner, "POST", "/v1/vaults", map[string]any{"name": "new"}, 409, "exists"},
+		{owner, "POST", "/v1/vaults", map[string]any{"name": "bad name"}, 400, "invalid"},
+		{owner, "POST", "/v1/vaults", map[string]any{"name": "x", "type": "graph"}, 400, "invalid"},
+		{owner, "POST", "/v1/vaults", map[string]any{}, 400, "invalid"},
+		{owner, "POST", "/v1/vaults", `{"name": "x", "colour": "red"}`, 400, "invalid"},
+		{owner, "POST", "/v1/vaults", `{"name": 3}`, 400, "invalid"},
+		{owner, "POST", "/v1/vaults", `{"name": "x"} {}`, 400, "invalid"},
+		{owner, "POST", "/v1/vaults", `{"name": "x"`, 400, "invalid"},
 		{"a", "POST", "/v1/vaults", map[string]any{"name": "mine"}, 403, "forbidden"},
-		{vault.Owner, "GET", "/v1/vaults/nope", nil, 404, "not_found"},
+		{owner, "GET", "/v1/vaults/nope", nil, 404, "not_found"},
 		{"a", "GET", "/v1/vaults/secret-b", nil, 404, "not_found"},
-		{vault.Owner, "POST", "/v1/vaults/pub/agents/a", map[string]any{"read_only": true}, 200, ""},
-		{vault.Owner, "POST", "/v1/vaults/pub/agents/owner", nil, 400, "bad_request"},
-		{vault.Owner, "DELETE", "/v1/vaults/pub/agents/b", nil, 404, "not_found"},
-		{vault.Owner, "DELETE", "/v1/vaults/pub/agents/a", nil, 200, ""},
-		{vault.Owner, "POST", "/v1/vaults/nope/publish", nil, 404, "not_found"},
+		{owner, "POST", "/v1/vaults/pub/agents/a", map[string]any{"read_only": true}, 200, ""},
+		{owner, "POST", "/v1/vaults/pub/agents/owner", nil, 400, "invalid"},
+		{owner, "DELETE", "/v1/vaults/pub/agents/b", nil, 404, "not_found"},
+		{owner, "DELETE", "/v1/vaults/pub/agents/a", nil, 200, ""},
+		{owner, "POST", "/v1/vaults/nope/publish", nil, 404, "not_found"},
 		{"a", "POST", "/v1/vaults/shared/agents/a", map[string]any{}, 403, "forbidden"},
 		{"a", "DELETE", "/v1/vaults/shared/agents/b", nil, 403, "forbidden"},
 		{"a", "POST", "/v1/vaults/shared/publish", nil, 403, "forbidden"},
 		{"b", "POST", "/v1/vaults/shared/publish", nil, 403, "forbidden"},
 		{"a", "POST", "/v1/vaults/secret-b/publish", nil, 404, "not_found"},
 		{"a", "POST", "/v1/vaults/secret-b/agents/a", nil, 404, "not_found"},
-		{vault.Owner, "POST", "/v1/vaults/secret-b/publish", nil, 200, ""},
+		{owner, "POST", "/v1/vaults/secret-b/publish", nil, 200, ""},
 		{"a", "GET", "/v1/vaults/secret-b", nil, 200, ""},
-		{vault.Owner, "GET", "/v1/vaults?x=1", nil, 400, "bad_request"},
-		{vault.Owner, "GET", "/v1/nothing", nil, 404, "not_found"},
-		{vault.Owner, "PATCH", "/v1/vaults", nil, 405, "method_not_allowed"},
+		{owner, "GET", "/v1/vaults?x=1", nil, 400, "invalid"},
+		{owner, "GET", "/v1/nothing", nil, 404, "not_found"},
+		{owner, "PATCH", "/v1/vaults", nil, 405, "method_not_allowed"},
 	} {
 		what := tc.who + " " + tc.method + " " + tc.path
 		r := e.want(e.do(tc.who, tc.method, tc.path, tc.body), tc.status, what)
@@ -283,30 +361,101 @@ func TestVaultRoutes(t *testing.T) {
 	}
 	// An invisible vault and a missing one answer alike.
 	e.want(e.do("b", "GET", "/v1/vaults/new", nil), 200, "public")
-	e.want(e.do(vault.Owner, "POST", "/v1/vaults/new/agents/a", nil), 200, "attach")
+	e.want(e.do(owner, "POST", "/v1/vaults/new/agents/a", nil), 200, "attach")
 	hidden := e.want(e.do("b", "GET", "/v1/vaults/new", nil), 404, "restricted").json(t)
 	missing := e.want(e.do("b", "GET", "/v1/vaults/wen", nil), 404, "missing").json(t)
 	if h, m := fmt.Sprint(hidden), strings.ReplaceAll(fmt.Sprint(missing), "wen", "new"); h != m {
 		t.Errorf("an invisible vault is told apart from a missing one:\n%s\n%s", h, m)
 	}
-	r := e.do(vault.Owner, "POST", "/v1/vaults", `{"name": "x", "colour": "red"}`)
+	r := e.do(owner, "POST", "/v1/vaults", `{"name": "x", "colour": "red"}`)
 	if d := r.json(t)["error"].(map[string]any); d["details"].(map[string]any)["field"] != "colour" || !strings.Contains(d["message"].(string), "colour") {
 		t.Errorf("an unknown field is not named: %s", r.body)
 	}
-	if r := e.do(vault.Owner, "PATCH", "/v1/vaults", nil); !strings.Contains(r.header.Get("Allow"), "GET") {
+	if r := e.do(owner, "PATCH", "/v1/vaults", nil); !strings.Contains(r.header.Get("Allow"), "GET") {
 		t.Errorf("405 without Allow: %v", r.header)
+	}
+}
+
+// TestAuditRoute: a vault's audit log is the owner's to read; it holds
+// the writes and the refusals, refusals of the same kind coalesced. An
+// agent that sees the vault is refused (403), one that does not gets the
+// answer of a missing vault (404).
+func TestAuditRoute(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.vault("docs", vault.Semantic, "a:ro")
+	e.vault("pub", vault.Semantic)
+	e.want(e.do(owner, "PUT", "/v1/vaults/docs/documents/plan.md", map[string]any{"content": "# Plan"}), 200, "write")
+	for range 3 {
+		e.want(e.do("a", "PUT", "/v1/vaults/docs/documents/mine.md", map[string]any{"content": "x"}), 403, "write through a read-only grant")
+	}
+	e.want(e.do("b", "GET", "/v1/vaults/docs/documents/plan.md", nil), 404, "read an invisible vault")
+	e.want(e.do("a", "GET", "/v1/vaults/docs/documents/plan.md", nil), 200, "a read")
+
+	type event struct{ Agent, Action, Path, Outcome, Reason string }
+	events := func(query string) []event {
+		t.Helper()
+		var out struct{ Events []event }
+		if err := json.Unmarshal(e.want(e.do(owner, "GET", "/v1/vaults/docs/audit"+query, nil), 200, "audit"+query).body, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.Events
+	}
+	want := []event{
+		{owner, "create", "", "ok", ""},
+		{owner, "attach", "", "ok", ""},
+		{owner, "write-doc", "plan.md", "ok", ""},
+		{"a", "write-doc", "mine.md", "refused", "read-only grant"}, // three attempts, one line: the first's path
+		{"b", "read-doc", "plan.md", "refused", "not attached"},
+	}
+	if got := events(""); !slices.Equal(got, want) {
+		t.Errorf("audit:\n got %v\nwant %v", got, want)
+	}
+	if got := events("?n=2"); !slices.Equal(got, want[3:]) {
+		t.Errorf("the last two events: %v", got)
+	}
+	if got := events("?n=0"); !slices.Equal(got, want) {
+		t.Errorf("every event: %v", got)
+	}
+	for _, tc := range []struct {
+		who, path string
+		status    int
+	}{
+		{"a", "/v1/vaults/docs/audit", 403},
+		{"a", "/v1/vaults/pub/audit", 403},
+		{"b", "/v1/vaults/docs/audit", 404},
+		{owner, "/v1/vaults/nope/audit", 404},
+		{owner, "/v1/vaults/docs/audit?n=-1", 400},
+		{owner, "/v1/vaults/docs/audit?n=some", 400},
+		{owner, "/v1/vaults/docs/audit?last=3", 400},
+		{"", "/v1/vaults/docs/audit", 401},
+	} {
+		r := e.want(e.do(tc.who, "GET", tc.path, nil), tc.status, tc.who+" "+tc.path)
+		if tc.status == 403 && r.code() != string(vault.ClassForbidden) || tc.status == 404 && r.code() != string(vault.ClassNotFound) {
+			t.Errorf("%s %s: %s", tc.who, tc.path, r.body)
+		}
+	}
+	// b cannot tell the vault from a missing one.
+	hidden := e.do("b", "GET", "/v1/vaults/docs/audit", nil).json(t)
+	missing := e.do("b", "GET", "/v1/vaults/dosc/audit", nil).json(t)
+	if h, m := fmt.Sprint(hidden), strings.ReplaceAll(fmt.Sprint(missing), "dosc", "docs"); h != m {
+		t.Errorf("an invisible vault's audit is told apart from a missing one's:\n%s\n%s", h, m)
+	}
+	// The agents' attempts are in the log, as refusals.
+	last := events("?n=2")
+	if want := []event{{"a", "audit", "", "refused", "owner only"}, {"b", "audit", "", "refused", "not attached"}}; !slices.Equal(last, want) {
+		t.Errorf("the refused audit reads: %v, want %v", last, want)
 	}
 }
 
 func TestAuth(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.vault("pub", vault.Semantic)
-	if err := e.r.RevokeAgent(t.Context(), "b"); err != nil {
+	if err := e.svc.RevokeAgent(t.Context(), vault.Owner(), "b"); err != nil {
 		t.Fatal(err)
 	}
-	for _, who := range []string{"", "ctxk_invalid", e.tokens[vault.Owner] + "x", "b"} {
+	for _, who := range []string{"", "ctxk_invalid", e.tokens[owner] + "x", "b"} {
 		r := e.want(e.do(who, "GET", "/v1/vaults/pub", nil), 401, "token "+who)
-		if r.code() != "unauthorized" {
+		if r.code() != string(vault.ClassUnauthenticated) {
 			t.Errorf("%q: %s", who, r.body)
 		}
 	}
@@ -318,7 +467,7 @@ func TestAuth(t *testing.T) {
 	}
 	// Without an Authenticator the handler takes the caller from the
 	// context, and refuses a request without one.
-	h := New(e.r, Options{Logger: slog.New(failOnError{t})})
+	h := New(e.svc, Options{Logger: slog.New(failOnError{t})})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/vaults", nil))
 	if rec.Code != 401 {
@@ -326,7 +475,7 @@ func TestAuth(t *testing.T) {
 	}
 	rec = httptest.NewRecorder()
 	req := httptest.NewRequest("GET", "/v1/vaults", nil)
-	h.ServeHTTP(rec, req.WithContext(vaultauth.WithCaller(req.Context(), "a")))
+	h.ServeHTTP(rec, req.WithContext(vaultauth.WithCaller(req.Context(), e.callers["a"])))
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"pub"`) {
 		t.Errorf("caller in the context: %d %s", rec.Code, rec.Body)
 	}
@@ -364,7 +513,7 @@ func TestDocumentRoutes(t *testing.T) {
 	}
 	e.want(e.do("a", "GET", "/v1/vaults/docs/documents/notes/none.md", nil), 404, "read missing")
 
-	q := e.want(e.do("a", "POST", "/v1/vaults/docs/query", map[string]any{"query": "purr", "n": 3}), 200, "query").json(t)
+	q := e.want(e.do("a", "POST", "/v1/vaults/docs/query", map[string]any{"query": "purr", "n_results": 3}), 200, "query").json(t)
 	if res := q["results"].([]any); len(res) != 1 || res[0].(map[string]any)["path"] != "notes/cats.md" {
 		t.Errorf("query: %v", q)
 	}
@@ -373,7 +522,7 @@ func TestDocumentRoutes(t *testing.T) {
 		t.Errorf("no match must be an empty list: %v", q)
 	}
 	e.want(e.do("a", "POST", "/v1/vaults/docs/query", map[string]any{"query": " "}), 400, "empty query")
-	e.want(e.do("a", "POST", "/v1/vaults/docs/query", map[string]any{"query": "x", "n": -1}), 400, "negative n")
+	e.want(e.do("a", "POST", "/v1/vaults/docs/query", map[string]any{"query": "x", "n_results": -1}), 400, "negative n_results")
 	e.want(e.do("a", "POST", "/v1/vaults/docs/query", map[string]any{"query": "x", "top_k": 1}), 400, "unknown field")
 	e.want(e.do("a", "POST", "/v1/vaults/epi/query", map[string]any{"query": "x"}), 400, "query an episodic vault")
 
@@ -472,21 +621,21 @@ func TestEpisodeRoutes(t *testing.T) {
 	if res, ok := q["results"].([]any); !ok || len(res) != 0 {
 		t.Errorf("no match must be an empty list: %v", q)
 	}
-	q = e.want(e.do("a", "POST", base+"/query", map[string]any{"metadata": map[string]any{"k": 1}, "reinforce": true}), 200, "query by metadata").json(t)
+	q = e.want(e.do("a", "POST", base+"/query", map[string]any{"metadata_filters": map[string]any{"k": 1}, "reinforce": true}), 200, "query by metadata").json(t)
 	if res := q["results"].([]any); len(res) != 1 || res[0].(map[string]any)["id"] != id {
 		t.Errorf("query by metadata: %v", q)
 	}
 	if got := e.want(e.do("a", "GET", base+"/"+id, nil), 200, "get").json(t); got["recall_count"] != 1.0 {
 		t.Errorf("the reinforcing query recorded no recall: %v", got)
 	}
-	q = e.want(e.do("a", "POST", base+"/query", map[string]any{"metadata": map[string]any{"k": 2}}), 200, "query by metadata").json(t)
+	q = e.want(e.do("a", "POST", base+"/query", map[string]any{"metadata_filters": map[string]any{"k": 2}}), 200, "query by metadata").json(t)
 	if len(q["results"].([]any)) != 0 {
 		t.Errorf("query by other metadata: %v", q)
 	}
 	e.want(e.do("a", "POST", base+"/query", map[string]any{"weights": map[string]any{"recency": 2}}), 400, "weights without composite")
 	e.want(e.do("a", "POST", base+"/query", map[string]any{"order_by": "composite", "weights": map[string]any{"recency": 2}}), 200, "composite")
 	e.want(e.do("a", "POST", base+"/query", map[string]any{"half_life_days": 0}), 400, "half-life 0")
-	e.want(e.do("a", "POST", base+"/query", map[string]any{"n": 1000}), 400, "n too large")
+	e.want(e.do("a", "POST", base+"/query", map[string]any{"limit": 1000}), 400, "limit too large")
 	e.want(e.do("a", "POST", base+"/query", map[string]any{"order_by": "random"}), 400, "bad order")
 
 	got := e.want(e.do("a", "GET", base+"/"+id, nil), 200, "get").json(t)
@@ -530,8 +679,8 @@ func TestEpisodeRoutes(t *testing.T) {
 	e.want(e.do("a", "POST", base+"/"+other+"/invalidate", nil), 409, "invalidate again")
 	e.want(e.do("a", "POST", base+"/"+other+"/confirm", nil), 409, "confirm a closed episode")
 
-	ents := e.want(e.do("a", "GET", base+"/entities?all=true", nil), 200, "entities").json(t)
-	// With all, closed statements count; the revised one (no longer held)
+	ents := e.want(e.do("a", "GET", base+"/entities?include_closed=true", nil), 200, "entities").json(t)
+	// With include_closed, closed statements count; the revised one (no longer held)
 	// and its revision (entities cleared) do not.
 	if fmt.Sprint(ents["entities"]) != "[map[entity:Alice episodes:2] map[entity:Acme episodes:1]]" {
 		t.Errorf("entities: %v", ents)
@@ -556,20 +705,20 @@ func TestEpisodeRoutes(t *testing.T) {
 	if exp.header.Get("Content-Type") != "application/x-ndjson" || bytes.Count(exp.body, []byte(`"type":"statement"`)) != 4 {
 		t.Errorf("export: %s %s", exp.header, exp.body)
 	}
-	imp := e.want(e.do(vault.Owner, "POST", "/v1/vaults/copy/episodes/import", string(exp.body)), 200, "import").json(t)
+	imp := e.want(e.do(owner, "POST", "/v1/vaults/copy/episodes/import", string(exp.body)), 200, "import").json(t)
 	if imp["imported"] != 4.0 {
 		t.Errorf("import: %v", imp)
 	}
-	e.want(e.do(vault.Owner, "POST", "/v1/vaults/copy/episodes/import", string(exp.body)), 409, "import again")
-	e.want(e.do(vault.Owner, "POST", "/v1/vaults/copy/episodes/import", "{not json\n"), 400, "import garbage")
-	if again := e.do(vault.Owner, "GET", "/v1/vaults/copy/episodes/export", nil); !bytes.Equal(again.body, exp.body) {
+	e.want(e.do(owner, "POST", "/v1/vaults/copy/episodes/import", string(exp.body)), 409, "import again")
+	e.want(e.do(owner, "POST", "/v1/vaults/copy/episodes/import", "{not json\n"), 400, "import garbage")
+	if again := e.do(owner, "GET", "/v1/vaults/copy/episodes/export", nil); !bytes.Equal(again.body, exp.body) {
 		t.Errorf("the export of the import differs:\n%s\n%s", again.body, exp.body)
 	}
-	none := e.want(e.do(vault.Owner, "GET", "/v1/vaults/copy2/episodes/export", nil), 200, "export an empty vault")
+	none := e.want(e.do(owner, "GET", "/v1/vaults/copy2/episodes/export", nil), 200, "export an empty vault")
 	if none.header.Get("Content-Type") != "application/x-ndjson" || len(none.body) != 0 {
 		t.Errorf("empty export: %s %q", none.header, none.body)
 	}
-	empty := e.want(e.do(vault.Owner, "GET", "/v1/vaults/docs/episodes/export", nil), 400, "export a semantic vault")
+	empty := e.want(e.do(owner, "GET", "/v1/vaults/docs/episodes/export", nil), 400, "export a semantic vault")
 	if empty.header.Get("Content-Type") != "application/json" {
 		t.Errorf("export error: %s", empty.header)
 	}
@@ -585,12 +734,12 @@ func TestTooLarge(t *testing.T) {
 		{"/v1/vaults/mem/episodes", "POST", `{"content": "` + big + `"}`},
 		{"/v1/vaults/mem/episodes/import", "POST", `{"type":"statement","id":"x","content":"` + big + `"}` + "\n"},
 	} {
-		r := e.want(e.do(vault.Owner, tc.method, tc.path, tc.body), 413, tc.path)
+		r := e.want(e.do(owner, tc.method, tc.path, tc.body), 413, tc.path)
 		if r.code() != "too_large" {
 			t.Errorf("%s: %s", tc.path, r.body)
 		}
 	}
-	e.want(e.do(vault.Owner, "PUT", "/v1/vaults/docs/documents/small.md", `{"content": "small"}`), 200, "under the limit")
+	e.want(e.do(owner, "PUT", "/v1/vaults/docs/documents/small.md", `{"content": "small"}`), 200, "under the limit")
 }
 
 // TestConcurrent writes documents and episodes and queries them from
@@ -624,8 +773,8 @@ func TestConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	docs := e.want(e.do(vault.Owner, "GET", "/v1/vaults/docs/documents", nil), 200, "list").json(t)["documents"].([]any)
-	st := e.want(e.do(vault.Owner, "GET", "/v1/vaults/mem/episodes/stats", nil), 200, "stats").json(t)
+	docs := e.want(e.do(owner, "GET", "/v1/vaults/docs/documents", nil), 200, "list").json(t)["documents"].([]any)
+	st := e.want(e.do(owner, "GET", "/v1/vaults/mem/episodes/stats", nil), 200, "stats").json(t)
 	if len(docs) != clients*calls || st["total"] != float64(clients*calls) {
 		t.Errorf("%d documents, %v episodes; want %d of each", len(docs), st["total"], clients*calls)
 	}
@@ -638,10 +787,10 @@ func TestInternalError(t *testing.T) {
 	var logged bytes.Buffer
 	var mu sync.Mutex
 	e := newEnv(t, Options{Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logged}, nil))})
-	if err := os.WriteFile(e.r.ConfigPath(vault.Global), []byte("{not json"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(e.v.Home, "config.json"), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := e.want(e.do(vault.Owner, "GET", "/v1/vaults", nil), 500, "broken config")
+	r := e.want(e.do(owner, "GET", "/v1/vaults", nil), 500, "broken config")
 	if r.code() != "internal" || strings.Contains(string(r.body), "config.json") {
 		t.Errorf("500 answer: %s", r.body)
 	}

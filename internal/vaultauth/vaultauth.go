@@ -4,8 +4,10 @@
 // JSON error shape every route answers with, so that an authentication
 // failure looks like any other error.
 //
-// Failed authentications are rate-limited per client address: a caller
-// that keeps sending wrong tokens gets 429 with Retry-After. A valid token
+// Failed authentications are rate-limited per client address (an IPv6
+// client's /64): a caller that keeps sending wrong tokens gets 429 with
+// Retry-After. At most 10,000 addresses are tracked at once; beyond, the
+// addresses share one budget, so that memory stays bounded. A valid token
 // is never refused: it is checked even from an address over its budget
 // (tokens carry 256 random bits, so the limit only keeps guessers from
 // flooding the server and its logs, and failed attempts must never lock
@@ -19,6 +21,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,9 +79,13 @@ const (
 type Authenticator struct {
 	svc *vault.Service
 	mu  sync.Mutex
-	// failures holds a limiter per client address that has failed.
-	failures map[string]*clientLimit
-	now      func() time.Time
+	// failures holds a limiter per client address that has failed, at
+	// most maxLimiters; the addresses beyond share untracked.
+	failures  map[string]*clientLimit
+	untracked *clientLimit
+	// swept is when idle addresses were last forgotten.
+	swept time.Time
+	now   func() time.Time
 }
 
 type clientLimit struct {
@@ -88,7 +95,11 @@ type clientLimit struct {
 
 // New returns an Authenticator over svc.
 func New(svc *vault.Service) *Authenticator {
-	return &Authenticator{svc: svc, failures: map[string]*clientLimit{}, now: time.Now}
+	return &Authenticator{svc: svc, failures: map[string]*clientLimit{}, untracked: newLimit(), now: time.Now}
+}
+
+func newLimit() *clientLimit {
+	return &clientLimit{lim: rate.NewLimiter(rate.Every(time.Minute/failuresPerMinute), failureBurst)}
 }
 
 // Bearer returns the token of an Authorization: Bearer header.
@@ -102,12 +113,26 @@ func Bearer(req *http.Request) (string, bool) {
 	return tok, tok != ""
 }
 
+// clientAddr names the budget a request's failures count against: its
+// IP address, or an IPv6 client's /64, the network one host usually has,
+// so that a guesser cannot take a fresh budget per address.
 func clientAddr(req *http.Request) string {
 	host, _, err := net.SplitHostPort(req.RemoteAddr)
 	if err != nil {
 		return req.RemoteAddr
 	}
-	return host
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	if ip = ip.Unmap(); ip.Is4() || ip.IsLoopback() {
+		return ip.String()
+	}
+	p, err := ip.Prefix(64)
+	if err != nil {
+		return host
+	}
+	return p.String()
 }
 
 // fail records a failed authentication of addr and reports whether addr
@@ -116,23 +141,37 @@ func (a *Authenticator) fail(addr string) (time.Duration, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.now()
-	if len(a.failures) >= maxLimiters {
-		for k, c := range a.failures {
-			if now.Sub(c.seen) > limiterIdle {
-				delete(a.failures, k)
-			}
-		}
-	}
 	c := a.failures[addr]
 	if c == nil {
-		c = &clientLimit{lim: rate.NewLimiter(rate.Every(time.Minute/failuresPerMinute), failureBurst)}
-		a.failures[addr] = c
+		c = a.track(addr, now)
 	}
 	c.seen = now
 	if c.lim.AllowN(now, 1) {
 		return 0, false
 	}
 	return time.Duration(float64(time.Second) * (1 - c.lim.TokensAt(now)) / float64(c.lim.Limit())), true
+}
+
+// track returns a new limiter for addr, kept in the table; when the
+// table is full even after forgetting idle addresses (at most once a
+// minute: each time reads the whole table), the one the untracked
+// addresses share, so that memory stays bounded whatever the number of
+// addresses that fail.
+func (a *Authenticator) track(addr string, now time.Time) *clientLimit {
+	if len(a.failures) >= maxLimiters && now.Sub(a.swept) >= time.Minute {
+		a.swept = now
+		for k, c := range a.failures {
+			if now.Sub(c.seen) > limiterIdle {
+				delete(a.failures, k)
+			}
+		}
+	}
+	if len(a.failures) >= maxLimiters {
+		return a.untracked
+	}
+	c := newLimit()
+	a.failures[addr] = c
+	return c
 }
 
 // Authenticate returns the caller of req, or writes the error answer (401,

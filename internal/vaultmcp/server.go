@@ -14,17 +14,21 @@
 // missing one, and a read-only grant cannot write through any tool.
 //
 // Errors are tool results (isError) whose text is JSON,
-// {"error": {"code", "message", "fix", "field"}}: the class of the error
-// (vault.Describe), what is wrong, and what to do about it; never protocol
-// errors. Large results (a long document) go through the offload engine
-// (offload/mcpadapter): they are stored and replaced by a notice, and the
-// result_* tools explore them. Nothing is loaded before the first call:
-// the tools answer at once.
+// {"error": {"code", "message", "fix", "details": {"field"}}}, the shape of
+// the REST API's errors (vaultauth.Error): the class of the error
+// (vault.Describe), what is wrong, what to do about it, and the argument at
+// fault; never protocol errors. Large results (a long document) go through
+// the offload engine (offload/mcpadapter): they are stored and replaced by
+// a notice, and the result_* tools explore them; stored results are the
+// caller's own (over HTTP, the session's own). Nothing is loaded before
+// the first call: the tools answer at once.
 package vaultmcp
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -46,9 +50,16 @@ const ServerName = "ctxkit-memory"
 
 // Options configure the server.
 type Options struct {
-	// Caller is who the tools act for; the zero Caller is the owner.
-	// HTTPHandler ignores it and takes the authenticated caller instead.
+	// Caller is who the tools act for (vault.Owner() for the owner; the
+	// zero Caller is anonymous and refused everywhere). HTTPHandler
+	// ignores it and takes the authenticated caller instead.
 	Caller vault.Caller
+	// Recheck, when set, is asked before every tool call whether the
+	// caller still holds: a long-lived stdio server re-reads the token or
+	// the agent it was started with, so that an agent revoked meanwhile
+	// is refused at once (over HTTP, every request is authenticated
+	// anyway).
+	Recheck func(context.Context) error
 	// Engine stores large results; nil is an in-memory engine of its own.
 	Engine *offload.Engine
 	// Threshold is the result size, in chars, above which a result is
@@ -56,7 +67,9 @@ type Options struct {
 	Threshold int
 	// Version is the server's version in the MCP handshake.
 	Version string
-	// Logger receives failures to store a result; nil discards them.
+	// Logger receives the internal errors of the tools (whose answer
+	// says only "internal error") and failures to store a result; nil
+	// discards them.
 	Logger *slog.Logger
 
 	// perSession keeps stored results private to the HTTP session.
@@ -68,8 +81,10 @@ type Options struct {
 
 // server holds what the tools share.
 type server struct {
-	svc    *vault.Service
-	caller vault.Caller
+	svc     *vault.Service
+	caller  vault.Caller
+	log     *slog.Logger
+	recheck func(context.Context) error
 }
 
 // NewServer returns the MCP server acting for opts.Caller, with every tool
@@ -79,27 +94,56 @@ func NewServer(svc *vault.Service, opts Options) *mcp.Server {
 		opts.Engine = offload.New(memstore.New(memstore.Options{}))
 	}
 	c := opts.Caller
-	if c.Name() == "" {
-		c = vault.Owner()
-	}
 	adapter := mcpadapter.New(opts.Engine, mcpadapter.Options{Threshold: opts.Threshold, Server: ServerName,
 		PerSession: opts.perSession, Logger: opts.Logger})
 	s := mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "ctxkit vaults", Version: opts.Version},
 		&mcp.ServerOptions{Instructions: instructions + " " + adapter.Instructions(), SchemaCache: opts.schemas})
-	srv := &server{svc: svc, caller: c}
+	srv := &server{svc: svc, caller: c, log: opts.Logger, recheck: opts.Recheck}
+	if srv.log == nil {
+		srv.log = slog.New(slog.DiscardHandler)
+	}
 	srv.addVaultTools(s)
 	srv.addEpisodeTools(s)
 	adapter.Install(s)
-	s.AddReceivingMiddleware(explainErrors)
+	s.AddReceivingMiddleware(srv.ownResults, srv.explainErrors, srv.checkCaller)
 	return s
+}
+
+// ownResults makes the results the server stores private to its caller
+// (offload.WithPrivateSession). The store is shared by other processes
+// (`ctxkit mcp` acting for other agents, `ctxkit wrap`), whose result_*
+// tools would otherwise list and read them, documents of vaults they cannot
+// see among them. An HTTP session narrows this to the session itself
+// (mcpadapter's PerSession).
+func (s *server) ownResults(next mcp.MethodHandler) mcp.MethodHandler {
+	session := ServerName + ":" + s.caller.Name()
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		return next(offload.WithPrivateSession(ctx, session), method, req)
+	}
+}
+
+// checkCaller refuses a tool call when Recheck says the caller no longer
+// holds (a revoked agent).
+func (s *server) checkCaller(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" && s.recheck != nil {
+			if err := s.recheck(ctx); err != nil {
+				var res mcp.CallToolResult
+				res.SetError(err)
+				return &res, nil
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // explainErrors writes a failed tool call's result as JSON that names the
 // error's class and what to do: the service's errors as vault.Describe
-// gives them, and the SDK's own for arguments that do not fit a tool's
-// input schema (a missing field, a wrong type), which name the problem but
-// not what to do.
-func explainErrors(next mcp.MethodHandler) mcp.MethodHandler {
+// gives them (for a vault of the wrong type, the tools that fit it; an
+// internal error is logged and its details kept from the caller), and the
+// SDK's own for arguments that do not fit a tool's input schema (a missing
+// field, a wrong type), which name the problem but not what to do.
+func (s *server) explainErrors(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if method != "tools/call" || err != nil {
@@ -113,8 +157,9 @@ func explainErrors(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok {
 			return res, err
 		}
+		p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
 		name := ""
-		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
+		if p != nil {
 			name = p.Name
 		}
 		var e vaultauth.Error
@@ -126,7 +171,14 @@ func explainErrors(next mcp.MethodHandler) mcp.MethodHandler {
 				Fix: "call " + name + " again with every required field, each of the type the schema gives (times as RFC 3339 strings)"}
 		default:
 			d := vault.Describe(cause)
+			if d.Class == vault.ClassInternal {
+				s.log.Error("vault MCP: internal error", "tool", name, "caller", s.caller.String(), "err", cause)
+				d.Message = "internal error; the server's log has the details"
+			}
 			e = vaultauth.Error{Code: string(d.Class), Message: d.Message, Fix: d.Fix}
+			if errors.Is(cause, vault.ErrWrongType) && p != nil {
+				e.Fix = s.toolsFix(ctx, p.Arguments, e.Fix)
+			}
 			if d.Field != "" {
 				e.Details = map[string]any{"field": d.Field}
 			}
@@ -139,6 +191,22 @@ func explainErrors(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// toolsFix names the tools that fit the type of the vault a call's
+// arguments name, for an error that says the vault is of another type; the
+// service's fix names the operations by their command names. fix is kept
+// when the vault cannot be described.
+func (s *server) toolsFix(ctx context.Context, args json.RawMessage, fix string) string {
+	var in VaultIn
+	if json.Unmarshal(args, &in) != nil {
+		return fix
+	}
+	v, err := s.svc.DescribeVault(ctx, s.caller, in.Vault)
+	if err != nil || toolsFor[v.Type] == "" {
+		return fix
+	}
+	return fmt.Sprintf("%s vaults take the tools %s", v.Type, toolsFor[v.Type])
 }
 
 // instructions tell the model what the server is for.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/atomicfile"
@@ -83,14 +84,67 @@ func parseError(path string, data []byte, err error) error {
 // readConfig reads a config file; a missing or empty file is an empty
 // config.
 func readConfig(path string) (*configFile, error) {
-	c := &configFile{path: path, vaults: map[string]*entry{}, extra: map[string]json.RawMessage{}}
+	data, err := readConfigData(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseConfig(path, data)
+}
+
+// readConfigData reads a config file's bytes; nil when it is missing.
+func readConfigData(path string) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return c, nil
+		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
+	return data, nil
+}
+
+// parsedConfigs keeps the last parse of each config file, reused while the
+// file holds the same bytes: every lookup still reads the file, but does
+// not parse it again when it has not changed (lookups, one or more per
+// call of the vault layer, far outnumber edits).
+type parsedConfigs struct {
+	mu    sync.Mutex
+	files map[string]parsedConfig // by path
+}
+
+type parsedConfig struct {
+	data []byte
+	c    *configFile // never changed once kept here
+}
+
+// read returns the config at path, which the caller must not change.
+func (p *parsedConfigs) read(path string) (*configFile, error) {
+	data, err := readConfigData(path)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	last, ok := p.files[path]
+	p.mu.Unlock()
+	if ok && bytes.Equal(last.data, data) {
+		return last.c, nil
+	}
+	c, err := parseConfig(path, data)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.files == nil {
+		p.files = map[string]parsedConfig{}
+	}
+	p.files[path] = parsedConfig{data, c}
+	return c, nil
+}
+
+// parseConfig parses the bytes of the config file at path.
+func parseConfig(path string, data []byte) (*configFile, error) {
+	c := &configFile{path: path, vaults: map[string]*entry{}, extra: map[string]json.RawMessage{}}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return c, nil
 	}
@@ -169,12 +223,17 @@ func configModes(scope string) (file, dir fs.FileMode) {
 	return 0o644, 0o755
 }
 
+// lockConfig takes the lock of the config file of a scope at path.
+func lockConfig(ctx context.Context, path, scope string) (unlock func(), err error) {
+	_, dirMode := configModes(scope)
+	return atomicfile.Lock(ctx, path+".lock", dirMode, lockWait)
+}
+
 // editConfig runs fn on the config at path under its lock and writes the
 // result atomically when fn returns nil. A config that does not parse is
 // refused before fn runs; nothing is written.
 func editConfig(ctx context.Context, path, scope string, fn func(*configFile) error) error {
-	fileMode, dirMode := configModes(scope)
-	unlock, err := atomicfile.Lock(ctx, path+".lock", dirMode, lockWait)
+	unlock, err := lockConfig(ctx, path, scope)
 	if err != nil {
 		return err
 	}
@@ -190,6 +249,7 @@ func editConfig(ctx context.Context, path, scope string, fn func(*configFile) er
 	if err != nil {
 		return err
 	}
+	fileMode, dirMode := configModes(scope)
 	if fi, err := os.Stat(path); err == nil {
 		fileMode = fi.Mode().Perm()
 	}

@@ -41,10 +41,12 @@ const DataDirName = ".ctxkit-vault"
 const ConfigDir = ".ctxkit"
 
 // Registry is the file registry of one data directory and project root.
-// It holds no state beyond its paths: every call reads the files.
+// Every call reads the files; it keeps nothing but the parse of the
+// config files as they were last read.
 type Registry struct {
-	home string
-	root string
+	home   string
+	root   string
+	parsed parsedConfigs
 }
 
 var _ store.Registry = (*Registry)(nil)
@@ -132,7 +134,7 @@ func (r *Registry) load(scope string) ([]store.VaultRecord, error) {
 	if scope == store.ScopeLocal && !r.hasLocal() {
 		return nil, nil
 	}
-	c, err := readConfig(r.ConfigPath(scope))
+	c, err := r.parsed.read(r.ConfigPath(scope))
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +162,18 @@ func (r *Registry) Vaults(ctx context.Context) ([]store.VaultRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(local, global...), nil
+	all := append(local, global...)
+	// An entry copied by hand keeps the id of the original: both vaults
+	// would share their stores, and edits of one would go to the other.
+	seen := make(map[string]store.VaultRecord, len(all))
+	for _, v := range all {
+		if o, ok := seen[v.ID]; ok {
+			return nil, fmt.Errorf("%w: vault %q of %s and vault %q of %s have the same id %q; remove the \"id\" of the one that was copied (it will get a new one)",
+				store.ErrCorrupt, o.Name, r.ConfigPath(o.Scope), v.Name, r.ConfigPath(v.Scope), v.ID)
+		}
+		seen[v.ID] = v
+	}
+	return all, nil
 }
 
 // Vault returns the vault with this id.
@@ -191,24 +204,20 @@ func (r *Registry) CreateVault(ctx context.Context, v store.VaultRecord, check f
 	if err != nil {
 		return store.VaultRecord{}, err
 	}
-	other := store.ScopeGlobal
-	if scope == store.ScopeGlobal {
-		other = store.ScopeLocal
-	}
-	others, err := r.load(other)
-	if err != nil {
-		return store.VaultRecord{}, err
-	}
 	out := v
 	out.ID, out.Scope, out.Grants = id, scope, cloneGrants(v.Grants)
-	err = editConfig(ctx, r.ConfigPath(scope), scope, func(c *configFile) error {
+	add := func(c *configFile, others []store.VaultRecord) error {
 		for name := range c.vaults {
 			if strings.EqualFold(name, v.Name) {
 				return fmt.Errorf("vault %q in %s: %w", name, c.path, store.ErrExists)
 			}
 		}
 		if check != nil {
-			if err := check(append(r.records(scope, c), others...)); err != nil {
+			local, global := r.records(scope, c), others
+			if scope == store.ScopeGlobal {
+				local, global = others, local
+			}
+			if err := check(append(local, global...)); err != nil {
 				return err
 			}
 		}
@@ -223,11 +232,40 @@ func (r *Registry) CreateVault(ctx context.Context, v store.VaultRecord, check f
 		c.vaults[v.Name] = &entry{ID: id, Type: v.Type, Path: r.storedPath(scope, v.Dir), Restricted: v.Restricted,
 			Agents: cloneGrants(v.Grants), EmbeddingModel: v.EmbeddingModel}
 		return nil
-	})
+	}
+	// The check sees both scopes as they are when the record is written:
+	// the other scope's config stays locked meanwhile, the global one
+	// always locked first, so that two creates never wait for each other.
+	if scope == store.ScopeLocal {
+		err = r.withLocked(ctx, store.ScopeGlobal, func(global []store.VaultRecord) error {
+			return editConfig(ctx, r.ConfigPath(scope), scope, func(c *configFile) error { return add(c, global) })
+		})
+	} else {
+		err = editConfig(ctx, r.ConfigPath(scope), scope, func(c *configFile) error {
+			return r.withLocked(ctx, store.ScopeLocal, func(local []store.VaultRecord) error { return add(c, local) })
+		})
+	}
 	if err != nil {
 		return store.VaultRecord{}, err
 	}
 	return out, nil
+}
+
+// withLocked runs fn with a scope's vaults, holding its config's lock.
+func (r *Registry) withLocked(ctx context.Context, scope string, fn func([]store.VaultRecord) error) error {
+	if scope == store.ScopeLocal && !r.hasLocal() {
+		return fn(nil)
+	}
+	unlock, err := lockConfig(ctx, r.ConfigPath(scope), scope)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	vs, err := r.load(scope)
+	if err != nil {
+		return err
+	}
+	return fn(vs)
 }
 
 // edit runs fn on the entry of the vault with this id, under its config's

@@ -144,9 +144,16 @@ func (r *Registry) AppendAudit(ctx context.Context, id string, e store.AuditEven
 		return fmt.Errorf("encode audit event: %w", err)
 	}
 	path := filepath.Join(dir, auditFile)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("open audit log %s: %w", path, err)
+	}
+	// A last line torn by a crash would swallow this one: start a line.
+	var last [1]byte
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		if _, err := f.ReadAt(last[:], fi.Size()-1); err == nil && last[0] != '\n' {
+			line = append([]byte{'\n'}, line...)
+		}
 	}
 	if _, err := f.Write(append(line, '\n')); err != nil {
 		f.Close()

@@ -73,8 +73,15 @@ func OpenBackend(_ context.Context, rest string, _ store.Options) (store.Backend
 	return b, nil
 }
 
-// Workspaces returns the workspace store.
-func (b *Backend) Workspaces() store.Store { return b.ws }
+// Workspaces returns the workspace store; its Close releases nothing
+// (Close the backend).
+func (b *Backend) Workspaces() store.Store { return backendStore{b.ws} }
+
+// backendStore is the backend's workspace store as it hands it out: the
+// store's own Close would close it for every user of the backend.
+type backendStore struct{ *Store }
+
+func (backendStore) Close() error { return nil }
 
 // KV returns the key-value store.
 func (b *Backend) KV() store.KV { return b.kv }

@@ -9,9 +9,9 @@ import (
 	"iter"
 	"math"
 	"slices"
-	"strings"
 	"unicode/utf8"
 
+	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
 )
 
@@ -81,38 +81,21 @@ func (s *Store) ScanItems(ctx context.Context, id string) iter.Seq2[json.RawMess
 	}
 }
 
-// match is an item that matched a search.
-type match struct {
-	index    int
-	distinct int // distinct terms matched
-	count    int // occurrences of all terms
-}
-
-// worse orders matches from worst to best: fewer distinct terms, then
-// fewer occurrences, then later in the list.
-func (a match) worse(b match) bool {
-	if a.distinct != b.distinct {
-		return a.distinct < b.distinct
-	}
-	if a.count != b.count {
-		return a.count < b.count
-	}
-	return a.index > b.index
-}
-
-// score maps a match to a number that orders like worse: the distinct terms
-// are the integer part, and occurrences add a fraction below one.
-func score(distinct, count int) float64 {
-	return float64(distinct) + float64(count)/float64(count+1)
-}
-
-// SearchItems implements [store.Store.SearchItems] by substring matching:
-// each term is looked for, case-insensitively, in the item's
-// [store.SearchableText], so fragments and terms with symbols match too.
-// Items rank by distinct terms matched, then by occurrences, then by index.
+// SearchItems implements [store.Store.SearchItems] as every backend does
+// (internal/textsearch): a plain word matches the tokens whose stem starts
+// with its stem, another term the folded text that holds it, and items
+// rank by distinct terms matched, then by BM25 over the list's statistics
+// (an item's length in characters), then by index (textsearch.Rank), as
+// the SQLite store ranks them. Without fields, every item's searchable
+// text is matched at once, prepared on the first search; with fields, each
+// item is decoded and matched.
 func (s *Store) SearchItems(ctx context.Context, id string, q store.Query) ([]store.Hit, int, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
+	}
+	query, err := textsearch.ParseQuery(q.Text)
+	if err != nil {
+		return nil, 0, fmt.Errorf("search items of %q: %w: %w", id, store.ErrInvalidQuery, err)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -120,8 +103,7 @@ func (s *Store) SearchItems(ctx context.Context, id string, q store.Query) ([]st
 	if err != nil {
 		return nil, 0, fmt.Errorf("search items: %w", err)
 	}
-	terms := store.Terms(q.Text)
-	if len(terms) == 0 {
+	if len(query.Terms) == 0 {
 		return nil, 0, nil
 	}
 	limit := q.Limit
@@ -129,133 +111,155 @@ func (s *Store) SearchItems(ctx context.Context, id string, q store.Query) ([]st
 		limit = 10
 	}
 
-	var counts []match
+	var m *itemMatches
 	if len(q.Fields) == 0 {
-		counts, err = e.countAll(ctx, terms)
+		m, err = e.matchAll(ctx, query)
 	} else {
-		counts, err = countFields(ctx, e.items, terms, q.Fields)
+		m, err = matchFields(ctx, e.items, query, q.Fields)
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	top := newTopK(limit, match.worse)
-	total := 0
-	for _, m := range counts {
-		if m.distinct > 0 {
-			total++
-			top.push(m)
-		}
+	total := len(m.cands)
+	stats := textsearch.Stats{Terms: len(query.Terms), Docs: len(e.items), AvgLen: m.avgLen}
+	top, err := textsearch.Rank(m.cands, stats, limit, m.measure)
+	if err != nil {
+		return nil, 0, err
 	}
-
-	best := top.sorted()
-	hits := make([]store.Hit, len(best))
-	for i, m := range best {
+	hits := make([]store.Hit, len(top))
+	for i, c := range top {
 		hits[i] = store.Hit{
-			Index: m.index,
-			Score: score(m.distinct, m.count),
-			Terms: m.distinct,
-			Item:  bytes.Clone(e.items[m.index]),
+			Index: int(c.Doc),
+			Score: c.Score,
+			Terms: c.Terms.Len(),
+			Item:  bytes.Clone(e.items[c.Doc]),
 		}
 	}
 	return hits, total, nil
 }
 
-// countAll counts the occurrences of each term in each item's searchable
-// text. It searches the concatenation of all items' texts, so the cost is a
-// few fast substring scans of the whole list rather than one call per item
-// and term. The caller holds s.mu for reading.
-func (e *entry) countAll(ctx context.Context, terms []string) ([]match, error) {
-	all, starts := e.searchIndex()
-	counts := make([]match, len(e.items))
-	for i := range counts {
-		counts[i].index = i
-	}
-	found := 0
-	for _, term := range terms {
-		item, last := 0, -1
-		for from := 0; ; {
-			i := strings.Index(all[from:], term)
-			if i < 0 {
-				break
-			}
-			p := from + i
-			// Matches come in order, so the item holding p only moves forward.
-			// Item texts end with a newline, which no term holds, so a match
-			// never spans two items.
-			for starts[item+1] <= p {
-				item++
-			}
-			if item != last {
-				counts[item].distinct++
-				last = item
-			}
-			counts[item].count++
-			from = p + len(term)
-			if found++; found%checkEvery == 0 {
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	return counts, nil
+// itemMatches are the items a search matched (Doc is the index), with
+// what ranking needs to know of each.
+type itemMatches struct {
+	cands  []textsearch.Candidate
+	at     []int32 // by item: 1 + its candidate's position, 0 for none
+	terms  int
+	freq   []int     // by candidate position, then term
+	length []float64 // by candidate position; nil: the item's characters
+	items  []json.RawMessage
+	avgLen float64
 }
 
-// countFields counts the occurrences of each term in the values under
-// fields of each item, decoding every item.
-func countFields(ctx context.Context, items []json.RawMessage, terms, fields []string) ([]match, error) {
-	counts := make([]match, len(items))
+// add records that item i matched term t n times.
+func (m *itemMatches) add(i, t, n int) {
+	p := m.at[i]
+	if p == 0 {
+		m.cands = append(m.cands, textsearch.Candidate{Doc: int64(i)})
+		for range m.terms {
+			m.freq = append(m.freq, 0)
+		}
+		p = int32(len(m.cands))
+		m.at[i] = p
+	}
+	m.cands[p-1].Terms.Add(t)
+	m.freq[int(p-1)*m.terms+t] = n
+}
+
+// measure gives textsearch.Rank the length and term frequencies of the
+// contenders.
+func (m *itemMatches) measure(cands []textsearch.Candidate) ([]textsearch.Measure, error) {
+	out := make([]textsearch.Measure, len(cands))
+	for i, c := range cands {
+		p := int(m.at[c.Doc] - 1)
+		out[i].Freq = m.freq[p*m.terms : (p+1)*m.terms]
+		if m.length != nil {
+			out[i].Len = m.length[p]
+		} else {
+			out[i].Len = float64(utf8.RuneCount(m.items[c.Doc]))
+		}
+	}
+	return out, nil
+}
+
+// matchAll matches the searchable text of every item. The caller holds
+// s.mu for reading.
+func (e *entry) matchAll(ctx context.Context, q *textsearch.Query) (*itemMatches, error) {
+	docs := e.searchDocs()
+	m := &itemMatches{at: make([]int32, len(e.items)), terms: len(q.Terms), items: e.items,
+		avgLen: float64(e.itemRunes) / float64(max(len(e.items), 1))}
+	if err := docs.Count(ctx, q, m.add); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// matchFields matches the values under fields of each item, decoding
+// every item.
+func matchFields(ctx context.Context, items []json.RawMessage, q *textsearch.Query, fields []string) (*itemMatches, error) {
+	m := &itemMatches{at: make([]int32, len(items)), terms: len(q.Terms), length: []float64{}}
+	mt := textsearch.NewMatcher(q)
+	var every textsearch.TermSet
+	for t := range q.Terms {
+		every.Add(t)
+	}
+	freq := make([]int, len(q.Terms))
+	var total float64
 	for i, it := range items {
 		if i%checkEvery == checkEvery-1 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		text := strings.ToLower(store.SearchableText(it, fields))
-		m := match{index: i}
-		for _, t := range terms {
-			if n := strings.Count(text, t); n > 0 {
-				m.distinct++
-				m.count += n
+		text := store.SearchableText(it, fields)
+		mt.Count(text, &every, freq)
+		matched := false
+		for t, n := range freq {
+			if n > 0 {
+				m.add(i, t, n)
+				matched = true
 			}
 		}
-		counts[i] = m
+		if matched {
+			n := float64(utf8.RuneCountInString(text))
+			m.length = append(m.length, n)
+			total += n
+		}
 	}
-	return counts, nil
+	m.avgLen = total / float64(max(len(m.cands), 1))
+	return m, nil
 }
 
-// searchIndex returns the lower-cased searchable text of every item,
-// concatenated, and where each item's text starts (with the total length
-// last). It builds what is missing: the per-item texts on first use, the
-// concatenation after each mutation. The caller holds s.mu for reading;
-// writers keep the per-item texts in step with the items.
-func (e *entry) searchIndex() (string, []int) {
+// searchDocs returns the searchable text of every item, prepared for
+// matching (textsearch.Docs). It builds what is missing: the prepared text
+// of each item on first use, their concatenation after each mutation. The
+// caller holds s.mu for reading; writers keep the prepared texts in step
+// with the items.
+func (e *entry) searchDocs() *textsearch.Docs {
 	e.cacheMu.Lock()
 	defer e.cacheMu.Unlock()
-	if !e.haveLower {
-		e.lowerItems = make([]string, len(e.items))
+	if !e.haveDocs {
+		e.docs = make([]textsearch.Doc, len(e.items))
 		var sc scanner
+		var tz textsearch.Tokenizer
 		for i, it := range e.items {
-			e.lowerItems[i] = sc.searchText(it)
+			e.docs[i] = tz.NewDoc(sc.searchText(it))
 		}
-		e.haveLower = true
+		e.haveDocs = true
 	}
-	if e.lowerStarts == nil {
-		n := 0
-		for _, t := range e.lowerItems {
-			n += len(t)
+	if e.joined == nil {
+		e.joined = textsearch.NewDocs(e.docs)
+		// The items' prepared texts now share the joined memory.
+		for i := range e.docs {
+			e.docs[i] = e.joined.Doc(i)
 		}
-		var b strings.Builder
-		b.Grow(n)
-		starts := make([]int, 0, len(e.lowerItems)+1)
-		for _, t := range e.lowerItems {
-			starts = append(starts, b.Len())
-			b.WriteString(t)
-		}
-		e.lowerAll = b.String()
-		e.lowerStarts = append(starts, b.Len())
 	}
-	return e.lowerAll, e.lowerStarts
+	return e.joined
+}
+
+// prepare returns item's searchable text prepared for matching.
+func prepare(item json.RawMessage) textsearch.Doc {
+	var tz textsearch.Tokenizer
+	return tz.NewDoc(searchText(item))
 }
 
 // changed records that the list was mutated: the original bytes no longer
@@ -264,7 +268,7 @@ func (e *entry) searchIndex() (string, []int) {
 // characters. The caller holds s.mu for writing.
 func (e *entry) changed() {
 	e.raw = nil
-	e.lowerAll, e.lowerStarts = "", nil
+	e.joined = nil
 	n := len(e.items)
 	chars := e.itemRunes + 2 + int64(max(n-1, 0))
 	e.ws.Items = n
@@ -303,8 +307,8 @@ func (s *Store) AppendItems(ctx context.Context, id string, items []json.RawMess
 	e.items = append(e.items, items...)
 	for _, it := range items {
 		e.itemRunes += int64(utf8.RuneCount(it))
-		if e.haveLower {
-			e.lowerItems = append(e.lowerItems, searchText(it))
+		if e.haveDocs {
+			e.docs = append(e.docs, prepare(it))
 		}
 	}
 	e.changed()
@@ -336,8 +340,8 @@ func (s *Store) UpdateItem(ctx context.Context, id string, index int, item json.
 func (e *entry) replace(index int, item json.RawMessage) {
 	e.itemRunes += int64(utf8.RuneCount(item)) - int64(utf8.RuneCount(e.items[index]))
 	e.items[index] = item
-	if e.haveLower {
-		e.lowerItems[index] = searchText(item)
+	if e.haveDocs {
+		e.docs[index] = prepare(item)
 	}
 	e.changed()
 }
@@ -451,7 +455,7 @@ func (s *Store) DeleteItems(ctx context.Context, id string, indexes []int) error
 	doomed = slices.Compact(doomed)
 
 	kept := e.items[:0]
-	keptText := e.lowerItems[:0]
+	keptDocs := e.docs[:0]
 	next := 0 // position in doomed
 	for i, it := range e.items {
 		if next < len(doomed) && doomed[next] == i {
@@ -460,16 +464,16 @@ func (s *Store) DeleteItems(ctx context.Context, id string, indexes []int) error
 			continue
 		}
 		kept = append(kept, it)
-		if e.haveLower {
-			keptText = append(keptText, e.lowerItems[i])
+		if e.haveDocs {
+			keptDocs = append(keptDocs, e.docs[i])
 		}
 	}
 	// Clear the tail so that removed items can be collected.
 	clear(e.items[len(kept):])
 	e.items = kept
-	if e.haveLower {
-		clear(e.lowerItems[len(keptText):])
-		e.lowerItems = keptText
+	if e.haveDocs {
+		clear(e.docs[len(keptDocs):])
+		e.docs = keptDocs
 	}
 	e.changed()
 	return nil

@@ -9,18 +9,20 @@
 //
 //   - Everything lives in the process's heap and is lost when it exits. A
 //     workspace costs about its content's size. The first search of a list
-//     adds about twice the size of its searchable text (a lower-cased copy per
-//     item and their concatenation); the first search of a text with
-//     upper-case letters adds a lower-cased copy of the text.
+//     or a text adds about twice the size of its searchable text: the stem
+//     of each word and the text folded (lower case, no diacritics), which
+//     searches match.
 //   - [Options.MaxWorkspaces] bounds the number of workspaces, not their
 //     size, and eviction is global: a session that stores many workspaces
 //     evicts other sessions' least recently used ones. The offload engine
 //     bounds sizes.
-//   - Search scans: SearchItems reads every item's text and SearchText every
-//     byte of the text, so a search costs time proportional to the content
-//     (tens of milliseconds for 100,000 items or 50 MB). A search restricted
-//     to fields decodes every item, which is slower still. Matching is by
-//     substring, without stemming.
+//   - Search scans: each term of a query is looked for in the stems or the
+//     folded text of the whole workspace, so a search costs time
+//     proportional to the content (tens of milliseconds for 100,000 items
+//     or 50 MB); SearchText then tokenizes the pieces of the text that hold
+//     a term, to locate the matches. A search restricted
+//     to fields decodes and tokenizes every item, which is slower still.
+//     Queries match and items rank as on every backend (internal/textsearch).
 //   - Put checks that list items and the dict are valid JSON, which costs
 //     about as much as reading them once.
 //   - One lock guards the store. Reads share it, but a write waits for
@@ -47,6 +49,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
 )
 
@@ -108,13 +111,14 @@ type entry struct {
 
 	elem *list.Element // in Store.lru
 
-	cacheMu     sync.Mutex
-	lowerItems  []string // lower-cased searchable text per item; valid when haveLower
-	haveLower   bool
-	lowerAll    string // lowerItems concatenated; valid when lowerStarts is not nil
-	lowerStarts []int  // where each item starts in lowerAll, then len(lowerAll)
-	lowerText   string // text lower-cased with byte offsets kept; valid when haveText
-	haveText    bool
+	cacheMu  sync.Mutex
+	docs     []textsearch.Doc // each item's searchable text, prepared; valid when haveDocs
+	haveDocs bool
+	joined   *textsearch.Docs // docs joined; nil until the first search after a change
+	// chunks are the text in pieces and chunkDocs the pieces prepared for
+	// matching; nil until the first search.
+	chunks    []textsearch.Chunk
+	chunkDocs *textsearch.Docs
 }
 
 // Put implements [store.Store.Put]. It validates the content (list items and

@@ -3,7 +3,6 @@ package memstore
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/store"
@@ -11,7 +10,7 @@ import (
 
 // searchText returns the text SearchItems matches in an item when no
 // fields are given: the same scalar values as [store.SearchableText], each
-// followed by a newline, lower-cased.
+// followed by a newline.
 //
 // It scans the JSON instead of decoding it, which makes the first search
 // of a large list several times faster. Values come in document order
@@ -39,7 +38,7 @@ func (sc *scanner) searchText(item json.RawMessage) string {
 	if text, ok := sc.scanScalars(item); ok {
 		return text
 	}
-	return strings.ToLower(store.SearchableText(item, nil))
+	return store.SearchableText(item, nil)
 }
 
 // maxScannedKeys bounds the keys per object that scanScalars checks for
@@ -116,18 +115,7 @@ func (sc *scanner) scanScalars(item []byte) (string, bool) {
 			i++
 		}
 	}
-	return lowerString(b), true
-}
-
-// lowerString returns b lower-cased as a new string, converting only once
-// when b has no upper case, which is the common case.
-func lowerString(b []byte) string {
-	for _, c := range b {
-		if c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
-			return strings.ToLower(string(b))
-		}
-	}
-	return string(b)
+	return string(b), true
 }
 
 // stringEnd returns the offset just past the JSON string starting at i.

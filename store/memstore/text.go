@@ -2,14 +2,15 @@ package memstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
 )
 
@@ -75,18 +76,6 @@ func (t *textIndex) byteOffset(r int64) int {
 	return i
 }
 
-// runeOffset returns the rune offset of byte offset p, given that byte
-// offset known is rune knownRune and known <= p. It counts from whichever is
-// nearer, known or the index mark before p, so a search with a few matches
-// in a large text does not count every rune between them.
-func (t *textIndex) runeOffset(p, known int, knownRune int64) int64 {
-	k := sort.SearchInts(t.marks, p+1) - 1
-	if mark := t.marks[k]; mark > known {
-		return int64(k)*runeStride + int64(utf8.RuneCountInString(t.s[mark:p]))
-	}
-	return knownRune + int64(utf8.RuneCountInString(t.s[known:p]))
-}
-
 // TextSlice implements [store.Store.TextSlice] in time proportional to the
 // page, not the text. A negative offset or n is an error.
 func (s *Store) TextSlice(ctx context.Context, id string, offset, n int64) (string, error) {
@@ -111,11 +100,7 @@ func (s *Store) TextSlice(ctx context.Context, id string, offset, n int64) (stri
 	return strings.Clone(t.s[t.byteOffset(offset):t.byteOffset(end)]), nil
 }
 
-// passageWindow is how many runes after a passage's first match further
-// matches still count toward that passage.
-const passageWindow = 200
-
-// passage is a run of matches close together in a text.
+// passage is a passage (textsearch.Passages) as SearchText ranks it.
 type passage struct {
 	offset   int64 // rune offset of the first match
 	length   int   // runes of the first match
@@ -135,21 +120,25 @@ func (a passage) worse(b passage) bool {
 	return a.offset > b.offset
 }
 
-// cursor walks the occurrences of one term.
-type cursor struct {
-	term  string
-	runes int
-	pos   int // byte offset of the next occurrence; -1 when there is none
-}
+// searchChunkRunes is the size of the pieces SearchText matches a text in:
+// it finds the pieces holding a term at once, then tokenizes those pieces
+// only, to locate the matches. Small pieces mean little to tokenize for a
+// rare term.
+const searchChunkRunes = 1 << 9
 
-// SearchText implements [store.Store.SearchText]. It finds every
-// case-insensitive occurrence of every term, in text order, and groups
-// occurrences within passageWindow runes of a passage's first one into
-// that passage. Passages rank by distinct terms, then by occurrences, then
-// by position. Memory use is bounded by the limit, not by the matches.
+// SearchText implements [store.Store.SearchText], matching as every
+// backend does (internal/textsearch): a plain word matches the tokens whose
+// stem starts with its stem, another term the folded text that holds it.
+// Matches are grouped into passages (textsearch.Passages), which rank by
+// distinct terms, then by matches, then by position. Memory use is bounded by the limit and the pieces, not by the
+// matches.
 func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([]store.TextHit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	query, err := textsearch.ParseQuery(q.Text)
+	if err != nil {
+		return nil, fmt.Errorf("search text of %q: %w: %w", id, store.ErrInvalidQuery, err)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -157,8 +146,7 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 	if err != nil {
 		return nil, fmt.Errorf("search text: %w", err)
 	}
-	terms := store.Terms(q.Text)
-	if len(terms) == 0 {
+	if len(query.Terms) == 0 {
 		return nil, nil
 	}
 	limit := q.Limit
@@ -166,59 +154,42 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 		limit = 10
 	}
 
-	lower := e.lowered()
-	cursors := make([]cursor, len(terms))
-	for i, t := range terms {
-		cursors[i] = cursor{term: t, runes: utf8.RuneCountInString(t), pos: strings.Index(lower, t)}
+	// The pieces that hold each term, in order of pieces.
+	type found struct{ chunk, term int }
+	var where []found
+	chunks, docs := e.searchChunks()
+	if err := docs.Count(ctx, query, func(c, t, _ int) { where = append(where, found{c, t}) }); err != nil {
+		return nil, err
 	}
+	slices.SortStableFunc(where, func(a, b found) int { return cmp.Compare(a.chunk, b.chunk) })
+	m := textsearch.NewMatcher(query)
 	top := newTopK(limit, passage.worse)
-	// seen[i] is the number of the last passage in which term i matched.
-	seen := make([]int, len(terms))
+	push := func(p textsearch.Passage) {
+		top.push(passage{offset: p.Offset, length: p.Runes, distinct: p.Terms.Len(), count: p.Matches})
+	}
 	var (
-		cur      passage
-		number   int // of cur; 0 before the first match
-		lastByte int
-		lastRune int64
+		g       textsearch.Passages
+		matches []textsearch.Occurrence
 	)
-	for step := 0; ; step++ {
-		if step%checkEvery == checkEvery-1 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+	for i := 0; i < len(where); {
+		c := where[i].chunk
+		var present textsearch.TermSet
+		for ; i < len(where) && where[i].chunk == c; i++ {
+			present.Add(where[i].term)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		chunk := chunks[c]
+		matches = m.Locate(matches[:0], chunk.Text, &present)
+		for _, o := range matches {
+			if p, ok := g.Add(o, chunk.Start+int64(o.Offset)); ok {
+				push(p)
 			}
-		}
-		next := -1
-		for i := range cursors {
-			if p := cursors[i].pos; p >= 0 && (next < 0 || p < cursors[next].pos) {
-				next = i
-			}
-		}
-		if next < 0 {
-			break
-		}
-		c := &cursors[next]
-		lastRune = e.text.runeOffset(c.pos, lastByte, lastRune)
-		lastByte = c.pos
-		if number == 0 || lastRune-cur.offset > passageWindow {
-			if number > 0 {
-				top.push(cur)
-			}
-			number++
-			cur = passage{offset: lastRune, length: c.runes}
-		}
-		cur.count++
-		if seen[next] != number {
-			seen[next] = number
-			cur.distinct++
-		}
-		from := c.pos + len(c.term)
-		if i := strings.Index(lower[from:], c.term); i >= 0 {
-			c.pos = from + i
-		} else {
-			c.pos = -1
 		}
 	}
-	if number > 0 {
-		top.push(cur)
+	if p, ok := g.Close(); ok {
+		push(p)
 	}
 
 	best := top.sorted()
@@ -227,60 +198,26 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 		hits[i] = store.TextHit{
 			Offset: p.offset,
 			Length: p.length,
-			Score:  score(p.distinct, p.count),
+			Score:  float64(p.distinct) + float64(p.count)/float64(p.count+1),
 			Terms:  p.distinct,
 		}
 	}
 	return hits, nil
 }
 
-// lowered returns the text lower-cased rune by rune with every byte offset
-// unchanged, building it on first use. The caller holds s.mu for reading.
-func (e *entry) lowered() string {
+// searchChunks returns the text in pieces, and the pieces prepared for
+// matching, building them on first use. The caller holds s.mu for reading.
+func (e *entry) searchChunks() ([]textsearch.Chunk, *textsearch.Docs) {
 	e.cacheMu.Lock()
 	defer e.cacheMu.Unlock()
-	if !e.haveText {
-		e.lowerText = lowerKeepingOffsets(e.text.s)
-		e.haveText = true
-	}
-	return e.lowerText
-}
-
-// lowerKeepingOffsets lower-cases s, leaving alone the rare runes whose
-// lower case has another UTF-8 length (such as the Kelvin sign), so that
-// offsets into the result are offsets into s. It returns s itself when
-// nothing changes, which costs no memory.
-func lowerKeepingOffsets(s string) string {
-	var b strings.Builder
-	copied := 0 // s[:copied] is in b
-	flush := func(i int) {
-		if b.Cap() == 0 {
-			b.Grow(len(s))
+	if e.chunkDocs == nil {
+		e.chunks = textsearch.Split(e.text.s, searchChunkRunes)
+		docs := make([]textsearch.Doc, len(e.chunks))
+		var tz textsearch.Tokenizer
+		for i, c := range e.chunks {
+			docs[i] = tz.NewDoc(c.Text)
 		}
-		b.WriteString(s[copied:i])
+		e.chunkDocs = textsearch.NewDocs(docs)
 	}
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if 'A' <= c && c <= 'Z' {
-				flush(i)
-				b.WriteByte(c + 'a' - 'A')
-				copied = i + 1
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if l := unicode.ToLower(r); l != r && utf8.RuneLen(l) == size {
-			flush(i)
-			b.WriteRune(l)
-			copied = i + size
-		}
-		i += size
-	}
-	if copied == 0 {
-		return s
-	}
-	flush(len(s))
-	return b.String()
+	return e.chunks, e.chunkDocs
 }

@@ -80,8 +80,11 @@ func OpenBackend(ctx context.Context, path string, opts store.Options) (store.Ba
 }
 
 // vaultFile returns the path of a file of a vault's data folder, created
-// empty when missing, and a guard that fails once that path no longer
-// names the same file (the vault was deleted, or its folder replaced).
+// empty when missing, and a guard that fails once the registry no longer
+// records the vault (forgotten by this process or another) or the path no
+// longer names the same file (its data dropped). The registry is asked
+// first: a file created again in its place after a drop may get the
+// dropped file's inode number, which would pass for the same file.
 func (b *Backend) vaultFile(ctx context.Context, id, name string) (string, vaultpool.Guard, error) {
 	dir, err := b.reg.DataDir(ctx, id, true)
 	if err != nil {
@@ -98,6 +101,9 @@ func (b *Backend) vaultFile(ctx context.Context, id, name string) (string, vault
 		return "", nil, fmt.Errorf("vault %s: %w", id, err)
 	}
 	guard := func() error {
+		if _, err := b.reg.Vault(context.WithoutCancel(ctx), id); err != nil {
+			return err
+		}
 		now, err := os.Stat(path)
 		if err != nil || !os.SameFile(fi, now) {
 			return fmt.Errorf("vault %s: %s was deleted: %w", id, path, store.ErrNotFound)
@@ -107,8 +113,17 @@ func (b *Backend) vaultFile(ctx context.Context, id, name string) (string, vault
 	return path, guard, nil
 }
 
-// Workspaces returns the workspace store.
-func (b *Backend) Workspaces() store.Store { return b.ws }
+// Workspaces returns the workspace store; its Close releases nothing
+// (Close the backend).
+func (b *Backend) Workspaces() store.Store { return backendStore{b.ws} }
+
+// backendStore is the backend's workspace store as it hands it out: the
+// store's own Close would close it for every user of the backend. It
+// keeps the store's other methods (Pipe, which the offload engine looks
+// for).
+type backendStore struct{ *Store }
+
+func (backendStore) Close() error { return nil }
 
 // KV returns the key-value store.
 func (b *Backend) KV() store.KV { return b.ws.KV() }

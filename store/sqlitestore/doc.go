@@ -63,10 +63,10 @@
 // items_fts and chunks_fts are contentless FTS5 tables (contentless_delete=1,
 // so rows can be deleted without their text; detail=none, since search
 // needs only which rows hold a term). They do not tokenize text themselves:
-// Go computes each row's index terms, the distinct tokens of its text as
-// SQLite's unicode61 tokenizer splits them (remove_diacritics 0), folded to
-// lower case and stemmed by the Porter stemmer exactly as SQLite's porter
-// tokenizer does, each prefixed with the workspace's key. The ascii
+// Go computes each row's index terms, the distinct terms of its text as
+// SQLite's "porter unicode61" tokenizer makes them (internal/textsearch:
+// folded to lower case, without diacritics, stemmed), each prefixed with
+// the workspace's key. The ascii
 // tokenizer then only splits them on spaces. This puts the linguistic work
 // on every core instead of inside the single writer, makes Go code that
 // locates matches agree with the index by construction, and keeps every
@@ -83,11 +83,13 @@
 //
 // # Search
 //
-// A plain-word term is a prefix query on its stem ("parse" finds "parser");
-// another term (C++, e-mail, x@example.com) matches by substring, reading
-// every item unless the term contains whole words the index can narrow
-// the items to. Items rank by distinct terms matched, then by BM25 computed
-// over the workspace's own statistics, then by position; only the items that
+// Queries mean what internal/textsearch says, as on every backend. A
+// plain-word term is a prefix query on its stem ("parse" finds "parser",
+// "ecole" finds "École"); another term (C++, e-mail, x@example.com)
+// matches by substring of the folded text, reading every item unless the
+// term contains whole words the index can narrow the items to. Items rank
+// as textsearch.Rank has it: by distinct terms matched, then by BM25 over
+// the workspace's own statistics, then by position; only the items that
 // can reach the requested places are read and scored. SearchText reads the
 // chunks that may hold the most terms first and locates matches with the
 // same tokenizer, grouping them into passages.

@@ -13,21 +13,24 @@ import (
 
 	"modernc.org/sqlite"
 
+	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
 )
 
 // The full-text indexes hold index terms computed in Go, not raw text: for
-// each item or chunk, its distinct tokens (as the unicode61 tokenizer
-// splits and folds them) stemmed by the Porter stemmer, joined by spaces.
-// The FTS5 tables themselves only split that on spaces. Doing the
-// linguistic work in Go means it runs on every core (for Put, before the
-// write lock is taken), and that Go code locating matches afterwards
-// agrees with the index by construction. The tables keep no positions (detail=none): search needs
-// to know which rows hold a term, and computes frequencies and BM25 itself.
+// each item or chunk, its distinct terms as FTS5's "porter unicode61"
+// tokenizer makes them (textsearch: tokens folded, without diacritics, and
+// stemmed), joined by spaces. The FTS5 tables themselves only split that on
+// spaces. Doing the linguistic work in Go means it runs on every core (for
+// Put, before the write lock is taken), and that Go code locating matches
+// afterwards agrees with the index by construction. The tables keep no
+// positions (detail=none): search needs to know which rows hold a term, and
+// computes frequencies and BM25 itself.
 
 // termBuilder computes index terms, reusing its memory from one text to
 // the next. It is not safe for concurrent use.
 type termBuilder struct {
+	tz textsearch.Tokenizer
 	dd dedup
 }
 
@@ -35,18 +38,14 @@ type termBuilder struct {
 // spaces.
 func (tb *termBuilder) indexTerms(dst []byte, text string) []byte {
 	tb.dd.reset()
-	tokenize(text, func(t *token) bool {
+	tb.tz.Each(text, func(t *textsearch.Token) bool {
 		mark := len(dst)
 		start := mark
 		if len(tb.dd.spans) > 0 {
 			dst = append(dst, ' ')
 			start++
 		}
-		dst = append(dst, t.folded...)
-		// The stem is a prefix of the token, possibly with one byte more,
-		// so it is computed in place at the end of dst.
-		stem := porterStem(dst[start:])
-		dst = append(dst[:start], stem...)
+		dst = append(dst, textsearch.Stem(t.Folded)...)
 		if tb.dd.add(dst, start, len(dst)) {
 			dst = dst[:mark]
 		}
@@ -213,10 +212,10 @@ func termBytes(terms []string) int64 {
 const defaultIndexInline = 4 << 20
 
 // chunkTerms computes the index terms of text chunks in parallel.
-func chunkTerms(chunks []chunk) []string {
+func chunkTerms(chunks []textsearch.Chunk) []string {
 	terms := make([]string, len(chunks))
 	parallel(len(chunks), func() *termBuilder { return &termBuilder{} }, func(i int, tb *termBuilder) {
-		terms[i] = string(tb.indexTerms(nil, chunks[i].text))
+		terms[i] = string(tb.indexTerms(nil, chunks[i].Text))
 	})
 	return terms
 }

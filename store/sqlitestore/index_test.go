@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
 )
 
@@ -234,7 +236,7 @@ func TestCheckpointInBackground(t *testing.T) {
 func TestSearchManyContenders(t *testing.T) {
 	s := openTemp(t, Options{})
 	defer s.Close()
-	n := scoreCap + 500
+	n := textsearch.ScoreCap + 500
 	items := make([]json.RawMessage, n)
 	for i := range items {
 		extra := ""
@@ -289,5 +291,52 @@ func TestSearchStaysInWorkspace(t *testing.T) {
 		if total != 1 || len(hits) != 1 || !strings.Contains(string(hits[0].Item), `"owner":"`+id+`"`) {
 			t.Errorf("search in %s: total %d, hits %+v", id, total, hits)
 		}
+	}
+}
+
+// TestMigrationReindexes checks that a database indexed before index terms
+// lost their diacritics is indexed again: its old terms ("écol") would
+// never match a query, which is folded ("ecole" → "ecol").
+func TestMigrationReindexes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ctxkit.db")
+	s, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := []json.RawMessage{json.RawMessage(`{"city":"École"}`), json.RawMessage(`{"city":"Paris"}`)}
+	ws := &store.Workspace{ID: "old", Type: "t", Shape: store.ShapeList, Producer: "p"}
+	if err := s.Put(t.Context(), ws, &store.Content{Items: items}); err != nil {
+		t.Fatal(err)
+	}
+	tw := &store.Workspace{ID: "oldtext", Type: "t", Shape: store.ShapeText, Producer: "p"}
+	if err := s.Put(t.Context(), tw, &store.Content{Text: "une École"}); err != nil {
+		t.Fatal(err)
+	}
+	// What the code before migration 3 indexed: diacritics kept.
+	for _, q := range []string{
+		`INSERT INTO items_fts (items_fts) VALUES ('delete-all')`,
+		`INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')`,
+		`INSERT INTO items_fts (rowid, terms) SELECT id, 'k' || ws || 'qécol' FROM items WHERE data LIKE '%cole%'`,
+		`INSERT INTO items_fts (rowid, terms) SELECT id, 'k' || ws || 'qpari' FROM items WHERE data LIKE '%Paris%'`,
+		`INSERT INTO chunks_fts (rowid, terms) SELECT id, 'k' || ws || 'qune k' || ws || 'qécol' FROM chunks`,
+		`PRAGMA user_version = 2`,
+	} {
+		if _, err := s.w.ExecContext(t.Context(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s.Close()
+
+	s, err = Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hits, total, err := s.SearchItems(t.Context(), ws.ID, store.Query{Text: "ecole"})
+	if err != nil || total != 1 || len(hits) != 1 || hits[0].Index != 0 {
+		t.Errorf("SearchItems(ecole) after the migration = %+v, total %d, %v; want item 0", hits, total, err)
+	}
+	if hits, err := s.SearchText(t.Context(), tw.ID, store.TextQuery{Text: "ecole"}); err != nil || len(hits) != 1 || hits[0].Offset != 4 {
+		t.Errorf("SearchText(ecole) after the migration = %+v, %v; want offset 4", hits, err)
 	}
 }

@@ -2,7 +2,11 @@ package sqlitestore
 
 // Benchmarks of the Go side of indexing, on 20,000 items of the large list.
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ctxkit/ctxkit/internal/textsearch"
+)
 
 func BenchmarkPrepareItems(b *testing.B) {
 	items := largeList()[:20000]
@@ -46,9 +50,10 @@ func BenchmarkTokenize(b *testing.B) {
 		s, _ := appendScalars(nil, it, true)
 		texts[i] = string(s)
 	}
+	var tz textsearch.Tokenizer
 	for b.Loop() {
 		for _, t := range texts {
-			tokenize(t, func(*token) bool { return true })
+			tz.Each(t, func(*textsearch.Token) bool { return true })
 		}
 	}
 }

@@ -98,4 +98,13 @@ CREATE TABLE kv (
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX kv_expires ON kv (expires_at) WHERE expires_at IS NOT NULL;
 `),
+	// 3: index terms lose their diacritics, as FTS5's unicode61 tokenizer
+	// has them by default (internal/textsearch): the terms indexed before
+	// ("écol" for École) are dropped, and every list and text is indexed
+	// again by the first search that needs it.
+	sqlitedb.Exec(`
+INSERT INTO items_fts (items_fts) VALUES ('delete-all');
+INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all');
+UPDATE workspaces SET indexed = 0 WHERE shape IN ('list', 'text');
+`),
 }}

@@ -2,14 +2,11 @@ package sqlitestore
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"math/bits"
 	"runtime"
 	"slices"
 	"strconv"
@@ -18,54 +15,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/sqlitedb"
+	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
 )
 
-// Search bounds. A query is hostile input: it may hold any number of terms.
+// Search bounds.
 const (
-	maxTerms     = 256
 	defaultLimit = 10
 	maxLimit     = 10000
-	// scoreCap bounds how many items SearchItems reads and tokenizes to
-	// compute BM25; past it, items tie on their terms' IDF alone and the
-	// earlier index wins.
-	scoreCap = 5000
 )
-
-// BM25 parameters, the usual ones.
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
-)
-
-// termSet is a set of query term numbers.
-type termSet [maxTerms / 64]uint64
-
-func (s *termSet) add(i int)      { s[i/64] |= 1 << (i % 64) }
-func (s *termSet) has(i int) bool { return s[i/64]&(1<<(i%64)) != 0 }
-func (s *termSet) count() (n int) {
-	for _, w := range s {
-		n += bits.OnesCount64(w)
-	}
-	return n
-}
-
-// query is a parsed search: its terms, and for each whether it goes
-// through the full-text index (plain words) or substring matching.
-type query struct {
-	terms []string
-	plain []bool
-	stems [][]byte // stemmed plain terms, for matching in Go
-}
-
-func (q *query) len() int { return len(q.terms) }
-
-// clone copies q, whose plain flags a search may clear.
-func (q *query) clone() *query {
-	c := *q
-	c.plain = slices.Clone(q.plain)
-	return &c
-}
 
 // searchIndexed runs a search in a read transaction; when the search finds
 // the workspace not indexed yet, it indexes it and runs the search again.
@@ -80,118 +38,34 @@ func (s *Store) searchIndexed(ctx context.Context, id string, search func(t *txn
 	return s.read(ctx, search)
 }
 
-func parseQuery(text string) (*query, error) {
-	terms := store.Terms(text)
-	if len(terms) > maxTerms {
-		return nil, fmt.Errorf("query has %d terms, more than %d", len(terms), maxTerms)
-	}
-	q := &query{terms: terms, plain: make([]bool, len(terms)), stems: make([][]byte, len(terms))}
-	for i, t := range terms {
-		if store.PlainWord(t) {
-			q.plain[i] = true
-			q.stems[i] = queryStem(t)
-		}
-	}
-	return q, nil
-}
-
 // ftsPrefix is the FTS5 expression for a plain term in the workspace whose
 // termPrefix is ws: a prefix query on its stem, quoted so that words like
 // AND or NEAR are not operators.
-func ftsPrefix(ws string, stem []byte) string { return `"` + ws + string(stem) + `"*` }
+func ftsPrefix(ws, stem string) string { return `"` + ws + stem + `"*` }
 
 // substringFilter returns an FTS5 expression that every text containing
 // term (a term that is not a plain word) matches, or "" when the index
-// cannot narrow it down. A run of word characters that symbols bound on
-// both sides inside the term is a whole token of any text containing the
-// term, so its index term must be there; a run at either end of the term
-// may be part of a longer token, whose stem the index cannot predict.
+// cannot narrow it down: all the index terms every such text holds
+// (textsearch.InnerTerms).
 func substringFilter(ws, term string) string {
-	var parts []string
-	start, inRun := 0, false
-	for i, r := range term {
-		word := isTokenRune(r) || inRun && isDiacritic(r)
-		switch {
-		case word && !inRun:
-			start, inRun = i, true
-		case !word && inRun:
-			if start > 0 {
-				stem := string(queryStem(term[start:i]))
-				if !slices.Contains(parts, stem) {
-					parts = append(parts, stem)
-				}
-			}
-			inRun = false
-		}
-	}
+	parts := textsearch.InnerTerms(term)
 	for i := range parts {
 		parts[i] = `"` + ws + parts[i] + `"`
 	}
 	return strings.Join(parts, " AND ")
 }
 
-// matcher finds query terms in text the way the index and substring
-// matching do.
-type matcher struct {
-	q       *query
-	scratch []byte
-}
-
-// match reports, for each term, how often it occurs in text (0 when it
-// does not), into freq, and returns the number of tokens of text. Terms not
-// in want are skipped.
-func (m *matcher) match(text string, want *termSet, freq []int) int {
-	clear(freq)
-	anyPlain := false
-	for i := range m.q.terms {
-		if m.q.plain[i] && want.has(i) {
-			anyPlain = true
-		}
-	}
-	tokens := 0
-	tokenize(text, func(t *token) bool {
-		tokens++
-		if anyPlain {
-			for i, stem := range m.q.stems {
-				if m.q.plain[i] && want.has(i) && stemMatches(t.folded, stem, m.scratch) {
-					freq[i]++
-				}
-			}
-		}
-		return true
-	})
-	var lower string
-	for i, term := range m.q.terms {
-		if m.q.plain[i] || !want.has(i) {
-			continue
-		}
-		if lower == "" {
-			lower = strings.ToLower(text)
-		}
-		freq[i] = strings.Count(lower, term)
-	}
-	return tokens
-}
-
-// candidate is an item that matched at least one term.
-type candidate struct {
-	id     int64
-	terms  termSet
-	nterms int
-	idx    int
-	data   []byte
-	loaded bool
-	score  float64
-}
-
 // SearchItems ranks items by distinct terms matched, then by BM25, then by
-// index. Plain words are found through the full-text index (stemmed prefix
-// match); other terms by substring. BM25 uses the workspace's own statistics,
-// so a large workspace elsewhere does not skew a small one's ranking.
+// index (textsearch.Rank). Plain words are found through the full-text
+// index (stemmed prefix match); other terms by substring. BM25 uses the
+// workspace's own statistics, so a large workspace elsewhere does not skew
+// a small one's ranking: its number of items, and an item's length in
+// characters against the average (with Fields, the length of the text under
+// them against the average over the items that match).
 func (s *Store) SearchItems(ctx context.Context, id string, q store.Query) ([]store.Hit, int, error) {
-	parsed, err := parseQuery(q.Text)
+	parsed, err := textsearch.ParseQuery(q.Text)
 	if err != nil {
-		return nil, 0, fmt.Errorf("search %q: %w", id, err)
+		return nil, 0, fmt.Errorf("search %q: %w: %w", id, store.ErrInvalidQuery, err)
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -208,13 +82,13 @@ func (s *Store) SearchItems(ctx context.Context, id string, q store.Query) ([]st
 		if err != nil {
 			return err
 		}
-		if len(parsed.terms) == 0 || ref.items == 0 {
+		if len(parsed.Terms) == 0 || ref.items == 0 {
 			return nil
 		}
 		if !ref.indexed {
 			return errNotIndexed
 		}
-		srch := &itemSearch{t: t, ref: ref, q: parsed.clone(), fields: q.Fields}
+		srch := &itemSearch{t: t, ref: ref, q: parsed, fields: q.Fields, items: map[int64]loaded{}}
 		hits, total, err = srch.run(limit)
 		return err
 	})
@@ -224,13 +98,24 @@ func (s *Store) SearchItems(ctx context.Context, id string, q store.Query) ([]st
 	return hits, total, nil
 }
 
+// loaded is an item read from the list.
+type loaded struct {
+	idx  int
+	data []byte
+}
+
 // itemSearch is the state of one SearchItems call.
 type itemSearch struct {
 	t      *txn
 	ref    *wsRef
-	q      *query
+	q      *textsearch.Query
 	fields []string
-	cands  []candidate // in id order until ranked
+	cands  []textsearch.Candidate // in id (Doc) order until ranked
+	items  map[int64]loaded       // the items read so far, by id
+	// measures holds, with Fields, what ranking needs of each candidate,
+	// and avgLen their average length.
+	measures map[int64]textsearch.Measure
+	avgLen   float64
 }
 
 func (s *itemSearch) run(limit int) ([]store.Hit, int, error) {
@@ -241,21 +126,14 @@ func (s *itemSearch) run(limit int) ([]store.Hit, int, error) {
 		substr []int      // terms matched by substring
 		found  []termRows // rows of the plain terms
 	)
-	for i := range q.terms {
-		if !q.plain[i] {
+	for i, term := range q.Terms {
+		if !term.Plain {
 			substr = append(substr, i)
 			continue
 		}
-		ids, err := ftsRowids(s.t, qMatchItems, ftsPrefix(prefix, q.stems[i]), lo, hi)
+		ids, err := ftsRowids(s.t, qMatchItems, ftsPrefix(prefix, term.Stem), lo, hi)
 		if err != nil {
-			if s.t.ctx.Err() != nil || sqlitedb.IsBusy(err) {
-				return nil, 0, err
-			}
-			// A word SQLite tokenizes differently can make an invalid
-			// FTS query; substring matching still finds it.
-			q.plain[i] = false
-			substr = append(substr, i)
-			continue
+			return nil, 0, fmt.Errorf("look up %q: %w", term.Text, err)
 		}
 		found = append(found, termRows{term: i, ids: ids})
 	}
@@ -297,7 +175,7 @@ func (s *itemSearch) merge(lists []termRows) {
 	if total == len(s.cands) {
 		return
 	}
-	out := make([]candidate, 0, total)
+	out := make([]textsearch.Candidate, 0, total)
 	pos := make([]int, len(lists)) // next id of each list
 	i := 0                         // next existing candidate
 	for {
@@ -305,7 +183,7 @@ func (s *itemSearch) merge(lists []termRows) {
 		// lists' next ids.
 		id, ok := int64(0), false
 		if i < len(s.cands) {
-			id, ok = s.cands[i].id, true
+			id, ok = s.cands[i].Doc, true
 		}
 		for k, l := range lists {
 			if p := pos[k]; p < len(l.ids) && (!ok || l.ids[p] < id) {
@@ -315,33 +193,21 @@ func (s *itemSearch) merge(lists []termRows) {
 		if !ok {
 			break
 		}
-		if i < len(s.cands) && s.cands[i].id == id {
+		if i < len(s.cands) && s.cands[i].Doc == id {
 			out = append(out, s.cands[i])
 			i++
 		} else {
-			out = append(out, candidate{id: id})
+			out = append(out, textsearch.Candidate{Doc: id})
 		}
 		c := &out[len(out)-1]
 		for k, l := range lists {
 			if p := pos[k]; p < len(l.ids) && l.ids[p] == id {
-				if !c.terms.has(l.term) {
-					c.terms.add(l.term)
-					c.nterms++
-				}
+				c.Terms.Add(l.term)
 				pos[k]++
 			}
 		}
 	}
 	s.cands = out
-}
-
-// find returns the candidate with id, or nil.
-func (s *itemSearch) find(cands []candidate, id int64) *candidate {
-	i, ok := slices.BinarySearchFunc(cands, id, func(c candidate, id int64) int { return cmp.Compare(c.id, id) })
-	if !ok {
-		return nil
-	}
-	return &cands[i]
 }
 
 // ftsRowids returns the rowids in [lo, hi) that match expr, in order, with
@@ -371,14 +237,14 @@ func ftsRowids(t *txn, query, expr string, lo, hi int64) ([]int64, error) {
 	return ids, nil
 }
 
-// matchSubstrings finds the items whose searchable text contains the terms
-// in substr. The index narrows the items to read when every such term has a
-// filter; otherwise every item of the list is read.
+// matchSubstrings finds the items whose searchable text, folded, contains
+// the terms in substr. The index narrows the items to read when every such
+// term has a filter; otherwise every item of the list is read.
 func (s *itemSearch) matchSubstrings(substr []int, lo, hi int64) error {
 	var ids []int64
 	filtered := true
 	for _, i := range substr {
-		expr := substringFilter(termPrefix(s.ref.key), s.q.terms[i])
+		expr := substringFilter(termPrefix(s.ref.key), s.q.Terms[i].Text)
 		if expr == "" {
 			filtered = false
 			break
@@ -406,18 +272,18 @@ func (s *itemSearch) matchSubstrings(substr []int, lo, hi int64) error {
 	found := make([][][]int64, workers) // by worker, then term
 	var wg sync.WaitGroup
 	for w := range workers {
-		found[w] = make([][]int64, s.q.len())
+		found[w] = make([][]int64, len(s.q.Terms))
 		wg.Go(func() {
-			var scalars []byte
+			var scalars, folded []byte
 			for j := range jobs {
 				for k, data := range j.data {
 					var err error
 					if scalars, err = appendScalars(scalars[:0], data, true); err != nil {
 						continue
 					}
-					lower := lowerText(scalars)
+					folded = textsearch.AppendFold(folded[:0], string(scalars))
 					for _, i := range substr {
-						if bytes.Contains(lower, []byte(s.q.terms[i])) {
+						if bytes.Contains(folded, []byte(s.q.Terms[i].Text)) {
 							found[w][i] = append(found[w][i], j.ids[k])
 						}
 					}
@@ -453,21 +319,6 @@ func (s *itemSearch) matchSubstrings(substr []int, lo, hi int64) error {
 	}
 	s.merge(lists)
 	return nil
-}
-
-// lowerText lowers text as strings.ToLower does, in place when it is ASCII.
-func lowerText(text []byte) []byte {
-	for _, c := range text {
-		if c >= utf8.RuneSelf {
-			return bytes.ToLower(text)
-		}
-	}
-	for i, c := range text {
-		if c >= 'A' && c <= 'Z' {
-			text[i] = c + 'a' - 'A'
-		}
-	}
-	return text
 }
 
 // loadItems calls fn for the items with the given ids (sorted), or for
@@ -509,182 +360,112 @@ func (s *itemSearch) loadItems(ids []int64, all bool, fn func(id int64, idx int,
 	return rows.Err()
 }
 
-// load fetches the data of the given candidates (sorted by id) that lack it.
-func (s *itemSearch) load(cands []candidate) error {
+// load reads the items of the given candidates that are not read yet.
+func (s *itemSearch) load(cands []textsearch.Candidate) error {
 	var ids []int64
 	for _, c := range cands {
-		if !c.loaded {
-			ids = append(ids, c.id)
+		if _, ok := s.items[c.Doc]; !ok {
+			ids = append(ids, c.Doc)
 		}
 	}
+	slices.Sort(ids)
 	return s.loadItems(ids, false, func(id int64, idx int, data []byte) {
-		if c := s.find(cands, id); c != nil {
-			c.idx, c.data, c.loaded = idx, data, true
-		}
+		s.items[id] = loaded{idx: idx, data: data}
 	})
 }
 
-// restrictToFields keeps, for every candidate, only the terms that match the
-// text under the query's fields, and drops candidates left with none.
+// restrictToFields keeps, for every candidate, only the terms that match
+// the text under the query's fields, and drops candidates left with none.
+// It measures the candidates kept for ranking on the way.
 func (s *itemSearch) restrictToFields() error {
 	if err := s.load(s.cands); err != nil {
 		return err
 	}
-	m := &matcher{q: s.q}
-	freq := make([]int, s.q.len())
+	m := textsearch.NewMatcher(s.q)
+	freq := make([]int, len(s.q.Terms))
+	s.measures = map[int64]textsearch.Measure{}
+	var total float64
 	kept := s.cands[:0]
 	for _, c := range s.cands {
-		m.match(store.SearchableText(c.data, s.fields), &c.terms, freq)
-		c.terms, c.nterms = termSet{}, 0
+		text := store.SearchableText(s.items[c.Doc].data, s.fields)
+		m.Count(text, &c.Terms, freq)
+		c.Terms = textsearch.TermSet{}
 		for i, f := range freq {
 			if f > 0 {
-				c.terms.add(i)
-				c.nterms++
+				c.Terms.Add(i)
 			}
 		}
-		if c.nterms > 0 {
+		if c.Terms.Len() > 0 {
 			kept = append(kept, c)
+			n := float64(utf8.RuneCountInString(text))
+			s.measures[c.Doc] = textsearch.Measure{Len: n, Freq: slices.Clone(freq)}
+			total += n
 		}
 	}
 	s.cands = kept
+	s.avgLen = total / float64(max(len(kept), 1))
 	return nil
 }
 
-// rank orders the candidates by distinct terms, score and id (which is list
-// order) and returns the first limit as hits. Only the candidates that can
-// reach the first limit places are scored: those with at least as many
-// terms as the one in place limit.
+// rank orders the candidates (textsearch.Rank) and returns the first limit
+// as hits.
 func (s *itemSearch) rank(limit int) ([]store.Hit, error) {
-	byTerms := make([]int, s.q.len()+1)
-	for _, c := range s.cands {
-		byTerms[c.nterms]++
+	stats := textsearch.Stats{Terms: len(s.q.Terms), Docs: s.ref.items,
+		AvgLen: float64(s.ref.itemChars) / float64(max(s.ref.items, 1))}
+	if s.measures != nil {
+		stats.AvgLen = s.avgLen
 	}
-	floor, seen := len(byTerms)-1, 0
-	for ; floor > 1; floor-- {
-		if seen += byTerms[floor]; seen >= limit {
-			break
-		}
+	top, err := textsearch.Rank(s.cands, stats, limit, s.measure)
+	if err != nil {
+		return nil, err
 	}
-	contenders := s.cands[:0:0]
-	for _, c := range s.cands {
-		if c.nterms >= floor {
-			contenders = append(contenders, c)
-		}
-	}
-
-	// Document frequencies over all candidates give each term its IDF.
-	docs := float64(s.ref.items)
-	df := make([]int, s.q.len())
-	for _, c := range s.cands {
-		for i := range df {
-			if c.terms.has(i) {
-				df[i]++
-			}
-		}
-	}
-	idf := make([]float64, len(df))
-	for i, n := range df {
-		idf[i] = math.Log(1 + (docs-float64(n)+0.5)/(float64(n)+0.5))
-	}
-
-	if len(contenders) <= scoreCap {
-		if err := s.load(contenders); err != nil {
-			return nil, err
-		}
-		s.scoreBM25(contenders, idf)
-	} else {
-		// Too many to read: rank them on their terms' IDF alone.
-		for i := range contenders {
-			c := &contenders[i]
-			for t := range idf {
-				if c.terms.has(t) {
-					c.score += idf[t]
-				}
-			}
-		}
-	}
-	slices.SortFunc(contenders, func(a, b candidate) int {
-		if c := cmp.Compare(b.nterms, a.nterms); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id, b.id)
-	})
-	top := contenders[:min(limit, len(contenders))]
 	// The hits' data, when the scoring did not need it.
-	byID := slices.Clone(top)
-	slices.SortFunc(byID, func(a, b candidate) int { return cmp.Compare(a.id, b.id) })
-	if err := s.load(byID); err != nil {
+	if err := s.load(top); err != nil {
 		return nil, err
 	}
 	hits := make([]store.Hit, 0, len(top))
 	for _, c := range top {
-		if !c.loaded {
-			c = *s.find(byID, c.id)
+		it, ok := s.items[c.Doc]
+		if !ok {
+			return nil, fmt.Errorf("item %d vanished during the search", c.Doc)
 		}
-		if !c.loaded {
-			return nil, fmt.Errorf("item %d vanished during the search", c.id)
-		}
-		hits = append(hits, store.Hit{Index: c.idx, Score: c.score, Terms: c.nterms, Item: c.data})
+		hits = append(hits, store.Hit{Index: it.idx, Score: c.Score, Terms: c.Terms.Len(), Item: it.data})
 	}
 	return hits, nil
 }
 
-// scoreBM25 scores loaded candidates: for each matched term, its IDF
-// weighted by its frequency in the item against the item's length. An
-// item's length is its size in characters against the workspace's average,
-// or, with Fields, the size of the text under them against the candidates'
-// average. Items are tokenized on every core.
-func (s *itemSearch) scoreBM25(cands []candidate, idf []float64) {
-	lengths := make([]float64, len(cands))
-	freqs := make([][]int, len(cands))
+// measure gives the length and term frequencies of the candidates ranking
+// scores: the characters of the item and the matches in its searchable
+// text, or what restrictToFields found under the query's fields. Items are
+// read, then matched on every core.
+func (s *itemSearch) measure(cands []textsearch.Candidate) ([]textsearch.Measure, error) {
+	out := make([]textsearch.Measure, len(cands))
+	if s.measures != nil {
+		for i, c := range cands {
+			out[i] = s.measures[c.Doc]
+		}
+		return out, nil
+	}
+	if err := s.load(cands); err != nil {
+		return nil, err
+	}
 	type state struct {
-		m    matcher
+		m    *textsearch.Matcher
 		freq []int
 		buf  []byte
 	}
 	parallel(len(cands), func() *state {
-		return &state{m: matcher{q: s.q}, freq: make([]int, len(s.q.terms))}
+		return &state{m: textsearch.NewMatcher(s.q), freq: make([]int, len(s.q.Terms))}
 	}, func(i int, st *state) {
 		c := &cands[i]
+		data := s.items[c.Doc].data
 		text := ""
-		if len(s.fields) > 0 {
-			text = store.SearchableText(c.data, s.fields)
-			lengths[i] = float64(utf8.RuneCountInString(text))
-		} else {
-			var err error
-			if st.buf, err = appendScalars(st.buf[:0], c.data, true); err == nil {
-				text = string(st.buf)
-			}
-			lengths[i] = float64(utf8.RuneCount(c.data))
+		var err error
+		if st.buf, err = appendScalars(st.buf[:0], data, true); err == nil {
+			text = string(st.buf)
 		}
-		st.m.match(text, &c.terms, st.freq)
-		freqs[i] = slices.Clone(st.freq)
+		st.m.Count(text, &c.Terms, st.freq)
+		out[i] = textsearch.Measure{Len: float64(utf8.RuneCount(data)), Freq: slices.Clone(st.freq)}
 	})
-	avg := float64(s.ref.itemChars) / float64(max(s.ref.items, 1))
-	if len(s.fields) > 0 {
-		var total float64
-		for _, l := range lengths {
-			total += l
-		}
-		avg = total / float64(len(cands))
-	}
-	avg = max(avg, 1)
-	for i := range cands {
-		c := &cands[i]
-		norm := bm25K1 * (1 - bm25B + bm25B*lengths[i]/avg)
-		for t := range s.q.terms {
-			if !c.terms.has(t) {
-				continue
-			}
-			// The index matched the term, so it counts at least once.
-			tf := float64(max(freqs[i][t], 1))
-			c.score += idf[t] * tf * (bm25K1 + 1) / (tf + norm)
-		}
-	}
+	return out, nil
 }
-
-// runeLen is the length of s in characters.
-func runeLen(s string) int { return utf8.RuneCountInString(s) }

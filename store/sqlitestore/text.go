@@ -8,14 +8,14 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/sqlitedb"
+	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
 )
 
-// Text layout and search parameters.
+// Text layout.
 const (
 	// defaultChunkRunes is the size a text chunk aims for. A chunk is the
 	// unit the text index matches and TextSlice reads: small enough that a
@@ -24,49 +24,11 @@ const (
 	defaultChunkRunes = 16 << 10
 	// chunkBatch is how many chunks one INSERT statement carries.
 	chunkBatch = 16
-	// passageRunes is the span of a passage: matches closer than this to
-	// the passage's first match belong to it.
-	passageRunes = 200
 )
-
-// chunk is a piece of a text workspace.
-type chunk struct {
-	start int64 // character offset in the text
-	runes int
-	text  string
-}
-
-// splitText cuts text into chunks of at most size characters, each ending
-// after white space when there is some in its last quarter. Search terms
-// never contain white space, so no match and no token spans two chunks,
-// except inside an unbroken run of more than size/4 characters.
-func splitText(text string, size int) []chunk {
-	var chunks []chunk
-	var start int64
-	for i := 0; i < len(text); {
-		j, n := i, 0
-		cut, cutRunes := -1, 0
-		for j < len(text) && n < size {
-			r, w := utf8.DecodeRuneInString(text[j:])
-			j += w
-			n++
-			if n >= size-size/4 && unicode.IsSpace(r) {
-				cut, cutRunes = j, n
-			}
-		}
-		if j < len(text) && cut > 0 {
-			j, n = cut, cutRunes
-		}
-		chunks = append(chunks, chunk{start: start, runes: n, text: text[i:j]})
-		start += int64(n)
-		i = j
-	}
-	return chunks
-}
 
 // insertChunks stores a text's chunks and, unless terms is nil, indexes
 // them in one statement.
-func (s *Store) insertChunks(t *txn, key int64, chunks []chunk, terms []string) error {
+func (s *Store) insertChunks(t *txn, key int64, chunks []textsearch.Chunk, terms []string) error {
 	if len(chunks) == 0 {
 		return nil
 	}
@@ -79,8 +41,8 @@ func (s *Store) insertChunks(t *txn, key int64, chunks []chunk, terms []string) 
 		args = args[:0]
 		for i := start; i < end; i++ {
 			c := chunks[i]
-			args = append(args, idBase(key)+int64(i), key, c.start, c.runes, c.text)
-			t.wrote += int64(len(c.text))
+			args = append(args, idBase(key)+int64(i), key, c.Start, c.Runes, c.Text)
+			t.wrote += int64(len(c.Text))
 		}
 		q := `INSERT INTO chunks (id, ws, start, runes, text) VALUES ` +
 			strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?),`, end-start), ",")
@@ -172,13 +134,6 @@ func (s *Store) TextSlice(ctx context.Context, id string, offset, n int64) (stri
 	return b.String(), nil
 }
 
-// textMatch is one place a term matches inside a chunk.
-type textMatch struct {
-	offset int // characters into the chunk
-	length int
-	term   int
-}
-
 // SearchText finds passages of a text workspace, best first: those holding
 // more distinct terms, then those with rarer terms and more matches. The
 // index says which chunks hold which plain words; chunks are then read in
@@ -186,9 +141,9 @@ type textMatch struct {
 // no unread chunk can hold a passage with more terms than the ones found.
 // A passage lies within one chunk.
 func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([]store.TextHit, error) {
-	parsed, err := parseQuery(q.Text)
+	parsed, err := textsearch.ParseQuery(q.Text)
 	if err != nil {
-		return nil, fmt.Errorf("search text %q: %w", id, err)
+		return nil, fmt.Errorf("search text %q: %w: %w", id, store.ErrInvalidQuery, err)
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -202,74 +157,76 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 		if err != nil {
 			return err
 		}
-		if len(parsed.terms) == 0 || ref.nextSeq == 0 {
+		if len(parsed.Terms) == 0 || ref.nextSeq == 0 {
 			return nil
 		}
 		if !ref.indexed {
 			return errNotIndexed
 		}
-		hits, err = searchChunks(t, ref, parsed.clone(), limit)
+		hits, err = searchChunks(t, ref, parsed, limit)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("search text %q: %w", id, err)
+		return nil, fmt.Errorf("search text %q: %w: %w", id, store.ErrInvalidQuery, err)
 	}
 	return hits, nil
 }
 
-func searchChunks(t *txn, ref *wsRef, q *query, limit int) ([]store.TextHit, error) {
+func searchChunks(t *txn, ref *wsRef, q *textsearch.Query, limit int) ([]store.TextHit, error) {
 	lo := idBase(ref.key)
 	hi := lo + ref.nextSeq
 	nchunks := int(ref.nextSeq)
 	// present[c] holds the terms chunk c may contain.
-	present := make([]termSet, nchunks)
-	df := make([]int, len(q.terms))
-	for i, term := range q.terms {
+	present := make([]textsearch.TermSet, nchunks)
+	df := make([]int, len(q.Terms))
+	for i, term := range q.Terms {
 		var expr string
-		if q.plain[i] {
-			expr = ftsPrefix(termPrefix(ref.key), q.stems[i])
+		if term.Plain {
+			expr = ftsPrefix(termPrefix(ref.key), term.Stem)
 		} else {
-			expr = substringFilter(termPrefix(ref.key), term)
+			expr = substringFilter(termPrefix(ref.key), term.Text)
 		}
 		var ids []int64
 		var err error
 		if expr != "" {
 			ids, err = ftsRowids(t, qMatchChunks, expr, lo, hi)
-			if err != nil && (t.ctx.Err() != nil || sqlitedb.IsBusy(err)) {
-				return nil, err
+			if err != nil && (term.Plain || t.ctx.Err() != nil || sqlitedb.IsBusy(err)) {
+				return nil, fmt.Errorf("look up %q: %w", term.Text, err)
 			}
 		}
 		if expr == "" || err != nil {
-			// Unknown: any chunk may hold it.
-			q.plain[i] = false
+			// Unknown: any chunk may hold the substring.
 			for c := range present {
-				present[c].add(i)
+				present[c].Add(i)
 			}
 			df[i] = nchunks
 			continue
 		}
 		for _, id := range ids {
-			present[id-lo].add(i)
+			present[id-lo].Add(i)
 		}
 		df[i] = len(ids)
 	}
-	idf := make([]float64, len(q.terms))
+	idf := make([]float64, len(q.Terms))
 	for i := range idf {
 		idf[i] = math.Log(1 + float64(nchunks)/float64(max(df[i], 1)))
 	}
 
 	order := make([]int, 0, nchunks)
 	for c := range present {
-		if present[c].count() > 0 {
+		if present[c].Len() > 0 {
 			order = append(order, c)
 		}
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(present[b].count(), present[a].count()) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(present[b].Len(), present[a].Len()) })
 
-	m := &matcher{q: q}
-	var hits []store.TextHit
+	m := textsearch.NewMatcher(q)
+	var (
+		hits    []store.TextHit
+		matches []textsearch.Occurrence
+	)
 	for _, c := range order {
-		bound := present[c].count()
+		bound := present[c].Len()
 		if len(hits) >= limit {
 			slices.SortFunc(hits, compareTextHits)
 			hits = hits[:limit]
@@ -282,7 +239,7 @@ func searchChunks(t *txn, ref *wsRef, q *query, limit int) ([]store.TextHit, err
 		if err := t.queryRow(qChunk, lo+int64(c)).Scan(&start, &text); err != nil {
 			return nil, fmt.Errorf("read chunk %d: %w", c, err)
 		}
-		matches := m.locate(text, &present[c])
+		matches = m.Locate(matches[:0], text, &present[c])
 		hits = appendPassages(hits, matches, start, idf)
 	}
 	slices.SortFunc(hits, compareTextHits)
@@ -299,78 +256,27 @@ func compareTextHits(a, b store.TextHit) int {
 	return cmp.Compare(a.Offset, b.Offset)
 }
 
-// locate returns every match of the terms in want inside text, in order.
-func (m *matcher) locate(text string, want *termSet) []textMatch {
-	var out []textMatch
-	q := m.q
-	anyPlain := false
-	for i := range q.terms {
-		if q.plain[i] && want.has(i) {
-			anyPlain = true
-		}
-	}
-	if anyPlain {
-		tokenize(text, func(t *token) bool {
-			for i, stem := range q.stems {
-				if q.plain[i] && want.has(i) && stemMatches(t.folded, stem, m.scratch) {
-					out = append(out, textMatch{offset: t.runeStart, length: t.runes, term: i})
-				}
-			}
-			return true
-		})
-	}
-	var lower string
-	for i, term := range q.terms {
-		if q.plain[i] || !want.has(i) {
-			continue
-		}
-		if lower == "" {
-			// strings.ToLower maps rune to rune, so rune offsets in lower
-			// are those of text.
-			lower = strings.ToLower(text)
-		}
-		n := runeLen(term)
-		pos, runes := 0, 0
-		for {
-			k := strings.Index(lower[pos:], term)
-			if k < 0 {
-				break
-			}
-			runes += utf8.RuneCountInString(lower[pos : pos+k])
-			out = append(out, textMatch{offset: runes, length: n, term: i})
-			// Step one character on, so that overlapping matches count.
-			_, w := utf8.DecodeRuneInString(lower[pos+k:])
-			pos += k + w
-			runes++
-		}
-	}
-	slices.SortStableFunc(out, func(a, b textMatch) int { return cmp.Compare(a.offset, b.offset) })
-	return out
-}
-
-// appendPassages groups matches into passages, each starting at a match and
-// holding the matches within passageRunes of it, and appends a hit for each.
-func appendPassages(hits []store.TextHit, matches []textMatch, chunkStart int64, idf []float64) []store.TextHit {
-	for i := 0; i < len(matches); {
-		first := matches[i]
-		var terms termSet
-		j := i
-		for ; j < len(matches) && matches[j].offset < first.offset+passageRunes; j++ {
-			terms.add(matches[j].term)
-		}
-		score := 0.1 * math.Log(float64(1+j-i))
+// appendPassages groups matches into passages (textsearch.Passages) and
+// appends a hit for each, scored by its terms' IDF and, a little, by its
+// matches.
+func appendPassages(hits []store.TextHit, matches []textsearch.Occurrence, chunkStart int64, idf []float64) []store.TextHit {
+	var g textsearch.Passages
+	hit := func(p textsearch.Passage) {
+		score := 0.1 * math.Log(float64(1+p.Matches))
 		for t := range idf {
-			if terms.has(t) {
+			if p.Terms.Has(t) {
 				score += idf[t]
 			}
 		}
-		hits = append(hits, store.TextHit{
-			Offset: chunkStart + int64(first.offset),
-			Length: first.length,
-			Score:  score,
-			Terms:  terms.count(),
-		})
-		i = j
+		hits = append(hits, store.TextHit{Offset: p.Offset, Length: p.Runes, Score: score, Terms: p.Terms.Len()})
+	}
+	for _, o := range matches {
+		if p, ok := g.Add(o, chunkStart+int64(o.Offset)); ok {
+			hit(p)
+		}
+	}
+	if p, ok := g.Close(); ok {
+		hit(p)
 	}
 	return hits
 }

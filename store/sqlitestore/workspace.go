@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
 )
 
@@ -110,12 +111,12 @@ func contains[T comparable](xs []T, x T) bool {
 // terms before the write transaction starts, on every core, so that the
 // write lock is held as briefly as possible.
 type prepared struct {
-	items     [][]byte // list
-	itemChars int64    // list: characters of all items
-	count     int      // list items or dict keys
-	value     []byte   // dict
-	chunks    []chunk  // text
-	terms     []string // index terms of each item or chunk; nil to index after Put
+	items     [][]byte           // list
+	itemChars int64              // list: characters of all items
+	count     int                // list items or dict keys
+	value     []byte             // dict
+	chunks    []textsearch.Chunk // text
+	terms     []string           // index terms of each item or chunk; nil to index after Put
 	meta      []byte
 }
 
@@ -152,7 +153,7 @@ func prepare(ws *store.Workspace, c *store.Content, chunkRunes, indexInline int)
 		p.value = c.Value
 		p.count = topLevelMembers(c.Value)
 	case store.ShapeText:
-		p.chunks = splitText(c.Text, chunkRunes)
+		p.chunks = textsearch.Split(c.Text, chunkRunes)
 		if len(c.Text) <= indexInline {
 			p.terms = chunkTerms(p.chunks)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ctxkit/ctxkit/store"
@@ -606,6 +607,84 @@ func testSearchItemsAfterMutation(t *testing.T, s store.Store) {
 	expect("delete", "pie")
 	if n := mustStat(t, s, ws.ID).Items; n != 3 {
 		t.Errorf("Stat.Items after the mutations = %d, want 3", n)
+	}
+}
+
+// testSearchItemsFolds checks that queries match as FTS5's "porter
+// unicode61" tokenizer has it: case and the diacritics of Latin letters
+// folded, plain words stemmed and matched as prefixes of stems, other
+// terms matched in the folded text.
+func testSearchItemsFolds(t *testing.T, s store.Store) {
+	items := titled(
+		/* 0 */ "École primaire",
+		/* 1 */ "naïve approach",
+		/* 2 */ "ecole",
+		/* 3 */ "Runner",
+		/* 4 */ "runs quickly",
+		/* 5 */ "NAÏVETÉ",
+		/* 6 */ "Straße",
+		/* 7 */ "code ÉCOLE-X",
+	)
+	ws, c := listWorkspace("folded", items)
+	mustPut(t, s, ws, c)
+	for _, tc := range []struct {
+		q    string
+		want []int
+	}{
+		{"ecole", []int{0, 2, 7}},
+		{"ÉCOLE", []int{0, 2, 7}},
+		{"naive", []int{1, 5}},   // naïveté stems to naivet
+		{"running", []int{3, 4}}, // stem run: runner, runs
+		{"y", nil},               // no word starts with y: quickly is not matched inside
+		{"ecole-x", []int{7}},    // a term with a symbol is matched in the folded text
+		{"straße", []int{6}},
+		{"strasse", nil},
+	} {
+		hits, total := mustSearch(t, s, ws.ID, store.Query{Text: tc.q})
+		checkHits(t, "SearchItems", hits, items)
+		if got := hitIndexes(hits); !sameSet(got, tc.want) || total != len(tc.want) {
+			t.Errorf("SearchItems(%q) = %v, total %d; want %v", tc.q, got, total, tc.want)
+		}
+	}
+}
+
+// testSearchItemsRelevance checks the order of hits where BM25 decides it:
+// among items with the same distinct terms, more occurrences in an item of
+// the same length rank higher, a longer item lower, a rarer term higher,
+// and identical items by index.
+func testSearchItemsRelevance(t *testing.T, s store.Store) {
+	items := titled(
+		/* 0 */ "alpha beta "+strings.Repeat("kkkkkkkkkk ", 10), // both terms, long
+		/* 1 */ "beta mmmmm", // beta only
+		/* 2 */ "gamma",
+		/* 3 */ "alpha mmmm", // alpha only, as long as 1 and 5
+		/* 4 */ "alpha beta kkkkkkkkkkk", // both terms, as long as 6
+		/* 5 */ "beta mmmmm", // as 1
+		/* 6 */ "alpha alpha alpha beta", // both terms, alpha three times
+		/* 7 */ "delta",
+		/* 8 */ "gamma delta",
+		/* 9 */ "epsilon",
+		/* 10 */ "zeta",
+		/* 11 */ "eta",
+		/* 12 */ "theta",
+		/* 13 */ "iota",
+	)
+	ws, c := listWorkspace("relevance", items)
+	mustPut(t, s, ws, c)
+	// alpha is in 4 of the 14 items and beta in 5: alpha is the rarer.
+	// Two terms first: 6 (alpha thrice), 4, then 0 (long). Then one term:
+	// 3 (alpha), then 1 and 5 (beta, identical) by index.
+	for _, q := range []string{"alpha beta", "beta alpha"} {
+		hits, total := mustSearch(t, s, ws.ID, store.Query{Text: q})
+		checkHits(t, "SearchItems", hits, items)
+		if got, want := hitIndexes(hits), []int{6, 4, 0, 3, 1, 5}; !slices.Equal(got, want) || total != len(want) {
+			t.Errorf("SearchItems(%q) = %v, total %d; want %v", q, got, total, want)
+		}
+		for i := 1; i < len(hits); i++ {
+			if h, prev := hits[i], hits[i-1]; h.Terms == prev.Terms && h.Score > prev.Score {
+				t.Errorf("SearchItems(%q): hit %d (score %v) ranks below hit %d (score %v)", q, i, h.Score, i-1, prev.Score)
+			}
+		}
 	}
 }
 

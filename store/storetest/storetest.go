@@ -1,7 +1,11 @@
-// Package storetest is the conformance suite every [store.Store] backend
-// must pass.
+// Package storetest holds the conformance suites every backend must pass:
+// [Run] for the workspaces ([store.Store]), [RunRegistry] for the vault
+// registry, [RunKV] for the key-value store, and [RunBackend] for a whole
+// [store.Backend] (which runs the registry and key-value suites, and the
+// index and episode suites of packages indextest and episodictest, on the
+// stores the backend hands out).
 //
-// A backend's own test file runs it against fresh stores:
+// A backend's own test file runs them against fresh stores:
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) store.Store {
@@ -18,11 +22,12 @@
 //		storetest.Bench(b, func(b *testing.B) store.Store { ... })
 //	}
 //
-// The suite checks only what the store package documents, so that memory,
+// The suites check only what the store package documents, so that memory,
 // SQLite and PostgreSQL backends are held to the same contract and callers can
-// swap one for another. Where the contract leaves room (stemming, exact
-// scores, how relevance beyond distinct terms is computed) the suite asserts
-// nothing either way. Times are compared at microsecond precision, and JSON
+// swap one for another. Queries mean the same on every backend
+// (internal/textsearch): the suite checks case and diacritics folding,
+// stemming, and the order relevance gives where term frequency, length and
+// rarity decide it, but not exact scores. Times are compared at microsecond precision, and JSON
 // (Args, Schema, Meta, items, dict values) is compared by value, not by bytes,
 // except for [store.Store.Raw], which must return the original bytes exactly.
 package storetest
@@ -85,6 +90,8 @@ var tests = []struct {
 	{"SearchItems", testSearchItems},
 	{"SearchItemsLimit", testSearchItemsLimit},
 	{"SearchItemsAfterMutation", testSearchItemsAfterMutation},
+	{"SearchItemsFolds", testSearchItemsFolds},
+	{"SearchItemsRelevance", testSearchItemsRelevance},
 	{"Value", testValue},
 	{"TextSlice", testTextSlice},
 	{"SearchText", testSearchText},

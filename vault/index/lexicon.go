@@ -7,19 +7,11 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
-)
 
-// ErrPhraseQuery is returned by (*Lexicon).Search for a query with a word
-// that FTS5 would read as a phrase of several tokens: a run of Go letters
-// and digits holding one of the few characters (New Tai Lue vowel signs,
-// two Vedic signs) that unicode61 takes for separators. The Lexicon keeps
-// no token positions to match phrases; ask the index (Index.Lexical)
-// instead, which gives what Search would have.
-var ErrPhraseQuery = errors.New("the query has a word that FTS5 reads as a phrase")
+	"github.com/ctxkit/ctxkit/internal/textsearch"
+)
 
 // ErrInvalidUTF8 is returned by NewLexicon and LoadLexicon for a chunk
 // whose text or heading is not valid UTF-8: FTS5 decodes invalid bytes in
@@ -27,20 +19,12 @@ var ErrPhraseQuery = errors.New("the query has a word that FTS5 reads as a phras
 // such a chunk as the index does. (Extracted text is valid UTF-8.)
 var ErrInvalidUTF8 = errors.New("the text is not valid UTF-8")
 
-// QueryWords splits query text into the words a lexical search looks for:
-// the runs of letters and digits (by Go's unicode package). The sqliteindex
-// quotes each as an FTS5 string and ORs them; the Lexicon reads them the
-// same way.
-func QueryWords(text string) []string {
-	return strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-}
-
 // Lexicon is an in-memory lexical index of an Index's chunks that finds and
 // ranks exactly as the sqliteindex's FTS5 table does: the same tokens
-// (Tokenize), any query word matching, and the scores of FTS5's bm25()
-// with its default weights (k1 = 1.2, b = 0.75, a chunk's text and heading
-// counted as one row), computed in the same order of floating-point
-// operations, so that hits, order and scores are equal to Index.Lexical's.
+// (textsearch.Tokenize), any query word matching (textsearch.MatchAny),
+// and the scores of FTS5's bm25() (textsearch.IDF, Norm and Weight, a
+// chunk's text and heading counted as one row), so that hits, order and
+// scores are equal to Index.Lexical's.
 // Ranking every match of a broad query costs FTS5 75 ms at 100,000 chunks;
 // the Lexicon does it in about 3 ms.
 //
@@ -59,14 +43,6 @@ type Lexicon struct {
 	// scratch holds *lexScratch: a score per chunk, reused by queries.
 	scratch sync.Pool
 }
-
-// bm25 parameters, FTS5's. They are read into variables before use so that
-// Go computes k1 + 1 in float64 at run time, as C does, not exactly at
-// compile time.
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
-)
 
 // lexScratch is one query's working memory.
 type lexScratch struct {
@@ -165,11 +141,9 @@ func NewLexicon(ctx context.Context, rows []TextRow) (*Lexicon, error) {
 		tokens += int64(lengths[i])
 	}
 	if len(rows) > 0 {
-		k1, b := float64(bm25K1), float64(bm25B)
 		avgdl := float64(tokens) / float64(len(rows))
 		for i, n := range lengths {
-			d := float64(n)
-			lx.norm[i] = k1 * (1 - b + b*d/avgdl)
+			lx.norm[i] = textsearch.Norm(float64(n), avgdl)
 		}
 	}
 	lx.scratch.New = func() any { return &lexScratch{score: make([]float64, len(lx.ids))} }
@@ -196,7 +170,7 @@ type lexShard struct {
 func (s *lexShard) index(ctx context.Context, rows []TextRow, lo, hi int, lengths []uint32) {
 	local := map[string]uint32{}  // term → local term
 	byWord := map[string]uint32{} // unstemmed token → local term, to stem each word once
-	var buf []byte
+	var tz textsearch.Tokenizer
 	for i := lo; i < hi; i++ {
 		if i%256 == 0 && ctx.Err() != nil {
 			return
@@ -206,12 +180,13 @@ func (s *lexShard) index(ctx context.Context, rows []TextRow, lo, hi int, length
 			return
 		}
 		n := uint32(0)
-		add := func(w []byte) {
+		add := func(tok *textsearch.Token) bool {
 			n++
+			w := tok.Folded
 			t, ok := byWord[string(w)]
 			if !ok {
 				word := string(w)
-				term := porterStem(w)
+				term := textsearch.Stem(w)
 				if t, ok = local[string(term)]; !ok {
 					t = uint32(len(s.terms))
 					local[string(term)] = t
@@ -226,9 +201,10 @@ func (s *lexShard) index(ctx context.Context, rows []TextRow, lo, hi int, length
 			} else {
 				s.lists[t] = append(l, uint32(i), 1)
 			}
+			return true
 		}
-		buf = eachWord(rows[i].Text, buf, add)
-		buf = eachWord(rows[i].Heading, buf, add)
+		tz.Each(rows[i].Text, add)
+		tz.Each(rows[i].Heading, add)
 		lengths[i] = n
 	}
 }
@@ -242,33 +218,18 @@ func (lx *Lexicon) Terms() int { return len(lx.terms) }
 // Search returns up to n chunks matching any word of query, best first by
 // BM25, ties by ascending id: the hits of Index.Lexical, with the same
 // scores, but only the chunk ids filled in. A query without words, or
-// without matches, gives none and no error; a word FTS5 would read as a
-// phrase gives ErrPhraseQuery.
-func (lx *Lexicon) Search(query string, n int) ([]Hit, error) {
-	words := QueryWords(query)
-	if len(words) == 0 || n <= 0 || len(lx.ids) == 0 {
-		return nil, nil
-	}
-	// Each word is an FTS5 phrase; one that makes no token matches
-	// nothing and adds nothing to any score.
-	terms := make([]string, 0, len(words))
-	var buf []byte
-	for _, w := range words {
-		k := 0
-		buf = eachToken(w, buf, func(tok []byte) {
-			if k++; k == 1 {
-				terms = append(terms, string(tok))
-			}
-		})
-		if k > 1 {
-			return nil, fmt.Errorf("%w: %q", ErrPhraseQuery, w)
-		}
+// without matches, gives none.
+func (lx *Lexicon) Search(query string, n int) []Hit {
+	// Each word of the query is one token: its term. A repeated word
+	// counts as often as it is repeated, as in FTS5.
+	terms := textsearch.Tokenize(query)
+	if len(terms) == 0 || n <= 0 || len(lx.ids) == 0 {
+		return nil
 	}
 
 	s := lx.scratch.Get().(*lexScratch)
 	defer lx.scratch.Put(s)
-	k1, rows := float64(bm25K1), int64(len(lx.ids))
-	k1p1 := k1 + 1.0
+	rows := int64(len(lx.ids))
 	// Term at a time, in query order: each chunk's score is the sum of its
 	// terms' parts in the order bm25() adds them (parts of absent terms are
 	// zero and change nothing).
@@ -278,17 +239,10 @@ func (lx *Lexicon) Search(query string, n int) ([]Hit, error) {
 			continue
 		}
 		lo, hi := lx.starts[t], lx.starts[t+1]
-		hits := int64(hi - lo)
-		idf := math.Log((float64(rows-hits) + 0.5) / (float64(hits) + 0.5))
-		if idf <= 0 {
-			idf = 1e-6
-		}
+		idf := textsearch.IDF(rows, int64(hi-lo))
 		for j := lo; j < hi; j++ {
 			p := lx.pos[j]
-			f := float64(lx.freq[j])
-			// The conversions forbid fused multiply-adds, which C does
-			// not do either.
-			part := float64(idf * float64(float64(f*k1p1)/float64(f+lx.norm[p])))
+			part := textsearch.Weight(idf, float64(lx.freq[j]), lx.norm[p])
 			if s.score[p] == 0 {
 				s.touched = append(s.touched, p)
 			}
@@ -310,7 +264,7 @@ func (lx *Lexicon) Search(query string, n int) ([]Hit, error) {
 	for i, b := range best {
 		hits[i] = Hit{Chunk: Chunk{ID: lx.ids[b.pos]}, Score: b.score, Rank: i + 1}
 	}
-	return hits, nil
+	return hits
 }
 
 // lexCand is a scored chunk position.

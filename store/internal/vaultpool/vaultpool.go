@@ -45,23 +45,31 @@ func New(o Openers) *Pool {
 }
 
 // get returns m's live handle for id, opening it (again) when there is none
-// or its guard says its data is gone.
+// or its guard says its data is gone. The guard of a held handle (which
+// may read the registry) runs outside the pool's lock, so that lookups of
+// other vaults do not wait for it.
 func get[T interface{ Close() error }](ctx context.Context, mu *sync.Mutex, m map[string]held[T], id string,
 	open func(context.Context, string) (T, Guard, error)) (held[T], error) {
 	mu.Lock()
+	e, ok := m[id]
+	mu.Unlock()
+	if ok && e.g() == nil {
+		return e, nil
+	}
+	mu.Lock()
 	defer mu.Unlock()
-	if e, ok := m[id]; ok {
-		if e.g() == nil {
-			return e, nil
+	if cur, ok := m[id]; ok {
+		if cur.g() == nil {
+			return cur, nil // opened again meanwhile
 		}
 		delete(m, id)
-		_ = e.h.Close() // its data is gone; nothing to lose
+		_ = cur.h.Close() // its data is gone; nothing to lose
 	}
 	h, g, err := open(ctx, id)
 	if err != nil {
 		return held[T]{}, err
 	}
-	e := held[T]{h, g}
+	e = held[T]{h, g}
 	m[id] = e
 	return e, nil
 }

@@ -27,10 +27,10 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/ctxkit/ctxkit/internal/migrate"
 	"github.com/ctxkit/ctxkit/internal/sqlitedb"
+	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/vault/embed"
 	"github.com/ctxkit/ctxkit/vault/episodic"
 )
@@ -659,7 +659,7 @@ func (s *Store) Scan(ctx context.Context, f episodic.Filter, order episodic.Orde
 // Search ranks the episodes f selects that match any word of text by
 // BM25 over their content and entities.
 func (s *Store) Search(ctx context.Context, f episodic.Filter, text string, limit int) ([]episodic.Scored, error) {
-	match := ftsQuery(text)
+	match := textsearch.MatchAny(text)
 	if match == "" || limit <= 0 {
 		return nil, nil
 	}
@@ -688,16 +688,6 @@ func (s *Store) Search(ctx context.Context, f episodic.Filter, text string, limi
 		out = append(out, episodic.Scored{Episode: r.e, BM25: -rank})
 	}
 	return out, rows.Err()
-}
-
-// ftsQuery turns free text into an FTS5 query: each word quoted, any may
-// match.
-func ftsQuery(text string) string {
-	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	for i, w := range words {
-		words[i] = `"` + w + `"`
-	}
-	return strings.Join(words, " OR ")
 }
 
 // Episodes returns the episodes f selects among ids.

@@ -166,3 +166,21 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Errorf("user_version after the refusal: %d %v", v, err)
 	}
 }
+
+// TestSearchWords checks that a query's words are those of FTS5's
+// tokenizer: a decomposed "naïve" is one word.
+func TestSearchWords(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "episodes.db"))
+	defer s.Close()
+	day := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	c := &episodic.Change{
+		Statements: []episodic.Statement{{ID: "a", Content: "a naïve plan", Confidence: 1, Salience: 0.5}},
+		Versions:   []episodic.Version{{Statement: "a", ValidFrom: day, State: episodic.Open}},
+	}
+	if _, err := s.Apply(t.Context(), c, day); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Search(t.Context(), episodic.Filter{}, "NAI\u0308VE", 5); err != nil || len(res) != 1 {
+		t.Errorf("Search(decomposed naïve) = %+v, %v; want the statement", res, err)
+	}
+}

@@ -17,11 +17,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/migrate"
 	"github.com/ctxkit/ctxkit/internal/sqlitedb"
+	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/vault/embed"
 	"github.com/ctxkit/ctxkit/vault/index"
 )
@@ -231,7 +231,7 @@ func (x *Index) Chunk(ctx context.Context, id int64) (index.Chunk, error) {
 // Lexical ranks the chunks matching any word of query by BM25 (FTS5's rank,
 // which is lower for better matches, is negated into a score).
 func (x *Index) Lexical(ctx context.Context, query string, n int) ([]index.Hit, error) {
-	match := ftsQuery(query)
+	match := textsearch.MatchAny(query)
 	if match == "" || n <= 0 {
 		return nil, nil
 	}
@@ -255,16 +255,6 @@ func (x *Index) Lexical(ctx context.Context, query string, n int) ([]index.Hit, 
 		hits = append(hits, h)
 	}
 	return hits, rows.Err()
-}
-
-// ftsQuery turns free text into an FTS5 query: each word quoted (so no
-// word is read as an operator or column filter) and any of them may match.
-func ftsQuery(text string) string {
-	words := index.QueryWords(text)
-	for i, w := range words {
-		words[i] = `"` + w + `"`
-	}
-	return strings.Join(words, " OR ")
 }
 
 // EachText streams the chunks' text and heading paths.

@@ -193,3 +193,24 @@ func TestOpenRefusesAnotherStoresFile(t *testing.T) {
 		t.Errorf("the episodes file got index tables: %d, %v", tables, err)
 	}
 }
+
+// TestQueryWords checks that a query's words are those of FTS5's
+// tokenizer: a decomposed "naïve" is one word, "x²" is one word and does
+// not find a lone "x".
+func TestQueryWords(t *testing.T) {
+	x, err := sqliteindex.Open(t.Context(), filepath.Join(t.TempDir(), "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	chunks := []index.Chunk{{Text: "a naïve approach"}, {Text: "x² grows"}, {Text: "x marks"}}
+	if err := x.Put(t.Context(), index.Doc{Path: "a.md", Hash: "h"}, chunks); err != nil {
+		t.Fatal(err)
+	}
+	for query, want := range map[string]string{"nai\u0308ve": "a naïve approach", "x²": "x² grows", "X": "x marks"} {
+		hits, err := x.Lexical(t.Context(), query, 5)
+		if err != nil || len(hits) != 1 || hits[0].Text != want {
+			t.Errorf("Lexical(%q) = %+v, %v; want the chunk %q", query, hits, err, want)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package index_test
+package textsearch
 
 import (
 	"database/sql"
@@ -7,8 +7,8 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-// ftsProbe is an in-memory FTS5 table with the sqliteindex's tokenizer, to
-// compare the Go tokenizer with.
+// ftsProbe is an in-memory FTS5 table with the tokenizer "porter
+// unicode61", to compare the Go tokenizer with.
 type ftsProbe struct {
 	db *sql.DB
 }

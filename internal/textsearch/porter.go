@@ -1,4 +1,4 @@
-package index
+package textsearch
 
 import "strings"
 
@@ -25,29 +25,47 @@ type suffixRule struct {
 // suffix that ends the word is tried, and if its condition fails the step
 // does nothing.
 var (
-	porterStep2 = []suffixRule{
+	porterStep2 = newSuffixTable([]suffixRule{
 		{"ational", "ate"}, {"fulness", "ful"}, {"iveness", "ive"}, {"ization", "ize"}, {"ousness", "ous"},
 		{"biliti", "ble"}, {"tional", "tion"},
 		{"alism", "al"}, {"aliti", "al"}, {"ation", "ate"}, {"entli", "ent"}, {"iviti", "ive"}, {"ousli", "ous"},
 		{"alli", "al"}, {"anci", "ance"}, {"ator", "ate"}, {"enci", "ence"}, {"izer", "ize"}, {"logi", "log"},
 		{"bli", "ble"}, {"eli", "e"},
-	}
-	porterStep3 = []suffixRule{
+	})
+	porterStep3 = newSuffixTable([]suffixRule{
 		{"alize", "al"}, {"ative", ""}, {"icate", "ic"}, {"iciti", "ic"},
 		{"ical", "ic"}, {"ness", ""},
 		{"ful", ""},
-	}
-	porterStep4 = []suffixRule{
+	})
+	porterStep4 = newSuffixTable([]suffixRule{
 		{"ement", ""},
 		{"ance", ""}, {"ence", ""}, {"able", ""}, {"ible", ""}, {"ment", ""},
 		{"ant", ""}, {"ent", ""}, {"ion", ""}, {"ism", ""}, {"ate", ""}, {"iti", ""}, {"ous", ""}, {"ive", ""}, {"ize", ""},
 		{"al", ""}, {"er", ""}, {"ic", ""}, {"ou", ""},
-	}
+	})
 )
 
-// porterStem stems the token w in place and returns the stemmed token.
-func porterStem(w []byte) []byte {
-	if len(w) < porterMin || len(w) > porterMax {
+// suffixTable holds the rules of a step by the last two letters of their
+// suffix, in the step's order: two suffixes that both end a word end in
+// the same two letters, so only those rules need trying.
+type suffixTable [26 * 26][]suffixRule
+
+func newSuffixTable(rules []suffixRule) *suffixTable {
+	var t suffixTable
+	for _, r := range rules {
+		k := len(r.suffix)
+		i := int(r.suffix[k-2]-'a')*26 + int(r.suffix[k-1]-'a')
+		t[i] = append(t[i], r)
+	}
+	return &t
+}
+
+// Stem stems the folded token w in place, as FTS5's porter tokenizer does,
+// and returns the stem, which is written over w.
+func Stem(w []byte) []byte {
+	// Every rule needs the token to end in a lower-case ASCII letter, which
+	// numbers and most non-Latin words do not.
+	if len(w) < porterMin || len(w) > porterMax || w[len(w)-1] < 'a' || w[len(w)-1] > 'z' {
 		return w
 	}
 	w = porterStep1ab(w)
@@ -55,9 +73,9 @@ func porterStem(w []byte) []byte {
 	if n := len(w); w[n-1] == 'y' && hasVowel(w[:n-1]) {
 		w[n-1] = 'i'
 	}
-	w = replaceSuffix(w, porterStep2, func(stem []byte) bool { return measure(stem) > 0 })
-	w = replaceSuffix(w, porterStep3, func(stem []byte) bool { return measure(stem) > 0 })
-	w = replaceSuffix(w, porterStep4, func(stem []byte) bool { return measure(stem) > 1 })
+	w = replaceSuffix(w, porterStep2, 0)
+	w = replaceSuffix(w, porterStep3, 0)
+	w = replaceSuffix(w, porterStep4, 1)
 	// Step 5a: a final e goes when m > 1, or m = 1 and the stem is not cvc.
 	if n := len(w); w[n-1] == 'e' {
 		stem := w[:n-1]
@@ -114,19 +132,27 @@ func porterStep1ab(w []byte) []byte {
 }
 
 // replaceSuffix applies the first rule whose suffix ends w (with at least
-// one byte before it), if ok accepts the stem; later rules are not tried.
-// The suffix "ion" (step 4) also needs an s or t before it.
-func replaceSuffix(w []byte, rules []suffixRule, ok func(stem []byte) bool) []byte {
-	last := w[len(w)-1]
-	for _, r := range rules {
-		if r.suffix[len(r.suffix)-1] != last || !endsWith(w, r.suffix) {
+// one byte before it), if the measure of the stem is above minMeasure;
+// later rules are not tried. The suffix "ion" (step 4) also needs an s or t
+// before it.
+func replaceSuffix(w []byte, rules *suffixTable, minMeasure int) []byte {
+	n := len(w)
+	if n < 3 {
+		return w
+	}
+	a, b := w[n-2]-'a', w[n-1]-'a'
+	if a >= 26 || b >= 26 {
+		return w
+	}
+	for _, r := range rules[int(a)*26+int(b)] {
+		if !endsWith(w, r.suffix) {
 			continue
 		}
-		stem := w[:len(w)-len(r.suffix)]
+		stem := w[:n-len(r.suffix)]
 		if r.suffix == "ion" && stem[len(stem)-1] != 's' && stem[len(stem)-1] != 't' {
 			return w
 		}
-		if !ok(stem) {
+		if measure(stem) <= minMeasure {
 			return w
 		}
 		return append(stem, r.repl...)
