@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/ctxkit/ctxkit/store"
 	"github.com/ctxkit/ctxkit/store/internal/vaultpool"
@@ -18,14 +16,14 @@ import (
 // Backend is the memory backend ("memory:"): nothing it holds outlives
 // the process. Workspaces live in a [Store], the key-value store and the
 // vault registry in Go maps; each vault's document index and episodes in
-// SQLite databases of its own in a private temporary folder removed by
-// Close, so that they rank and answer exactly as the SQLite backend's.
-// Vault documents stay files in the vault's folder, as on every backend.
+// in-memory SQLite databases of its own (sqliteindex.OpenMemory,
+// sqliteepisodic.OpenMemory), so that they rank and answer exactly as the
+// SQLite backend's. Vault documents stay files in the vault's folder, as
+// on every backend.
 type Backend struct {
 	ws    *Store
 	kv    *KV
 	reg   *Registry
-	tmp   string
 	vault *vaultpool.Pool
 }
 
@@ -37,37 +35,33 @@ func OpenBackend(_ context.Context, rest string, _ store.Options) (store.Backend
 	if rest != "" {
 		return nil, fmt.Errorf("memory: takes nothing after the colon, not %q", rest)
 	}
-	tmp, err := os.MkdirTemp("", "ctxkit-memory-*")
-	if err != nil {
-		return nil, err
-	}
-	b := &Backend{ws: New(Options{}), kv: NewKV(), reg: NewRegistry(), tmp: tmp}
-	open := func(ctx context.Context, id, name string) (string, vaultpool.Guard, error) {
+	b := &Backend{ws: New(Options{}), kv: NewKV(), reg: NewRegistry()}
+	// A handle is the vault's for as long as the registry records it.
+	guard := func(ctx context.Context, id string) (vaultpool.Guard, error) {
 		if _, err := b.reg.Vault(ctx, id); err != nil {
-			return "", nil, err
+			return nil, err
 		}
-		guard := func() error {
+		return func() error {
 			_, err := b.reg.Vault(context.WithoutCancel(ctx), id)
 			return err
-		}
-		return filepath.Join(b.tmp, id+"-"+name), guard, nil
+		}, nil
 	}
 	b.vault = vaultpool.New(vaultpool.Openers{
 		Index: func(ctx context.Context, id string) (index.Index, vaultpool.Guard, error) {
-			path, guard, err := open(ctx, id, "index.db")
+			g, err := guard(ctx, id)
 			if err != nil {
 				return nil, nil, err
 			}
-			x, err := sqliteindex.Open(ctx, path)
-			return x, guard, err
+			x, err := sqliteindex.OpenMemory(ctx)
+			return x, g, err
 		},
 		Episodes: func(ctx context.Context, id string) (episodic.Store, vaultpool.Guard, error) {
-			path, guard, err := open(ctx, id, "episodes.db")
+			g, err := guard(ctx, id)
 			if err != nil {
 				return nil, nil, err
 			}
-			s, err := sqliteepisodic.Open(ctx, path)
-			return s, guard, err
+			s, err := sqliteepisodic.OpenMemory(ctx)
+			return s, g, err
 		},
 	})
 	return b, nil
@@ -99,17 +93,12 @@ func (b *Backend) Episodes(ctx context.Context, vaultID string) (episodic.Store,
 	return b.vault.Episodes(ctx, vaultID)
 }
 
-// DropVault closes and deletes the vault's stores.
+// DropVault closes the vault's stores, which deletes them.
 func (b *Backend) DropVault(_ context.Context, v store.VaultRecord) error {
-	err := b.vault.Drop(v.ID)
-	matches, _ := filepath.Glob(filepath.Join(b.tmp, v.ID+"-*"))
-	for _, m := range matches {
-		err = errors.Join(err, os.Remove(m))
-	}
-	return err
+	return b.vault.Drop(v.ID)
 }
 
 // Close releases everything.
 func (b *Backend) Close() error {
-	return errors.Join(b.vault.Close(), b.ws.Close(), os.RemoveAll(b.tmp))
+	return errors.Join(b.vault.Close(), b.ws.Close())
 }
