@@ -118,6 +118,7 @@ type indexer struct {
 	pinned  bool
 	warning string
 	timeout time.Duration
+	build   index.Builder // a rebuild's, which file fills instead of idx
 }
 
 // indexerFor opens v's index with its embedder checked against the pin.
@@ -195,23 +196,41 @@ func (s *Service) rebuildIndexer(ctx context.Context, v *Vault) (*indexer, error
 	return &indexer{s: s, v: v, idx: idx, e: e, warning: warning, timeout: DefaultFileTimeout}, nil
 }
 
-// rebuild rebuilds the whole index with the vault's embedder: every
-// document is dropped, then every file indexed again.
+// rebuild rebuilds the whole index with the vault's embedder, as a new
+// generation: queries read the old one until the new one is whole, and
+// writes meanwhile reach both. The pin follows the new generation.
 func (x *indexer) rebuild(ctx context.Context, c Caller, root string, progress func(int, int, string)) (*IndexReport, error) {
-	docs, err := x.idx.Docs(ctx)
+	b, err := x.idx.Rebuild(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range docs {
-		if err := x.idx.Delete(ctx, d.Path); err != nil {
-			return nil, err
+	x.build, x.pin, x.pinned = b, store.Pin{}, false
+	rep, _, err := x.walk(ctx, root, true, progress)
+	if err == nil {
+		err = b.Commit(ctx)
+	}
+	if errors.Is(err, index.ErrSuperseded) {
+		rep.Warning = strings.TrimPrefix(rep.Warning+"; a later rebuild of the vault replaced this one", "; ")
+		return rep, nil
+	}
+	if err != nil {
+		if aerr := b.Abort(context.WithoutCancel(ctx)); aerr != nil {
+			x.s.log.Warn("abort an index rebuild", "vault", x.v.Name, "err", aerr)
 		}
+		return rep, err
 	}
-	if err := x.s.reg.SetPin(ctx, x.v.ID, nil); err != nil {
-		return nil, err
+	var pin *store.Pin
+	switch {
+	case x.pinned:
+		pin = &x.pin
+	case x.e == nil && x.warning == "":
+		pin = &store.Pin{Model: embed.None}
 	}
-	x.pinned = false
-	return x.run(ctx, c, root, ".", true, "reindex", progress)
+	if err := x.s.reg.SetPin(ctx, x.v.ID, pin); err != nil {
+		return rep, fmt.Errorf("pin the embedder of vault %q: %w", x.v.Name, err)
+	}
+	x.s.auditRun(ctx, x.v, c, "reindex", "", rep)
+	return rep, nil
 }
 
 // newReport returns an empty report of x's run.
@@ -223,7 +242,8 @@ func (x *indexer) newReport() *IndexReport {
 	return rep
 }
 
-// run indexes the files under scope (whose vault name is prefix).
+// run indexes the files under scope (whose vault name is prefix) and drops
+// from the index those gone from it.
 func (x *indexer) run(ctx context.Context, c Caller, scope, prefix string, force bool, action string, progress func(int, int, string)) (*IndexReport, error) {
 	if !x.pinned && x.e == nil && x.warning == "" {
 		// Pinned too: vectors added later would cover only changed files.
@@ -231,34 +251,9 @@ func (x *indexer) run(ctx context.Context, c Caller, scope, prefix string, force
 			return nil, err
 		}
 	}
-	files, err := x.s.documents(x.v, scope)
+	rep, seen, err := x.walk(ctx, scope, force, progress)
 	if err != nil {
-		return nil, err
-	}
-	metas, err := x.s.reg.DocMeta(ctx, x.v.ID)
-	if err != nil {
-		return nil, err
-	}
-	rep := x.newReport()
-	seen := map[string]bool{}
-	for i, rel := range files {
-		if err := ctx.Err(); err != nil {
-			return rep, err
-		}
-		seen[rel] = true
-		changed, chunks, err := x.file(ctx, rel, metas[rel], force)
-		switch {
-		case err != nil:
-			rep.Failed = append(rep.Failed, FileError{Path: rel, Error: err.Error()})
-		case changed:
-			rep.Indexed++
-			rep.Chunks += chunks
-		default:
-			rep.Unchanged++
-		}
-		if progress != nil {
-			progress(i+1, len(files), rel)
-		}
+		return rep, err
 	}
 	docs, err := x.idx.Docs(ctx)
 	if err != nil {
@@ -285,13 +280,60 @@ func (x *indexer) run(ctx context.Context, c Caller, scope, prefix string, force
 	if path == "." {
 		path = ""
 	}
-	x.s.audit(ctx, x.v, c, action, path,
-		fmt.Sprintf("indexed=%d unchanged=%d removed=%d failed=%d", rep.Indexed, rep.Unchanged, rep.Removed, len(rep.Failed)))
+	x.s.auditRun(ctx, x.v, c, action, path, rep)
 	return rep, nil
 }
 
-// setPin records the embedder of the vault's vectors.
+// walk indexes the files under scope and returns their names too. It
+// stops at the first error that is not one file's.
+func (x *indexer) walk(ctx context.Context, scope string, force bool, progress func(int, int, string)) (*IndexReport, map[string]bool, error) {
+	rep := x.newReport()
+	files, err := x.s.documents(x.v, scope)
+	if err != nil {
+		return rep, nil, err
+	}
+	metas, err := x.s.reg.DocMeta(ctx, x.v.ID)
+	if err != nil {
+		return rep, nil, err
+	}
+	seen := make(map[string]bool, len(files))
+	for i, rel := range files {
+		if err := ctx.Err(); err != nil {
+			return rep, seen, err
+		}
+		seen[rel] = true
+		changed, chunks, err := x.file(ctx, rel, metas[rel], force)
+		switch {
+		case errors.Is(err, index.ErrSuperseded):
+			return rep, seen, err
+		case err != nil:
+			rep.Failed = append(rep.Failed, FileError{Path: rel, Error: err.Error()})
+		case changed:
+			rep.Indexed++
+			rep.Chunks += chunks
+		default:
+			rep.Unchanged++
+		}
+		if progress != nil {
+			progress(i+1, len(files), rel)
+		}
+	}
+	return rep, seen, nil
+}
+
+// auditRun records an index run.
+func (s *Service) auditRun(ctx context.Context, v *Vault, c Caller, action, path string, rep *IndexReport) {
+	s.audit(ctx, v, c, action, path,
+		fmt.Sprintf("indexed=%d unchanged=%d removed=%d failed=%d", rep.Indexed, rep.Unchanged, rep.Removed, len(rep.Failed)))
+}
+
+// setPin records the embedder of the vault's vectors; a rebuild's pin is
+// recorded when it commits.
 func (x *indexer) setPin(ctx context.Context, p store.Pin) error {
+	if x.build != nil {
+		x.pin, x.pinned = p, true
+		return nil
+	}
 	if err := x.s.reg.SetPin(ctx, x.v.ID, &p); err != nil {
 		return fmt.Errorf("pin the embedder of vault %q: %w", x.v.Name, err)
 	}
@@ -396,7 +438,11 @@ func (x *indexer) file(ctx context.Context, rel string, meta map[string]string, 
 		}
 	}
 	// Metadata given when the file was written survives reindexing.
-	if err := x.idx.Put(ctx, index.Doc{Path: rel, Hash: hash, Meta: meta}, chunks); err != nil {
+	put := x.idx.Put
+	if x.build != nil {
+		put = x.build.Put
+	}
+	if err := put(ctx, index.Doc{Path: rel, Hash: hash, Meta: meta}, chunks); err != nil {
 		return false, 0, err
 	}
 	return true, len(chunks), nil

@@ -397,6 +397,63 @@ func TestPurgeAndRecreateWhileServing(t *testing.T) {
 	}
 }
 
+// TestReindexKeepsAnswering: while a vault is rebuilt, queries find every
+// document (the old generation answers), a document written meanwhile is
+// found at once and after, and one deleted meanwhile is not brought back.
+func TestReindexKeepsAnswering(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	files := map[string]string{}
+	for i := range 20 {
+		files[fmt.Sprintf("f%02d.md", i)] = fmt.Sprintf("# File\n\nmarker%02d text\n", i)
+	}
+	e.semantic(t, "live", files)
+	if _, err := e.svc.Index(ctx, Owner(), "live", IndexRequest{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	find := func(q string) int {
+		t.Helper()
+		res, err := e.svc.Query(ctx, Owner(), "live", QueryRequest{Query: q, NResults: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(res.Results)
+	}
+	mid := false
+	rep, err := e.svc.Index(ctx, Owner(), "live", IndexRequest{Reindex: true}, func(done, total int, _ string) {
+		if done != total/2 {
+			return
+		}
+		mid = true
+		for i := range 20 {
+			if n := find(fmt.Sprintf("marker%02d", i)); n != 1 {
+				t.Errorf("mid-rebuild, marker%02d found %d times, want 1", i, n)
+			}
+		}
+		if _, err := e.svc.WriteDoc(ctx, Owner(), "live", "new.md", WriteDocRequest{Content: "# New\n\nfreshword\n"}); err != nil {
+			t.Fatal(err)
+		}
+		if n := find("freshword"); n != 1 {
+			t.Errorf("a document written mid-rebuild found %d times, want 1", n)
+		}
+		if _, err := e.svc.DeleteDoc(ctx, Owner(), "live", "f19.md"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if err != nil || !mid {
+		t.Fatalf("reindex: %+v %v (progress reached the middle: %v)", rep, err, mid)
+	}
+	if n := find("freshword"); n != 1 {
+		t.Errorf("after the rebuild the document written during it found %d times", n)
+	}
+	if n := find("marker19"); n != 0 {
+		t.Errorf("after the rebuild the document deleted during it found %d times", n)
+	}
+	if n := find("marker03"); n != 1 {
+		t.Errorf("after the rebuild marker03 found %d times", n)
+	}
+}
+
 // TestConcurrentReindexWithWriters is the regression test of "three
 // concurrent reindexes on a vault with writers running: 500 sql: database
 // is closed, and 500s on document writes whose files were written": every

@@ -13,8 +13,14 @@ import (
 	"time"
 )
 
-// ErrNotFound is returned for a document or chunk that is not indexed.
-var ErrNotFound = errors.New("not in the index")
+// Sentinel errors.
+var (
+	// ErrNotFound is returned for a document or chunk that is not indexed.
+	ErrNotFound = errors.New("not in the index")
+	// ErrSuperseded is returned by a Builder whose rebuild another one,
+	// started later, has replaced.
+	ErrSuperseded = errors.New("the rebuild was superseded by a later one")
+)
 
 // Doc is one indexed file of a vault.
 type Doc struct {
@@ -85,6 +91,25 @@ type Index interface {
 	// EachText calls fn with the id, text and heading path of every
 	// chunk, by ascending id, for the in-memory lexical search (Lexicon).
 	EachText(ctx context.Context, fn func(id int64, text, heading string) error) error
+	// Rebuild starts a new generation of the index, empty, for a whole
+	// rebuild: the returned Builder fills it while every query keeps
+	// reading the current one; Put and Delete on the index go to both;
+	// Commit makes it current at once and drops the old one. A Rebuild
+	// started later supersedes this one (its Builder then fails with
+	// ErrSuperseded). Chunk ids are never reused, across generations too.
+	Rebuild(ctx context.Context) (Builder, error)
 	// Close releases the index.
 	Close() error
+}
+
+// Builder fills the new generation of a Rebuild.
+type Builder interface {
+	// Put writes a document into the new generation only, unless a Put
+	// or Delete on the index changed it since the rebuild began: that
+	// change is newer than the builder's copy and stays.
+	Put(ctx context.Context, doc Doc, chunks []Chunk) error
+	// Commit makes the new generation the index's, in one step.
+	Commit(ctx context.Context) error
+	// Abort drops the new generation; the index stays as it was.
+	Abort(ctx context.Context) error
 }

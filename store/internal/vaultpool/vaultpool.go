@@ -152,7 +152,34 @@ func (x guardedIndex) Delete(ctx context.Context, path string) error {
 	return guarded(x.g, func() error { return x.Index.Delete(ctx, path) })
 }
 
+// Rebuild guards the start of the rebuild and its builder's writes.
+func (x guardedIndex) Rebuild(ctx context.Context) (index.Builder, error) {
+	var b index.Builder
+	err := guarded(x.g, func() (err error) {
+		b, err = x.Index.Rebuild(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return guardedBuilder{b, x.g}, nil
+}
+
 func (guardedIndex) Close() error { return nil }
+
+// guardedBuilder is a rebuild whose writes are guarded.
+type guardedBuilder struct {
+	index.Builder
+	g Guard
+}
+
+func (b guardedBuilder) Put(ctx context.Context, d index.Doc, c []index.Chunk) error {
+	return guarded(b.g, func() error { return b.Builder.Put(ctx, d, c) })
+}
+
+func (b guardedBuilder) Commit(ctx context.Context) error {
+	return guarded(b.g, func() error { return b.Builder.Commit(ctx) })
+}
 
 // guardedEpisodes is an episode store handle whose writes are guarded and
 // whose Close leaves the pool's handle open.

@@ -24,6 +24,8 @@ func Run(t *testing.T, open func(t *testing.T) index.Index) {
 	t.Run("Texts", func(t *testing.T) { texts(t, open(t)) })
 	t.Run("Concurrent", func(t *testing.T) { concurrent(t, open(t)) })
 	t.Run("Generation", func(t *testing.T) { generation(t, open(t)) })
+	t.Run("Rebuild", func(t *testing.T) { rebuild(t, open(t)) })
+	t.Run("RebuildSuperseded", func(t *testing.T) { rebuildSuperseded(t, open(t)) })
 }
 
 func chunks(texts ...string) []index.Chunk {
@@ -298,5 +300,174 @@ func generation(t *testing.T, x index.Index) {
 	}
 	if gen() == g2 {
 		t.Error("a Delete left the generation")
+	}
+}
+
+// paths returns the paths of x's documents.
+func paths(t *testing.T, x index.Index) []string {
+	t.Helper()
+	docs, err := x.Docs(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range docs {
+		out = append(out, d.Path)
+	}
+	return out
+}
+
+// hits returns the documents a lexical search for q finds.
+func hits(t *testing.T, x index.Index, q string) []string {
+	t.Helper()
+	hs, err := x.Lexical(t.Context(), q, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, h := range hs {
+		out = append(out, h.Doc)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// rebuild: queries read the old generation until Commit, then the new one
+// at once; the index's own Put and Delete during the rebuild reach both,
+// and the builder's older copy never undoes them; chunk ids are never
+// reused; Abort leaves the index as it was.
+func rebuild(t *testing.T, x index.Index) {
+	defer x.Close()
+	ctx := t.Context()
+	for _, p := range []string{"keep.md", "gone.md", "edited.md"} {
+		if err := x.Put(ctx, index.Doc{Path: p, Hash: "old"}, chunks("old "+p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oldIDs := map[int64]bool{}
+	if err := x.EachText(ctx, func(id int64, _, _ string) error { oldIDs[id] = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	g0, _ := x.Generation(ctx)
+
+	b, err := x.Rebuild(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Put(ctx, index.Doc{Path: "keep.md", Hash: "new"}, chunks("rebuilt keep")); err != nil {
+		t.Fatal(err)
+	}
+	if got := hits(t, x, "rebuilt"); len(got) != 0 {
+		t.Fatalf("before Commit a query saw the new generation: %v", got)
+	}
+	if got := hits(t, x, "old"); len(got) != 3 {
+		t.Fatalf("before Commit a query found %v, want the 3 old documents", got)
+	}
+	// Changes through the index during the rebuild.
+	if err := x.Delete(ctx, "gone.md"); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Put(ctx, index.Doc{Path: "edited.md", Hash: "live"}, chunks("live edit")); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Put(ctx, index.Doc{Path: "added.md", Hash: "live"}, chunks("live addition")); err != nil {
+		t.Fatal(err)
+	}
+	// The builder's copies, read before those changes, come late.
+	if err := b.Put(ctx, index.Doc{Path: "gone.md", Hash: "new"}, chunks("rebuilt gone")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Put(ctx, index.Doc{Path: "edited.md", Hash: "new"}, chunks("rebuilt edited")); err != nil {
+		t.Fatal(err)
+	}
+	if got := hits(t, x, "live"); !slices.Equal(got, []string{"added.md", "edited.md"}) {
+		t.Fatalf("a change during the rebuild is not searchable at once: %v", got)
+	}
+	if err := b.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := x.Generation(ctx); g == g0 {
+		t.Error("a committed rebuild left the generation")
+	}
+	if got := paths(t, x); !slices.Equal(got, []string{"added.md", "edited.md", "keep.md"}) {
+		t.Errorf("after Commit the documents are %v", got)
+	}
+	if got := hits(t, x, "rebuilt"); !slices.Equal(got, []string{"keep.md"}) {
+		t.Errorf("after Commit the builder's documents found: %v, want keep.md alone", got)
+	}
+	if got := hits(t, x, "old"); len(got) != 0 {
+		t.Errorf("after Commit the old generation is still searched: %v", got)
+	}
+	if err := x.EachText(ctx, func(id int64, text, _ string) error {
+		if oldIDs[id] {
+			t.Errorf("chunk id %d (%q) reused from the old generation", id, text)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Abort: nothing changes, and the next rebuild starts empty.
+	b, err = x.Rebuild(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Put(ctx, index.Doc{Path: "aborted.md", Hash: "x"}, chunks("aborted")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Abort(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(t, x); !slices.Equal(got, []string{"added.md", "edited.md", "keep.md"}) {
+		t.Errorf("after Abort the documents are %v", got)
+	}
+	if err := x.Put(ctx, index.Doc{Path: "after.md", Hash: "x"}, chunks("after abort")); err != nil {
+		t.Fatal(err)
+	}
+	b, err = x.Rebuild(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(t, x); len(got) != 0 {
+		t.Errorf("an empty rebuild committed left %v", got)
+	}
+}
+
+// rebuildSuperseded: a later rebuild wins; the earlier builder fails with
+// ErrSuperseded and its Abort harms nothing.
+func rebuildSuperseded(t *testing.T, x index.Index) {
+	defer x.Close()
+	ctx := t.Context()
+	first, err := x.Rebuild(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := x.Rebuild(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Put(ctx, index.Doc{Path: "a.md", Hash: "1"}, chunks("first")); !errors.Is(err, index.ErrSuperseded) {
+		t.Errorf("Put of a superseded rebuild: %v, want ErrSuperseded", err)
+	}
+	if err := second.Put(ctx, index.Doc{Path: "b.md", Hash: "2"}, chunks("second")); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Commit(ctx); !errors.Is(err, index.ErrSuperseded) {
+		t.Errorf("Commit of a superseded rebuild: %v, want ErrSuperseded", err)
+	}
+	if err := first.Abort(ctx); err != nil {
+		t.Errorf("Abort of a superseded rebuild: %v", err)
+	}
+	if err := second.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(t, x); !slices.Equal(got, []string{"b.md"}) {
+		t.Errorf("documents %v, want the later rebuild's", got)
+	}
+	if err := second.Commit(ctx); !errors.Is(err, index.ErrSuperseded) {
+		t.Errorf("a second Commit: %v, want ErrSuperseded (the rebuild is over)", err)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/migrate"
@@ -71,7 +73,64 @@ END;
 CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 INSERT INTO meta VALUES ('generation', 0);
 `),
+		// 3: a second set of tables, for rebuilds (see tables), the
+		// documents deleted while one runs, and chunk ids that no
+		// generation reuses.
+		sqlitedb.Exec(sets[1].ddl() + `
+CREATE TABLE rebuild_gone (path TEXT PRIMARY KEY) WITHOUT ROWID;
+INSERT INTO meta VALUES ('current', 0), ('building', -1), ('build', 0),
+	('next_chunk', (SELECT coalesce(max(id), 0) + 1 FROM chunks));
+`),
 	},
+}
+
+// tables names one set of the index's tables. The index holds two: the
+// current generation in one; a rebuild fills the other, and its commit
+// makes that one current (meta 'current') and empties the first. Set 0
+// has the names the index had before it had two.
+type tables struct{ docs, chunks, fts, suffix string }
+
+var sets = [2]tables{{"docs", "chunks", "chunks_fts", ""}, {"docs_1", "chunks_1", "chunks_fts_1", "_1"}}
+
+// ddl creates the set's tables, empty.
+func (t tables) ddl() string {
+	return fmt.Sprintf(`
+CREATE TABLE %[1]s (
+	path    TEXT PRIMARY KEY,
+	hash    TEXT NOT NULL,
+	meta    TEXT,
+	chunks  INTEGER NOT NULL,
+	indexed TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE %[2]s (
+	id      INTEGER PRIMARY KEY,
+	doc     TEXT NOT NULL,
+	idx     INTEGER NOT NULL,
+	heading TEXT NOT NULL,
+	page    INTEGER NOT NULL,
+	text    TEXT NOT NULL,
+	vector  BLOB
+);
+CREATE INDEX %[2]s_doc ON %[2]s(doc, idx);
+CREATE VIRTUAL TABLE %[3]s USING fts5(
+	text, heading, content='%[2]s', content_rowid='id', tokenize='porter unicode61'
+);
+CREATE TRIGGER %[2]s_ai AFTER INSERT ON %[2]s BEGIN
+	INSERT INTO %[3]s(rowid, text, heading) VALUES (new.id, new.text, new.heading);
+END;
+CREATE TRIGGER %[2]s_ad AFTER DELETE ON %[2]s BEGIN
+	INSERT INTO %[3]s(%[3]s, rowid, text, heading) VALUES ('delete', old.id, old.text, old.heading);
+END;
+`, t.docs, t.chunks, t.fts)
+}
+
+// empty drops the set's tables and creates them again.
+func (t tables) empty(ctx context.Context, tx *sql.Tx) error {
+	drop := fmt.Sprintf("DROP TABLE IF EXISTS %s; DROP TABLE IF EXISTS %s; DROP TABLE IF EXISTS %s;", t.fts, t.chunks, t.docs)
+	if _, err := tx.ExecContext(ctx, drop+t.ddl()); err != nil {
+		return fmt.Errorf("empty the tables of a generation: %w", err)
+	}
+	return nil
 }
 
 // options are the index's database settings: SQLite's defaults.
@@ -108,8 +167,48 @@ func OpenMemory(ctx context.Context) (*Index, error) {
 // Close closes the database.
 func (x *Index) Close() error { return x.db.Close() }
 
-// Put replaces a document and its chunks in one transaction.
-func (x *Index) Put(ctx context.Context, doc index.Doc, chunks []index.Chunk) error {
+// meta reads one of the index's counters in tx.
+func meta(ctx context.Context, tx *sql.Tx, key string) (int64, error) {
+	var v int64
+	if err := tx.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = ?", key).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read %s: %w", key, err)
+	}
+	return v, nil
+}
+
+func setMeta(ctx context.Context, tx *sql.Tx, key string, v int64) error {
+	if _, err := tx.ExecContext(ctx, "UPDATE meta SET value = ? WHERE key = ?", v, key); err != nil {
+		return fmt.Errorf("set %s: %w", key, err)
+	}
+	return nil
+}
+
+// current returns the set of the current generation.
+func current(ctx context.Context, tx *sql.Tx) (tables, error) {
+	c, err := meta(ctx, tx, "current")
+	return sets[c&1], err
+}
+
+// live returns the sets a change goes to: the current one, and the one a
+// rebuild is filling, if any.
+func live(ctx context.Context, tx *sql.Tx) ([]tables, error) {
+	c, err := meta(ctx, tx, "current")
+	if err != nil {
+		return nil, err
+	}
+	b, err := meta(ctx, tx, "building")
+	if err != nil {
+		return nil, err
+	}
+	out := []tables{sets[c&1]}
+	if b >= 0 && b != c {
+		out = append(out, sets[b&1])
+	}
+	return out, nil
+}
+
+// put replaces a document in the sets, with chunk ids from next_chunk.
+func put(ctx context.Context, tx *sql.Tx, in []tables, doc index.Doc, chunks []index.Chunk) error {
 	meta, err := json.Marshal(doc.Meta)
 	if err != nil {
 		return fmt.Errorf("encode meta of %s: %w", doc.Path, err)
@@ -117,37 +216,84 @@ func (x *Index) Put(ctx context.Context, doc index.Doc, chunks []index.Chunk) er
 	if doc.Indexed.IsZero() {
 		doc.Indexed = time.Now()
 	}
-	return x.db.Write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM chunks WHERE doc = ?", doc.Path); err != nil {
-			return fmt.Errorf("replace %s: %w", doc.Path, err)
+	for _, t := range in {
+		if err := remove(ctx, tx, t, doc.Path); err != nil {
+			return err
 		}
-		ins, err := tx.PrepareContext(ctx, "INSERT INTO chunks (doc, idx, heading, page, text, vector) VALUES (?, ?, ?, ?, ?, ?)")
+		next, err := metaNext(ctx, tx, len(chunks))
 		if err != nil {
 			return err
 		}
-		defer ins.Close()
+		ins, err := tx.PrepareContext(ctx, "INSERT INTO "+t.chunks+" (id, doc, idx, heading, page, text, vector) VALUES (?, ?, ?, ?, ?, ?, ?)")
+		if err != nil {
+			return err
+		}
 		for i, c := range chunks {
-			if _, err := ins.ExecContext(ctx, doc.Path, i, c.Heading, c.Page, c.Text, embed.VectorBytes(c.Vector)); err != nil {
+			if _, err := ins.ExecContext(ctx, next+int64(i), doc.Path, i, c.Heading, c.Page, c.Text, embed.VectorBytes(c.Vector)); err != nil {
+				ins.Close()
 				return fmt.Errorf("index %s chunk %d: %w", doc.Path, i, err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO docs (path, hash, meta, chunks, indexed) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT(path) DO UPDATE SET hash = excluded.hash, meta = excluded.meta, chunks = excluded.chunks, indexed = excluded.indexed`,
+		ins.Close()
+		if _, err := tx.ExecContext(ctx, "INSERT INTO "+t.docs+" (path, hash, meta, chunks, indexed) VALUES (?, ?, ?, ?, ?)",
 			doc.Path, doc.Hash, string(meta), len(chunks), doc.Indexed.UTC().Format(time.RFC3339Nano)); err != nil {
 			return fmt.Errorf("record %s: %w", doc.Path, err)
+		}
+	}
+	return nil
+}
+
+// metaNext reserves n chunk ids and returns the first.
+func metaNext(ctx context.Context, tx *sql.Tx, n int) (int64, error) {
+	next, err := meta(ctx, tx, "next_chunk")
+	if err != nil {
+		return 0, err
+	}
+	return next, setMeta(ctx, tx, "next_chunk", next+int64(n))
+}
+
+// remove deletes a document and its chunks from a set.
+func remove(ctx context.Context, tx *sql.Tx, t tables, path string) error {
+	if _, err := tx.ExecContext(ctx, "DELETE FROM "+t.chunks+" WHERE doc = ?", path); err != nil {
+		return fmt.Errorf("delete %s: %w", path, err)
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM "+t.docs+" WHERE path = ?", path); err != nil {
+		return fmt.Errorf("delete %s: %w", path, err)
+	}
+	return nil
+}
+
+// Put replaces a document and its chunks in one transaction, in the
+// current generation and in the one a rebuild is filling.
+func (x *Index) Put(ctx context.Context, doc index.Doc, chunks []index.Chunk) error {
+	return x.db.Write(ctx, func(tx *sql.Tx) error {
+		in, err := live(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if err := put(ctx, tx, in, doc, chunks); err != nil {
+			return err
 		}
 		return bump(ctx, tx)
 	})
 }
 
-// Delete removes a document and its chunks.
+// Delete removes a document and its chunks, from every live generation.
 func (x *Index) Delete(ctx context.Context, path string) error {
 	return x.db.Write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM chunks WHERE doc = ?", path); err != nil {
-			return fmt.Errorf("delete %s: %w", path, err)
+		in, err := live(ctx, tx)
+		if err != nil {
+			return err
 		}
-		if _, err := tx.ExecContext(ctx, "DELETE FROM docs WHERE path = ?", path); err != nil {
-			return fmt.Errorf("delete %s: %w", path, err)
+		for _, t := range in {
+			if err := remove(ctx, tx, t, path); err != nil {
+				return err
+			}
+		}
+		if len(in) > 1 { // a rebuild must not bring it back
+			if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO rebuild_gone VALUES (?)", path); err != nil {
+				return fmt.Errorf("delete %s: %w", path, err)
+			}
 		}
 		return bump(ctx, tx)
 	})
@@ -161,18 +307,143 @@ func bump(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
-// Generation returns the index's generation, which every Put and Delete
-// moves.
+// Generation returns the index's generation, which every Put, Delete and
+// committed rebuild moves.
 func (x *Index) Generation(ctx context.Context) (int64, error) {
 	var g int64
 	err := x.db.Reader().QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'generation'").Scan(&g)
 	return g, err
 }
 
+// Rebuild empties the set the current generation is not in and starts
+// filling it.
+func (x *Index) Rebuild(ctx context.Context) (index.Builder, error) {
+	b := &builder{x: x, id: rand.Int64N(math.MaxInt64) + 1}
+	err := x.db.Write(ctx, func(tx *sql.Tx) error {
+		c, err := meta(ctx, tx, "current")
+		if err != nil {
+			return err
+		}
+		b.set = 1 - c&1
+		if err := b.empty(ctx, tx, sets[b.set]); err != nil {
+			return err
+		}
+		if err := setMeta(ctx, tx, "building", b.set); err != nil {
+			return err
+		}
+		return setMeta(ctx, tx, "build", b.id)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start a rebuild: %w", err)
+	}
+	return b, nil
+}
+
+// builder is a rebuild in progress, known by a random id that a later
+// rebuild replaces.
+type builder struct {
+	x   *Index
+	set int64
+	id  int64
+}
+
+// mine checks, in tx, that this rebuild has not been superseded.
+func (b *builder) mine(ctx context.Context, tx *sql.Tx) error {
+	id, err := meta(ctx, tx, "build")
+	if err != nil {
+		return err
+	}
+	building, err := meta(ctx, tx, "building")
+	if err != nil {
+		return err
+	}
+	if id != b.id || building != b.set {
+		return index.ErrSuperseded
+	}
+	return nil
+}
+
+// empty empties a set and forgets the documents deleted during a rebuild.
+func (b *builder) empty(ctx context.Context, tx *sql.Tx, t tables) error {
+	if err := t.empty(ctx, tx); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM rebuild_gone"); err != nil {
+		return fmt.Errorf("empty the tables of a generation: %w", err)
+	}
+	return nil
+}
+
+// Put adds a document to the new generation unless a Put or Delete on the
+// index has changed it since the rebuild began: that change is newer than
+// the builder's copy.
+func (b *builder) Put(ctx context.Context, doc index.Doc, chunks []index.Chunk) error {
+	return b.x.db.Write(ctx, func(tx *sql.Tx) error {
+		if err := b.mine(ctx, tx); err != nil {
+			return err
+		}
+		t := sets[b.set]
+		var changed bool
+		err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+t.docs+" WHERE path = ?1) OR EXISTS (SELECT 1 FROM rebuild_gone WHERE path = ?1)", doc.Path).Scan(&changed)
+		if err != nil {
+			return fmt.Errorf("rebuild %s: %w", doc.Path, err)
+		}
+		if changed {
+			return nil
+		}
+		return put(ctx, tx, []tables{t}, doc, chunks)
+	})
+}
+
+func (b *builder) Commit(ctx context.Context) error {
+	return b.x.db.Write(ctx, func(tx *sql.Tx) error {
+		if err := b.mine(ctx, tx); err != nil {
+			return err
+		}
+		if err := setMeta(ctx, tx, "current", b.set); err != nil {
+			return err
+		}
+		if err := setMeta(ctx, tx, "building", -1); err != nil {
+			return err
+		}
+		if err := b.empty(ctx, tx, sets[1-b.set]); err != nil {
+			return err
+		}
+		return bump(ctx, tx)
+	})
+}
+
+func (b *builder) Abort(ctx context.Context) error {
+	return b.x.db.Write(ctx, func(tx *sql.Tx) error {
+		if err := b.mine(ctx, tx); err != nil {
+			return nil // another rebuild owns the set now
+		}
+		if err := setMeta(ctx, tx, "building", -1); err != nil {
+			return err
+		}
+		return b.empty(ctx, tx, sets[b.set])
+	})
+}
+
+// read runs fn in a read transaction with the current generation's tables.
+func (x *Index) read(ctx context.Context, fn func(tx *sql.Tx, t tables) error) error {
+	return x.db.Read(ctx, func(tx *sql.Tx) error {
+		t, err := current(ctx, tx)
+		if err != nil {
+			return err
+		}
+		return fn(tx, t)
+	})
+}
+
 // Doc returns one document.
 func (x *Index) Doc(ctx context.Context, path string) (index.Doc, error) {
-	row := x.db.Reader().QueryRowContext(ctx, "SELECT path, hash, meta, chunks, indexed FROM docs WHERE path = ?", path)
-	d, err := scanDoc(row)
+	var d index.Doc
+	err := x.read(ctx, func(tx *sql.Tx, t tables) error {
+		var err error
+		d, err = scanDoc(tx.QueryRowContext(ctx, "SELECT path, hash, meta, chunks, indexed FROM "+t.docs+" WHERE path = ?", path))
+		return err
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, fmt.Errorf("document %q: %w", path, index.ErrNotFound)
 	}
@@ -181,20 +452,23 @@ func (x *Index) Doc(ctx context.Context, path string) (index.Doc, error) {
 
 // Docs returns every document by path.
 func (x *Index) Docs(ctx context.Context) ([]index.Doc, error) {
-	rows, err := x.db.Reader().QueryContext(ctx, "SELECT path, hash, meta, chunks, indexed FROM docs ORDER BY path")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var out []index.Doc
-	for rows.Next() {
-		d, err := scanDoc(rows)
+	err := x.read(ctx, func(tx *sql.Tx, t tables) error {
+		rows, err := tx.QueryContext(ctx, "SELECT path, hash, meta, chunks, indexed FROM "+t.docs+" ORDER BY path")
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+		defer rows.Close()
+		for rows.Next() {
+			d, err := scanDoc(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, d)
+		}
+		return rows.Err()
+	})
+	return out, err
 }
 
 type scanner interface{ Scan(...any) error }
@@ -215,12 +489,14 @@ func scanDoc(s scanner) (index.Doc, error) {
 	return d, nil
 }
 
-// Chunk returns one chunk.
+// Chunk returns one chunk of the current generation.
 func (x *Index) Chunk(ctx context.Context, id int64) (index.Chunk, error) {
-	row := x.db.Reader().QueryRowContext(ctx, "SELECT id, doc, idx, heading, page, text, vector FROM chunks WHERE id = ?", id)
 	var c index.Chunk
 	var vec []byte
-	err := row.Scan(&c.ID, &c.Doc, &c.Index, &c.Heading, &c.Page, &c.Text, &vec)
+	err := x.read(ctx, func(tx *sql.Tx, t tables) error {
+		return tx.QueryRowContext(ctx, "SELECT id, doc, idx, heading, page, text, vector FROM "+t.chunks+" WHERE id = ?", id).
+			Scan(&c.ID, &c.Doc, &c.Index, &c.Heading, &c.Page, &c.Text, &vec)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("chunk %d: %w", id, index.ErrNotFound)
 	}
@@ -237,62 +513,70 @@ func (x *Index) Lexical(ctx context.Context, query string, n int) ([]index.Hit, 
 	}
 	// Rank in the FTS table alone, then read only the top n chunks: joining
 	// first would read the text of every match.
-	rows, err := x.db.Reader().QueryContext(ctx, `SELECT c.id, c.doc, c.idx, c.heading, c.page, c.text, top.rank
-		FROM (SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?) AS top
-		JOIN chunks c ON c.id = top.rowid ORDER BY top.rank, c.id`, match, n)
-	if err != nil {
-		return nil, fmt.Errorf("lexical search: %w", err)
-	}
-	defer rows.Close()
 	var hits []index.Hit
-	for rows.Next() {
-		var h index.Hit
-		var rank float64
-		if err := rows.Scan(&h.ID, &h.Doc, &h.Index, &h.Heading, &h.Page, &h.Text, &rank); err != nil {
-			return nil, err
+	err := x.read(ctx, func(tx *sql.Tx, t tables) error {
+		rows, err := tx.QueryContext(ctx, fmt.Sprintf(`SELECT c.id, c.doc, c.idx, c.heading, c.page, c.text, top.rank
+		FROM (SELECT rowid, rank FROM %[1]s WHERE %[1]s MATCH ? ORDER BY rank, rowid LIMIT ?) AS top
+		JOIN %[2]s c ON c.id = top.rowid ORDER BY top.rank, c.id`, t.fts, t.chunks), match, n)
+		if err != nil {
+			return fmt.Errorf("lexical search: %w", err)
 		}
-		h.Score, h.Rank = -rank, len(hits)+1
-		hits = append(hits, h)
-	}
-	return hits, rows.Err()
+		defer rows.Close()
+		for rows.Next() {
+			var h index.Hit
+			var rank float64
+			if err := rows.Scan(&h.ID, &h.Doc, &h.Index, &h.Heading, &h.Page, &h.Text, &rank); err != nil {
+				return err
+			}
+			h.Score, h.Rank = -rank, len(hits)+1
+			hits = append(hits, h)
+		}
+		return rows.Err()
+	})
+	return hits, err
 }
 
-// EachText streams the chunks' text and heading paths.
+// EachText streams the current generation's chunks' text and heading
+// paths.
 func (x *Index) EachText(ctx context.Context, fn func(id int64, text, heading string) error) error {
-	rows, err := x.db.Reader().QueryContext(ctx, "SELECT id, text, heading FROM chunks ORDER BY id")
-	if err != nil {
-		return fmt.Errorf("read the chunks' text: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var text, heading string
-		if err := rows.Scan(&id, &text, &heading); err != nil {
-			return err
+	return x.read(ctx, func(tx *sql.Tx, t tables) error {
+		rows, err := tx.QueryContext(ctx, "SELECT id, text, heading FROM "+t.chunks+" ORDER BY id")
+		if err != nil {
+			return fmt.Errorf("read the chunks' text: %w", err)
 		}
-		if err := fn(id, text, heading); err != nil {
-			return err
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var text, heading string
+			if err := rows.Scan(&id, &text, &heading); err != nil {
+				return err
+			}
+			if err := fn(id, text, heading); err != nil {
+				return err
+			}
 		}
-	}
-	return rows.Err()
+		return rows.Err()
+	})
 }
 
-// EachVector streams the chunks' vectors.
+// EachVector streams the current generation's chunks' vectors.
 func (x *Index) EachVector(ctx context.Context, fn func(id int64, v []float32) error) error {
-	rows, err := x.db.Reader().QueryContext(ctx, "SELECT id, vector FROM chunks WHERE vector IS NOT NULL ORDER BY id")
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var b []byte
-		if err := rows.Scan(&id, &b); err != nil {
+	return x.read(ctx, func(tx *sql.Tx, t tables) error {
+		rows, err := tx.QueryContext(ctx, "SELECT id, vector FROM "+t.chunks+" WHERE vector IS NOT NULL ORDER BY id")
+		if err != nil {
 			return err
 		}
-		if err := fn(id, embed.VectorFromBytes(b)); err != nil {
-			return err
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var b []byte
+			if err := rows.Scan(&id, &b); err != nil {
+				return err
+			}
+			if err := fn(id, embed.VectorFromBytes(b)); err != nil {
+				return err
+			}
 		}
-	}
-	return rows.Err()
+		return rows.Err()
+	})
 }
