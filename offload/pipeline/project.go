@@ -6,11 +6,10 @@ package pipeline
 // pipelines a store may decode just those fields and get the same result.
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 
-	"github.com/ctxkit/ctxkit/internal/ingest"
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 )
 
 // maxScanDepth bounds the nesting DecodeKeys skips on its own; deeper items
@@ -209,11 +208,8 @@ func (s *scanner) key() ([]byte, bool) {
 	if plainString(q) {
 		return q[1 : len(q)-1], true
 	}
-	var k string
-	if err := json.Unmarshal(q, &k); err != nil {
-		return nil, false
-	}
-	return []byte(k), true
+	k, ok := jsonscan.Unquote(q)
+	return []byte(k), ok
 }
 
 // plainString reports whether the quoted string q, valid JSON, is its own
@@ -239,15 +235,7 @@ func (s *scanner) decode(depth int) (any, bool) {
 		if !s.str() {
 			return nil, false
 		}
-		q := s.b[start:s.i]
-		if plainString(q) {
-			return string(q[1 : len(q)-1]), true
-		}
-		var v string
-		if err := json.Unmarshal(q, &v); err != nil {
-			return nil, false
-		}
-		return v, true
+		return jsonscan.Unquote(s.b[start:s.i])
 	case c == '-' || '0' <= c && c <= '9':
 		if !s.skip() {
 			return nil, false
@@ -323,16 +311,7 @@ type scanner struct {
 	i int
 }
 
-func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *scanner) ws() { s.i = jsonscan.SkipSpace(s.b, s.i) }
 
 // byte consumes c if it comes next.
 func (s *scanner) byte(c byte) bool {
@@ -344,9 +323,9 @@ func (s *scanner) byte(c byte) bool {
 }
 
 // skip moves past the value at the cursor, checking its syntax as
-// json.Valid does (ingest's validator), without building it.
+// json.Valid does, without building it.
 func (s *scanner) skip() bool {
-	end := ingest.ValueEnd(s.b, s.i)
+	end := jsonscan.ValueEnd(s.b, s.i)
 	if end < 0 {
 		return false
 	}

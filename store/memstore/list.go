@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 	"github.com/ctxkit/ctxkit/store"
 )
 
@@ -275,7 +276,7 @@ func (e *entry) changed() {
 // checkItems returns an error unless every item is valid JSON.
 func checkItems(items []json.RawMessage) error {
 	for i, it := range items {
-		if !json.Valid(it) {
+		if !jsonscan.Valid(it) {
 			return fmt.Errorf("item %d is not valid JSON", i)
 		}
 	}
@@ -316,7 +317,7 @@ func (s *Store) UpdateItem(ctx context.Context, id string, index int, item json.
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !json.Valid(item) {
+	if !jsonscan.Valid(item) {
 		return fmt.Errorf("update item %d of %q: item is not valid JSON", index, id)
 	}
 	s.mu.Lock()

@@ -47,6 +47,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 	"github.com/ctxkit/ctxkit/store"
 )
 
@@ -193,7 +194,7 @@ func newEntry(ws *store.Workspace, c *store.Content) (*entry, error) {
 	switch ws.Shape {
 	case store.ShapeList:
 		for i, it := range c.Items {
-			if !json.Valid(it) {
+			if !jsonscan.Valid(it) {
 				return nil, fmt.Errorf("item %d is not valid JSON", i)
 			}
 		}
@@ -240,8 +241,8 @@ func cloneJSON(b json.RawMessage) json.RawMessage {
 
 // isObject reports whether b is valid JSON whose value is an object.
 func isObject(b []byte) bool {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+	b = jsonscan.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{' && jsonscan.Valid(b)
 }
 
 // lookup returns the workspace id, checking its shape unless shape is

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 	"github.com/ctxkit/ctxkit/internal/sqlitebusy"
 	"github.com/ctxkit/ctxkit/store"
 )
@@ -210,7 +211,7 @@ func (s *Store) AppendItems(ctx context.Context, id string, items []json.RawMess
 
 // UpdateItem replaces the item at index.
 func (s *Store) UpdateItem(ctx context.Context, id string, index int, item json.RawMessage) error {
-	if err := validJSON(item); err != nil {
+	if err := jsonscan.Validate(item); err != nil {
 		return fmt.Errorf("update item %d of %q: %w", index, id, err)
 	}
 	err := s.write(ctx, func(t *txn) error {
@@ -224,7 +225,7 @@ func (s *Store) UpdateItem(ctx context.Context, id string, index int, item json.
 
 // PatchItem merges patch, an RFC 7386 merge patch, into the object at index.
 func (s *Store) PatchItem(ctx context.Context, id string, index int, patch json.RawMessage) error {
-	if !isJSONObject(patch) {
+	if _, ok := jsonscan.ObjectSpans(patch); !ok {
 		return fmt.Errorf("patch item %d of %q: patch: %w", index, id, errNotObject)
 	}
 	err := s.write(ctx, func(t *txn) error {

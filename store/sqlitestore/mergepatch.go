@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 )
 
 // errNotObject is returned when a merge patch or its target is not a JSON
@@ -22,7 +24,7 @@ type member struct {
 // compact JSON. Unlike a round trip through map[string]any it keeps the
 // target's key order (new keys go at the end) and every number's digits.
 func mergePatch(target, patch []byte) ([]byte, error) {
-	if err := validJSON(patch); err != nil {
+	if err := jsonscan.Validate(patch); err != nil {
 		return nil, fmt.Errorf("patch: %w", err)
 	}
 	t, err := parseObject(target)

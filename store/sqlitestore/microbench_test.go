@@ -2,7 +2,11 @@ package sqlitestore
 
 // Benchmarks of the Go side of indexing, on 20,000 items of the large list.
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
+)
 
 func BenchmarkPrepareItems(b *testing.B) {
 	items := largeList()[:20000]
@@ -15,10 +19,13 @@ func BenchmarkPrepareItems(b *testing.B) {
 
 func BenchmarkScalars(b *testing.B) {
 	items := largeList()[:20000]
-	var buf []byte
+	var (
+		buf []byte
+		sc  jsonscan.Scalars
+	)
 	for b.Loop() {
 		for _, it := range items {
-			buf, _ = appendScalars(buf[:0], it, true)
+			buf, _ = sc.Append(buf[:0], it)
 		}
 	}
 }
@@ -27,7 +34,7 @@ func BenchmarkIndexTerms(b *testing.B) {
 	items := largeList()[:20000]
 	texts := make([]string, len(items))
 	for i, it := range items {
-		s, _ := appendScalars(nil, it, true)
+		s, _ := jsonscan.AppendScalars(nil, it)
 		texts[i] = string(s)
 	}
 	var tb termBuilder
@@ -43,7 +50,7 @@ func BenchmarkTokenize(b *testing.B) {
 	items := largeList()[:20000]
 	texts := make([]string, len(items))
 	for i, it := range items {
-		s, _ := appendScalars(nil, it, true)
+		s, _ := jsonscan.AppendScalars(nil, it)
 		texts[i] = string(s)
 	}
 	for b.Loop() {

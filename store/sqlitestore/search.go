@@ -17,6 +17,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 	"github.com/ctxkit/ctxkit/internal/sqlitebusy"
 	"github.com/ctxkit/ctxkit/store"
 )
@@ -408,11 +409,14 @@ func (s *itemSearch) matchSubstrings(substr []int, lo, hi int64) error {
 	for w := range workers {
 		found[w] = make([][]int64, s.q.len())
 		wg.Go(func() {
-			var scalars []byte
+			var (
+				scalars []byte
+				sc      jsonscan.Scalars
+			)
 			for j := range jobs {
 				for k, data := range j.data {
 					var err error
-					if scalars, err = appendScalars(scalars[:0], data, true); err != nil {
+					if scalars, err = sc.Append(scalars[:0], data); err != nil {
 						continue
 					}
 					lower := lowerText(scalars)
@@ -644,6 +648,7 @@ func (s *itemSearch) scoreBM25(cands []candidate, idf []float64) {
 		m    matcher
 		freq []int
 		buf  []byte
+		sc   jsonscan.Scalars
 	}
 	parallel(len(cands), func() *state {
 		return &state{m: matcher{q: s.q}, freq: make([]int, len(s.q.terms))}
@@ -655,7 +660,7 @@ func (s *itemSearch) scoreBM25(cands []candidate, idf []float64) {
 			lengths[i] = float64(utf8.RuneCountInString(text))
 		} else {
 			var err error
-			if st.buf, err = appendScalars(st.buf[:0], c.data, true); err == nil {
+			if st.buf, err = st.sc.Append(st.buf[:0], c.data); err == nil {
 				text = string(st.buf)
 			}
 			lengths[i] = float64(utf8.RuneCount(c.data))

@@ -509,6 +509,49 @@ func testSearchItems(t *testing.T, s store.Store) {
 	})
 }
 
+// testSearchItemsRepeatedKey checks that a key an object repeats is
+// searched with its last value only, the one a JSON decoder keeps (and
+// the one every reader of items sees), with and without fields.
+func testSearchItemsRepeatedKey(t *testing.T, s store.Store) {
+	items := rawItems(
+		/* 0 */ `{"k":"alpha","k":"bravo"}`,
+		/* 1 */ `{"k":{"deep":"charlie"},"n":"delta","k":"echo"}`,
+		/* 2 */ `{"k":"foxtrot","\u006b":"golf"}`,
+		/* 3 */ `{"o":{"k":"hotel","k":"india"}}`,
+		/* 4 */ `[{"k":"juliett"},{"k":"kilo"}]`,
+	)
+	ws, c := listWorkspace("repeated", items)
+	mustPut(t, s, ws, c)
+	for _, tc := range []struct {
+		q    store.Query
+		want []int
+	}{
+		{store.Query{Text: "alpha"}, nil},
+		{store.Query{Text: "bravo"}, []int{0}},
+		{store.Query{Text: "charlie"}, nil},
+		{store.Query{Text: "delta"}, []int{1}},
+		{store.Query{Text: "echo"}, []int{1}},
+		{store.Query{Text: "foxtrot"}, nil},
+		{store.Query{Text: "golf"}, []int{2}},
+		{store.Query{Text: "hotel"}, nil},
+		{store.Query{Text: "india"}, []int{3}},
+		{store.Query{Text: "juliett kilo"}, []int{4}}, // array elements are not keys
+		{store.Query{Text: "alpha bravo", Fields: []string{"k"}}, []int{0}},
+		{store.Query{Text: "charlie echo", Fields: []string{"k"}}, []int{1}},
+		{store.Query{Text: "hotel india", Fields: []string{"o.k"}}, []int{3}},
+	} {
+		hits, total := mustSearch(t, s, ws.ID, tc.q)
+		if got := hitIndexes(hits); !sameSet(got, tc.want) || total != len(tc.want) {
+			t.Errorf("SearchItems(%+v) = %v (total %d), want %v", tc.q, got, total, tc.want)
+		}
+		for _, h := range hits {
+			if h.Terms != 1 && h.Index != 4 {
+				t.Errorf("SearchItems(%+v): item %d matched %d terms, want 1", tc.q, h.Index, h.Terms)
+			}
+		}
+	}
+}
+
 // testSearchItemsLimit checks Limit, the default limit, totals beyond the
 // limit and ties broken by index.
 func testSearchItemsLimit(t *testing.T, s store.Store) {

@@ -83,6 +83,7 @@ var tests = []struct {
 	{"PatchItem", testPatchItem},
 	{"DeleteItems", testDeleteItems},
 	{"SearchItems", testSearchItems},
+	{"SearchItemsRepeatedKey", testSearchItemsRepeatedKey},
 	{"SearchItemsLimit", testSearchItemsLimit},
 	{"SearchItemsAfterMutation", testSearchItemsAfterMutation},
 	{"Value", testValue},
