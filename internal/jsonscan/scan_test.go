@@ -194,9 +194,9 @@ func TestSpans(t *testing.T) {
 	}
 	var got []string
 	for _, m := range ms {
-		got = append(got, m.Key+"="+string(doc[m.Value.Start:m.Value.End]))
+		got = append(got, m.Key+" "+string(doc[m.KeySpan.Start:m.KeySpan.End])+"="+string(doc[m.Value.Start:m.Value.End]))
 	}
-	if want := []string{"a=1", `b=[1, {"c": "d"}]`, `a="last"`, "é=null"}; !slices.Equal(got, want) {
+	if want := []string{`a "a"=1`, `b "b"=[1, {"c": "d"}]`, `a "a"="last"`, `é "\u00e9"=null`}; !slices.Equal(got, want) {
 		t.Errorf("Members = %q, want %q", got, want)
 	}
 	spans, ok := ObjectSpans(doc)

@@ -3,11 +3,11 @@ package jsonscan
 // Span is where a JSON value is in the text it was found in: data[Start:End].
 type Span struct{ Start, End int }
 
-// Member is one member of a JSON object: its key, decoded, and where its
-// value is.
+// Member is one member of a JSON object.
 type Member struct {
-	Key   string
-	Value Span
+	Key     string // the key, decoded
+	KeySpan Span   // where the key's string literal is, quotes included
+	Value   Span   // where the value is
 }
 
 // Members returns the members of data, one JSON object with optional
@@ -16,9 +16,9 @@ type Member struct {
 // decoded, only validated.
 func Members(data []byte) (ms []Member, ok bool) {
 	ms = []Member{}
-	ok = eachMember(data, func(key []byte, v Span) {
-		k, _ := Unquote(key)
-		ms = append(ms, Member{Key: k, Value: v})
+	ok = eachMember(data, func(key, v Span) {
+		k, _ := Unquote(data[key.Start:key.End])
+		ms = append(ms, Member{Key: k, KeySpan: key, Value: v})
 	})
 	if !ok {
 		return nil, false
@@ -32,8 +32,8 @@ func Members(data []byte) (ms []Member, ok bool) {
 // It suits a caller that needs a few members of a large document.
 func ObjectSpans(data []byte) (map[string]Span, bool) {
 	fields := map[string]Span{}
-	ok := eachMember(data, func(key []byte, v Span) {
-		k, _ := Unquote(key)
+	ok := eachMember(data, func(key, v Span) {
+		k, _ := Unquote(data[key.Start:key.End])
 		fields[k] = v
 	})
 	if !ok {
@@ -42,9 +42,9 @@ func ObjectSpans(data []byte) (map[string]Span, bool) {
 	return fields, true
 }
 
-// eachMember calls f with each member's key literal and value span, in
-// order, and reports whether data is one valid object.
-func eachMember(data []byte, f func(key []byte, v Span)) bool {
+// eachMember calls f with where each member's key literal and value are,
+// in order, and reports whether data is one valid object.
+func eachMember(data []byte, f func(key, v Span)) bool {
 	i := SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return false
@@ -71,7 +71,7 @@ func eachMember(data []byte, f func(key []byte, v Span)) bool {
 		if end < 0 {
 			return false
 		}
-		f(data[i:keyEnd], Span{j, end})
+		f(Span{i, keyEnd}, Span{j, end})
 		if i = SkipSpace(data, end); i >= len(data) {
 			return false
 		}

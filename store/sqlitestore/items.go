@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/jsonscan"
+	"github.com/ctxkit/ctxkit/internal/mergepatch"
 	"github.com/ctxkit/ctxkit/internal/sqlitebusy"
 	"github.com/ctxkit/ctxkit/store"
 )
@@ -223,15 +224,15 @@ func (s *Store) UpdateItem(ctx context.Context, id string, index int, item json.
 	return nil
 }
 
-// PatchItem merges patch, an RFC 7386 merge patch, into the object at index.
+// PatchItem merges patch, an RFC 7386 merge patch, into the object at
+// index (see package internal/mergepatch).
 func (s *Store) PatchItem(ctx context.Context, id string, index int, patch json.RawMessage) error {
-	if _, ok := jsonscan.ObjectSpans(patch); !ok {
-		return fmt.Errorf("patch item %d of %q: patch: %w", index, id, errNotObject)
+	p, err := mergepatch.Parse(patch)
+	if err != nil {
+		return fmt.Errorf("patch item %d of %q: %w", index, id, err)
 	}
-	err := s.write(ctx, func(t *txn) error {
-		return replaceItem(t, id, index, func(old []byte) ([]byte, error) {
-			return mergePatch(old, patch)
-		})
+	err = s.write(ctx, func(t *txn) error {
+		return replaceItem(t, id, index, p.Apply)
 	})
 	if err != nil {
 		return fmt.Errorf("patch item %d of %q: %w", index, id, err)

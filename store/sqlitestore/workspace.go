@@ -149,7 +149,7 @@ func prepare(ws *store.Workspace, c *store.Content, chunkRunes, indexInline int)
 	case store.ShapeDict:
 		keys, ok := jsonscan.ObjectSpans(c.Value)
 		if !ok {
-			return nil, fmt.Errorf("dict value: %w", errNotObject)
+			return nil, errors.New("dict value is not a JSON object")
 		}
 		p.value = c.Value
 		p.count = len(keys) // distinct keys: a repeated key has one value

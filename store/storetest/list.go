@@ -294,7 +294,7 @@ func testPatchItem(t *testing.T, s store.Store) {
 			t.Errorf("PatchItem on the non-object item %s: no error", nonObjects[i])
 		}
 	}
-	for _, bad := range []string{`{"a":`, `not json`, ``} {
+	for _, bad := range []string{`{"a":`, `not json`, ``, `{"c":3}}`, `{"c":3} {"d":4}`, `[{"c":3}]`, `null`} {
 		if err := s.PatchItem(ctx, ws.ID, 0, json.RawMessage(bad)); err == nil {
 			t.Errorf("PatchItem with the invalid patch %q: no error", bad)
 		}
@@ -304,6 +304,39 @@ func testPatchItem(t *testing.T, s store.Store) {
 		wantErr(t, err, store.ErrOutOfRange, fmt.Sprintf("PatchItem(%d)", i))
 	}
 	checkList(t, s, ws.ID, want)
+}
+
+// testPatchItemPreserves checks what PatchItem keeps of an item as
+// written: its members in their order, new keys after them, keys and
+// values byte for byte (escapes, digits), whitespace between tokens aside.
+func testPatchItemPreserves(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	cases := []struct{ target, patch, want string }{
+		{`{"z":1,"y":{"x":2,"w":3},"v":4}`, `{"y":{"x":20,"u":5},"a":0}`, `{"z":1,"y":{"x":20,"w":3,"u":5},"v":4,"a":0}`},
+		{`{"big":12345678901234567890,"f":1.50,"e":1E+2}`, `{"g":1e400,"f":2.50}`, `{"big":12345678901234567890,"f":2.50,"e":1E+2,"g":1e400}`},
+		{`{"s":"\u00e9\/<>&","\u006b":"v"}`, `{"t":"a\"b\u0000"}`, `{"s":"\u00e9\/<>&","\u006b":"v","t":"a\"b\u0000"}`},
+		{`{"k":"v"}`, `{"\u006b":"w"}`, `{"k":"w"}`},
+		{"{ \"a\" : [ 1 , 2 ] ,\n \"b\" : { } }", `{"c":true}`, `{"a":[1,2],"b":{},"c":true}`},
+		{`{"a":1,"b":2}`, `{"a":null}`, `{"b":2}`},
+	}
+	items := make([]json.RawMessage, len(cases))
+	for i, tc := range cases {
+		items[i] = json.RawMessage(tc.target)
+	}
+	ws, c := listWorkspace("preserved", items)
+	mustPut(t, s, ws, c)
+	for i, tc := range cases {
+		if err := s.PatchItem(ctx, ws.ID, i, json.RawMessage(tc.patch)); err != nil {
+			t.Fatalf("PatchItem(%s, %s): %v", tc.target, tc.patch, err)
+		}
+		got, err := s.Items(ctx, ws.ID, i, 1)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("Items(%d): %s, %v", i, got, err)
+		}
+		if string(got[0]) != tc.want {
+			t.Errorf("PatchItem(%s, %s) stored %s, want %s", tc.target, tc.patch, got[0], tc.want)
+		}
+	}
 }
 
 // testDeleteItems checks that DeleteItems removes the given indexes (later

@@ -81,6 +81,7 @@ var tests = []struct {
 	{"AppendItems", testAppendItems},
 	{"UpdateItem", testUpdateItem},
 	{"PatchItem", testPatchItem},
+	{"PatchItemPreserves", testPatchItemPreserves},
 	{"DeleteItems", testDeleteItems},
 	{"SearchItems", testSearchItems},
 	{"SearchItemsRepeatedKey", testSearchItemsRepeatedKey},
