@@ -8,7 +8,10 @@
 // the rest.
 //
 // Backends live in their own packages (memstore, sqlitestore) and all pass
-// the same conformance suite in storetest. Stores persist and retrieve; they
+// the same conformance suite in storetest. A backend may also run query
+// pipelines (package store/query) over its lists itself, the optional
+// [Piper] capability; the suite then holds it to the Go evaluator's
+// answers. Stores persist and retrieve; they
 // do not decide policy. Expiry, sessions, id generation and size limits belong
 // to the offload engine; a store only filters by what it is told.
 package store

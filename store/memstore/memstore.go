@@ -30,6 +30,12 @@
 //     scan that overlaps mutations of the same list may see items shift
 //     between chunks.
 //
+// It does not implement [store.Piper]: its items are JSON text in memory,
+// so running a pipeline natively would be what the engine does on a store
+// without pushdown, query.Pipeline.Run over ScanItems with only the fields
+// the pipeline reads decoded; a second copy of that path would gain
+// nothing.
+//
 // Every method returns copies: callers may change what they get back, and
 // what they passed in, without touching the stored workspace.
 package memstore

@@ -32,9 +32,11 @@ type Options struct {
 	NoBackgroundIndex bool
 
 	// chunkRunes and indexInline override the text chunk size and the
-	// inline indexing threshold (-1 for none), for tests.
+	// inline indexing threshold (-1 for none), and pipeMode how Pipe runs a
+	// pipeline, for tests.
 	chunkRunes  int
 	indexInline int
+	pipeMode    pipeMode
 }
 
 // Defaults and bounds.
@@ -72,6 +74,7 @@ type Store struct {
 	// indexInline is the content size, in bytes, up to which Put indexes
 	// content in its own transaction.
 	indexInline int
+	pipeMode    pipeMode // how Pipe runs a pipeline
 }
 
 var _ store.Store = (*Store)(nil)
@@ -109,7 +112,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if readConns <= 0 {
 		readConns = defaultReadConns
 	}
-	s := &Store{path: abs, chunkRunes: opts.chunkRunes, indexInline: opts.indexInline}
+	s := &Store{path: abs, chunkRunes: opts.chunkRunes, indexInline: opts.indexInline, pipeMode: opts.pipeMode}
 	if s.chunkRunes <= 0 {
 		s.chunkRunes = defaultChunkRunes
 	}

@@ -92,6 +92,9 @@ var tests = []struct {
 	{"SearchText", testSearchText},
 	{"Isolation", testIsolation},
 	{"Concurrency", testConcurrency},
+	{"Pipe", testPipe},
+	{"PipeRandom", testPipeRandom},
+	{"PipeErrors", testPipeErrors},
 	{"CanceledContext", testCanceledContext},
 }
 

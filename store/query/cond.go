@@ -1,4 +1,4 @@
-package pipeline
+package query
 
 import (
 	"regexp"
@@ -66,8 +66,8 @@ func get(item any, path string) any {
 	return v
 }
 
-// compileCond turns a condition into a matcher, checking what Parse checks
-// so that hand-built conditions fail cleanly too.
+// compileCond turns a condition into a matcher, checking the rules the
+// parser checks so that hand-built conditions fail cleanly too.
 func compileCond(c Cond, depth int, env *runEnv) (matcher, error) {
 	if depth > MaxConditionDepth {
 		return nil, problemf("conditions nest more than %d levels deep", MaxConditionDepth)
@@ -139,14 +139,14 @@ func compileAll(conds []Cond, depth int, all bool, env *runEnv) (matcher, error)
 
 func compileField(fc FieldCond, env *runEnv) (matcher, error) {
 	path := fc.Path
-	if err := checkPath(path); err != nil {
+	if err := CheckPath(path); err != nil {
 		return nil, err
 	}
 	op := fc.Op
 	if op == "" {
 		op = OpEq
 	}
-	if err := checkOpValue(path, op, fc.Value); err != nil {
+	if err := CheckOp(op, fc.Value); err != nil {
 		return nil, err
 	}
 	want := fc.Value
@@ -292,7 +292,7 @@ func compileSearch(s Search) (matcher, error) {
 		return nil, problemf("search needs a non-empty query")
 	}
 	for _, f := range s.Fields {
-		if err := checkPath(f); err != nil {
+		if err := CheckPath(f); err != nil {
 			return nil, err
 		}
 	}

@@ -1,13 +1,13 @@
-// Package pipelinetest helps test implementations of the result_pipe
-// pipeline language against the shared conformance vectors: the Go
-// evaluator in package pipeline and any store that runs pipelines natively
-// (sqlitestore compiles them to SQL). Both load the same file and judge
-// results with the same tolerance, so that they cannot drift apart in what
-// they count as conforming.
+// Package querytest helps test what evaluates queries (package query's Go
+// evaluator, a store's pushdown, the result_pipe language on top of them)
+// against the shared conformance vectors, result_pipe pipelines with the
+// values they must produce: it reads them and judges results with one
+// tolerance ([Diff]), so that the tests cannot drift apart in what they
+// count as conforming.
 //
-// It imports nothing from package pipeline, so that the evaluator's own
+// It imports nothing from package query, so that the evaluator's own
 // in-package tests can use it.
-package pipelinetest
+package querytest
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"maps"
 	"math"
 	"math/big"
@@ -24,6 +25,49 @@ import (
 	"strings"
 	"testing"
 )
+
+// Sample is a JSON array of items for tests of pipelines, covering the
+// awkward cases: null and missing fields, a string where numbers are
+// usual, empty and non-array "arrays", nested objects and an integer
+// beyond float64 precision. Each item has a numeric "id" (see IDs).
+const Sample = `[
+ {"id": 1, "title": "Deep Learning", "year": 2023, "score": 9.5, "tags": ["ml", "gpu"], "author": {"name": "Ada", "h": 10}, "note": null},
+ {"id": 2, "title": "Fast Graphs", "year": 2021, "score": 7, "tags": [], "author": {"name": "Ken", "h": 3}},
+ {"id": 3, "title": "deep nets", "year": 2024, "score": null, "tags": ["ml"], "author": {"name": "Ada", "h": 12}, "draft": true},
+ {"id": 4, "title": "Queues", "year": "2022", "tags": "none", "author": {"name": "Grace"}},
+ {"id": 5, "title": "Big id", "year": 2020, "score": 3, "big": 12345678901234567890, "tags": ["gpu", "db", "ml"], "author": {"name": "Ken", "h": 7}}
+]`
+
+// Source yields vs as the items of a pipeline run.
+func Source(vs []any) iter.Seq2[any, error] {
+	return func(yield func(any, error) bool) {
+		for _, v := range vs {
+			if !yield(v, nil) {
+				return
+			}
+		}
+	}
+}
+
+// IDs returns the numeric "id" of each item of a list result, failing the
+// test for anything else.
+func IDs(tb testing.TB, v any) []int {
+	tb.Helper()
+	list, ok := v.([]any)
+	if !ok {
+		tb.Fatalf("result is %T, want a list", v)
+	}
+	out := make([]int, 0, len(list))
+	for _, x := range list {
+		m, _ := x.(map[string]any)
+		f, ok := m["id"].(float64)
+		if !ok {
+			tb.Fatalf("item %s has no numeric id", short(x))
+		}
+		out = append(out, int(f))
+	}
+	return out
+}
 
 // conformanceFile is where the vectors live, relative to the directory
 // that holds the module's go.mod: outside the repository, beside it.

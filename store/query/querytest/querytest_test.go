@@ -1,4 +1,4 @@
-package pipelinetest
+package querytest
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package pipeline
+package query
 
 import (
 	"encoding/json"

@@ -1,5 +1,5 @@
 //go:build !race
 
-package sqlitestore
+package storetest
 
 const raceEnabled = false

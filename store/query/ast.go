@@ -1,10 +1,10 @@
-package pipeline
+package query
 
-// The parsed form of a pipeline. Steps and conditions are plain data so that
-// a store can compile a prefix of them into its own query language (SQL) and
-// hand the rest to [Pipeline.RunFrom].
+// The representation. Steps and conditions are plain data so that a store
+// can compile a prefix of them into its own query language (SQL) and hand
+// the rest to [Pipeline.RunFrom].
 
-// Pipeline is a parsed list of steps, run in order.
+// Pipeline is a list of steps, run in order.
 type Pipeline struct {
 	Steps []Step
 }
@@ -12,10 +12,11 @@ type Pipeline struct {
 // Step is one step of a pipeline. The concrete types are [Filter], [Search],
 // [Sort], [Select], [Exclude], [Limit], [Skip], [Slice], [Sample], [Unique],
 // [Flatten], [GroupBy] and [Count]; the set is closed so that a compiler can
-// switch on it exhaustively. Parse produces these value types; Run accepts
-// pointers to them too.
+// switch on it exhaustively. The parser (offload/pipeline) produces these
+// value types; Run accepts pointers to them too.
 type Step interface {
-	// Name is the step's key in the JSON form, such as "filter".
+	// Name is the step's name, its key in result_pipe's JSON form, such as
+	// "filter".
 	Name() string
 	isStep()
 }
@@ -147,9 +148,9 @@ const (
 // Count replaces the items by {"count": n}. It must be the last step.
 type Count struct{}
 
-// Cond is a filter condition: [And], [Or], [Not] or [FieldCond]. Parse
-// produces value types, with the fields of one object, and the operators on
-// one field, in sorted order.
+// Cond is a filter condition: [And], [Or], [Not] or [FieldCond]. The
+// parser produces value types, with the fields of one object, and the
+// operators on one field, in sorted order.
 type Cond interface {
 	isCond()
 }

@@ -1,4 +1,4 @@
-package pipeline
+package query
 
 // Projection: decoding only the top-level members of items that a pipeline
 // reads. Decoding whole items dominates the cost of aggregating a large list

@@ -1,10 +1,9 @@
-package pipeline
+package query
 
 import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"maps"
@@ -47,7 +46,7 @@ func (p *Pipeline) RunFrom(ctx context.Context, start int, src iter.Seq2[any, er
 		step := deref(p.Steps[i])
 		if _, ok := step.(Count); ok {
 			if i != len(p.Steps)-1 {
-				return nil, &StepError{Index: i, Step: "count", Example: examples["count"],
+				return nil, &StepError{Index: i, Step: "count",
 					Problem: "count must be the last step, since it replaces the items by {\"count\": n}"}
 			}
 			counting = true
@@ -90,21 +89,15 @@ func (p *Pipeline) RunFrom(ctx context.Context, start int, src iter.Seq2[any, er
 			return nil, err
 		}
 		if len(out) == MaxHeldItems {
-			return nil, holdError(len(p.Steps)-1, "the result")
+			last, name := len(p.Steps)-1, ""
+			if last >= 0 && p.Steps[last] != nil {
+				name = p.Steps[last].Name()
+			}
+			return nil, holdError(last, name, "the result")
 		}
 		out = append(out, v)
 	}
 	return out, nil
-}
-
-// holdError reports a step that would hold more than MaxHeldItems.
-func holdError(i int, what string) error {
-	e := &StepError{Index: i, Example: examples["limit"],
-		Problem: fmt.Sprintf("%s would hold more than %d items; filter or limit before it", what, MaxHeldItems)}
-	if i < 0 {
-		e.Example = examplePipeline
-	}
-	return e
 }
 
 // input adapts the source: it decodes raw items, numbers them in errors and
@@ -204,31 +197,14 @@ func deref(s Step) Step {
 	return s
 }
 
-// compileStep prepares step i to run. Steps from Parse always compile;
-// checks here catch hand-built ones.
+// compileStep prepares step i to run. Parsed steps always compile; checks
+// here catch hand-built ones.
 func compileStep(i int, step Step, env *runEnv) (stage, error) {
 	st, err := compileStage(i, step, env)
 	if err != nil {
 		return nil, stepError(i, step, err)
 	}
 	return st, nil
-}
-
-// stepError makes a problem with step i a StepError.
-func stepError(i int, step Step, err error) error {
-	var p *problem
-	if !errors.As(err, &p) {
-		return err
-	}
-	name := ""
-	if step != nil {
-		name = step.Name()
-	}
-	ex := p.example
-	if ex == "" {
-		ex = examples[name]
-	}
-	return &StepError{Index: i, Step: name, Problem: p.msg, Example: ex}
 }
 
 // window reports the items a limit or slice step keeps: it skips skip
@@ -279,12 +255,12 @@ func compileStage(i int, step Step, env *runEnv) (stage, error) {
 		}), nil
 	case Limit:
 		if s.N < 0 {
-			return nil, problemf("limit takes a whole number from 0 to %d, not %d", maxCount, s.N)
+			return nil, problemf("limit takes a whole number from 0 to %d, not %d", MaxCount, s.N)
 		}
 		return sliceStage(0, s.N), nil
 	case Skip:
 		if s.N < 0 {
-			return nil, problemf("skip takes a whole number from 0 to %d, not %d", maxCount, s.N)
+			return nil, problemf("skip takes a whole number from 0 to %d, not %d", MaxCount, s.N)
 		}
 		return sliceStage(s.N, -1), nil
 	case Slice:
@@ -298,12 +274,12 @@ func compileStage(i int, step Step, env *runEnv) (stage, error) {
 		}
 		return sampleStage(s), nil
 	case Unique:
-		if err := checkPath(s.Path); err != nil {
+		if err := CheckPath(s.Path); err != nil {
 			return nil, err
 		}
 		return uniqueStage(i, s.Path), nil
 	case Flatten:
-		if err := checkPath(s.Path); err != nil {
+		if err := CheckPath(s.Path); err != nil {
 			return nil, err
 		}
 		return flattenStage(s.Path), nil
@@ -316,18 +292,6 @@ func compileStage(i int, step Step, env *runEnv) (stage, error) {
 		return nil, problemf("the step is missing")
 	}
 	return nil, problemf("unknown step type %T", step)
-}
-
-func checkPaths(paths []string) error {
-	if len(paths) == 0 {
-		return problemf("at least one field name is needed")
-	}
-	for _, p := range paths {
-		if err := checkPath(p); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // each runs f on every item of in; f returns false to stop.
@@ -510,7 +474,7 @@ func uniqueStage(i int, path string) stage {
 				return true
 			}
 			if len(seen) == MaxHeldItems {
-				return yield(nil, holdError(i, "unique"))
+				return yield(nil, holdError(i, "unique", "unique"))
 			}
 			seen[k] = struct{}{}
 			return yield(v, nil)

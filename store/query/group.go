@@ -1,32 +1,9 @@
-package pipeline
+package query
 
 import (
 	"math"
 	"slices"
 )
-
-func checkGroupBy(g GroupBy) error {
-	if err := checkPath(g.Path); err != nil {
-		return err
-	}
-	if len(g.Metrics) > maxMetrics {
-		return problemf("group_by has %d metrics, more than the %d allowed", len(g.Metrics), maxMetrics)
-	}
-	for _, m := range g.Metrics {
-		if m.Name == "" {
-			return problemf("a metric name is empty")
-		}
-		if !slices.Contains(metricFuncs, m.Func) {
-			return problemf("metric %q has unknown function %q", m.Name, m.Func)
-		}
-		if m.Func != MetricCount {
-			if err := checkPath(m.Path); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
 
 // Aggregate computes one group_by metric over the items of one group, fed
 // one at a time. It is what group_by itself uses, and it is exported for a
@@ -46,8 +23,8 @@ type Aggregate struct {
 	values   []any // distinct values, for values
 }
 
-// NewAggregate returns an empty aggregate for metric m. It does not check m;
-// [Parse] does, and a run checks hand-built steps.
+// NewAggregate returns an empty aggregate for metric m. It does not check
+// m; the parser does, and a run checks hand-built steps.
 func NewAggregate(m Metric) *Aggregate {
 	return &Aggregate{m: m}
 }
@@ -207,7 +184,7 @@ func groupStage(i int, g GroupBy) stage {
 					held += gr.accs[j].Add(x)
 				}
 				if held > MaxHeldItems {
-					yield(nil, holdError(i, "group_by"))
+					yield(nil, holdError(i, "group_by", "group_by"))
 					return
 				}
 			}

@@ -1,11 +1,11 @@
-package pipeline
+package query
 
 import (
 	"context"
 	"encoding/json"
 	"testing"
 
-	"github.com/ctxkit/ctxkit/offload/pipeline/pipelinetest"
+	"github.com/ctxkit/ctxkit/store/query/querytest"
 )
 
 // TestAggregate checks that an Aggregate fed a group's values gives what
@@ -17,18 +17,14 @@ func TestAggregate(t *testing.T) {
 	for i, v := range values {
 		vs[i] = map[string]any{"g": "same", "v": v}
 	}
-	for _, f := range metricFuncs {
+	for _, f := range MetricFuncs() {
 		t.Run(string(f), func(t *testing.T) {
 			m := Metric{Name: "r", Func: f, Path: "v"}
-			spec := string(f) + ":v"
 			if f == MetricCount {
-				spec = "count"
+				m.Path = ""
 			}
-			p, err := Parse(json.RawMessage(`[{"group_by": {"field": "g", "metrics": {"r": "` + spec + `"}}}]`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := p.Run(context.Background(), items(vs))
+			p := &Pipeline{Steps: []Step{GroupBy{Path: "g", Metrics: []Metric{m}}}}
+			out, err := p.Run(context.Background(), querytest.Source(vs))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -42,7 +38,7 @@ func TestAggregate(t *testing.T) {
 			for _, v := range values {
 				held += a.Add(v)
 			}
-			if d := pipelinetest.Diff(a.Result(), want); d != "" {
+			if d := querytest.Diff(a.Result(), want); d != "" {
 				t.Errorf("Result: %s", d)
 			}
 			wantHeld := map[MetricFunc]int{MetricMedian: 6, MetricStddev: 6, MetricValues: 7}[f]

@@ -1,4 +1,4 @@
-package pipeline
+package query
 
 import (
 	"cmp"
@@ -7,21 +7,6 @@ import (
 	"slices"
 	"strings"
 )
-
-func checkSort(s Sort) error {
-	if len(s.Keys) == 0 {
-		return problemf("sort needs at least one field")
-	}
-	if len(s.Keys) > maxSortKeys {
-		return problemf("sort has %d keys, more than the %d allowed", len(s.Keys), maxSortKeys)
-	}
-	for _, k := range s.Keys {
-		if err := checkPath(k.Path); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // sortVal is one item's value for one sort key, ranked the way Sort
 // documents.
@@ -116,7 +101,7 @@ func sortStage(i int, keys []SortKey) stage {
 					return
 				}
 				if len(all) == MaxHeldItems {
-					yield(nil, holdError(i, "sort"))
+					yield(nil, holdError(i, "sort", "sort"))
 					return
 				}
 				all = append(all, v)
@@ -192,7 +177,7 @@ func topStage(i int, keys []SortKey, skip, take int) stage {
 				switch {
 				case len(h.rows) < k:
 					if len(h.rows) == MaxHeldItems {
-						yield(nil, holdError(i, "sort"))
+						yield(nil, holdError(i, "sort", "sort"))
 						return
 					}
 					heap.Push(h, &ranked{item: v, idx: n, vals: slices.Clone(scratch)})

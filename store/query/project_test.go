@@ -1,40 +1,49 @@
-package pipeline
+package query
 
 import (
-	"encoding/json"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ctxkit/ctxkit/store/query/querytest"
 )
 
 func TestProjection(t *testing.T) {
 	cases := []struct {
-		steps string
+		steps []Step
 		keys  []string // nil: no projection
 	}{
-		{`[{"count": true}]`, []string{}},
-		{`[{"limit": 3}, {"skip": 1}, {"slice": [0, 2]}, {"sample": {"n": 1, "seed": 2}}, {"count": true}]`, []string{}},
-		{`[{"filter": {"year": {"$gte": 2010}, "category": {"$in": ["ml"]}}}, {"group_by": {"field": "author.name", "metrics": {"n": "count", "avg": "mean:score"}}}, {"sort": {"field": "n"}}]`,
-			[]string{"author", "category", "score", "year"}},
-		{`[{"filter": {"$or": [{"a.b": 1}, {"$not": {"c": 2}}], "$and": [{"d": 3}]}}, {"count": true}]`, []string{"a", "c", "d"}},
-		{`[{"search": {"query": "x", "fields": ["t.u", "v"]}}, {"sort": ["w"]}, {"unique": "x"}, {"flatten": "y.0"}, {"count": true}]`,
+		{[]Step{Count{}}, []string{}},
+		{[]Step{Limit{N: 3}, Skip{N: 1}, Slice{Start: 0, End: 2}, Sample{N: 1, Seed: 2, Seeded: true}, Count{}}, []string{}},
+		{[]Step{
+			Filter{Cond: And{Conds: []Cond{FieldCond{Path: "category", Op: OpIn, Value: []any{"ml"}}, FieldCond{Path: "year", Op: OpGte, Value: 2010.0}}}},
+			GroupBy{Path: "author.name", Metrics: []Metric{{Name: "avg", Func: MetricMean, Path: "score"}, {Name: "n", Func: MetricCount}}},
+			Sort{Keys: []SortKey{{Path: "n"}}},
+		}, []string{"author", "category", "score", "year"}},
+		{[]Step{
+			Filter{Cond: And{Conds: []Cond{
+				And{Conds: []Cond{FieldCond{Path: "d", Op: OpEq, Value: 3.0}}},
+				Or{Conds: []Cond{FieldCond{Path: "a.b", Op: OpEq, Value: 1.0}, Not{Cond: FieldCond{Path: "c", Op: OpEq, Value: 2.0}}}},
+			}}},
+			Count{},
+		}, []string{"a", "c", "d"}},
+		{[]Step{Search{Query: "x", Fields: []string{"t.u", "v"}}, Sort{Keys: []SortKey{{Path: "w"}}}, Unique{Path: "x"}, Flatten{Path: "y.0"}, Count{}},
 			[]string{"t", "v", "w", "x", "y"}},
-		{`[{"select": ["id", "author.name"]}, {"exclude": ["author.h"]}, {"group_by": {"field": "author.name", "metrics": {"n": "count"}}}]`, []string{"author", "id"}},
-		{`[{"group_by": {"field": "g", "metrics": {"v": "values:id", "m": "max:s.x"}}}, {"select": ["zzz"]}]`, []string{"g", "id", "s"}},
-		{`[{"search": "x"}, {"count": true}]`, nil},
-		{`[{"filter": {"a": 1}}]`, nil},
-		{`[{"sort": ["a"]}, {"limit": 1}]`, nil},
-		{`[]`, nil},
+		{[]Step{Select{Paths: []string{"id", "author.name"}}, Exclude{Paths: []string{"author.h"}}, GroupBy{Path: "author.name", Metrics: []Metric{{Name: "n", Func: MetricCount}}}},
+			[]string{"author", "id"}},
+		{[]Step{GroupBy{Path: "g", Metrics: []Metric{{Name: "m", Func: MetricMax, Path: "s.x"}, {Name: "v", Func: MetricValues, Path: "id"}}}, Select{Paths: []string{"zzz"}}},
+			[]string{"g", "id", "s"}},
+		{[]Step{Search{Query: "x"}, Count{}}, nil},
+		{[]Step{Filter{Cond: FieldCond{Path: "a", Op: OpEq, Value: 1.0}}}, nil},
+		{[]Step{Sort{Keys: []SortKey{{Path: "a"}}}, Limit{N: 1}}, nil},
+		{[]Step{}, nil},
 	}
 	for _, c := range cases {
-		p, err := Parse(json.RawMessage(c.steps))
-		if err != nil {
-			t.Fatalf("Parse(%s): %v", c.steps, err)
-		}
+		p := &Pipeline{Steps: c.steps}
 		keys, ok := p.Projection()
 		if ok != (c.keys != nil) || ok && !slices.Equal(keys, c.keys) {
-			t.Errorf("Projection of %s = %q, %v; want %q", c.steps, keys, ok, c.keys)
+			t.Errorf("Projection of %+v = %q, %v; want %q", c.steps, keys, ok, c.keys)
 		}
 	}
 	// Hand-built pipelines with pointers are read through.
@@ -131,23 +140,36 @@ func TestProjectedRun(t *testing.T) {
 		`[1, 2]`, `"text"`, `null`, `7`,
 		`{"id": 4, "author": {"name": "Ada", "h": 9}, "score": 12345678901234567890, "year": 2020}`,
 	}
-	pipes := []string{
-		`[{"filter": {"year": {"$gte": 2010}}}, {"group_by": {"field": "author.name", "metrics": {"n": "count", "s": "sum:score", "v": "values:id"}}}]`,
-		`[{"search": {"query": "gpu", "fields": ["tags"]}}, {"count": true}]`,
-		`[{"flatten": "tags"}, {"group_by": {"field": "tags", "metrics": {"n": "count", "m": "median:score"}}}]`,
-		`[{"select": ["id", "author.name"]}, {"exclude": ["author.h"]}, {"unique": "author.name"}, {"group_by": {"field": "author", "metrics": {"n": "count"}}}]`,
-		`[{"sort": [{"field": "score", "order": "desc"}]}, {"limit": 3}, {"group_by": {"field": "year", "metrics": {"ids": "values:id"}}}]`,
-		`[{"sample": {"n": 4, "seed": 1}}, {"filter": {"$not": {"id": {"$in": [1, 4]}}}}, {"count": true}]`,
+	pipes := [][]Step{
+		{
+			Filter{Cond: FieldCond{Path: "year", Op: OpGte, Value: 2010.0}},
+			GroupBy{Path: "author.name", Metrics: []Metric{{Name: "n", Func: MetricCount}, {Name: "s", Func: MetricSum, Path: "score"}, {Name: "v", Func: MetricValues, Path: "id"}}},
+		},
+		{Search{Query: "gpu", Fields: []string{"tags"}}, Count{}},
+		{Flatten{Path: "tags"}, GroupBy{Path: "tags", Metrics: []Metric{{Name: "m", Func: MetricMedian, Path: "score"}, {Name: "n", Func: MetricCount}}}},
+		{
+			Select{Paths: []string{"id", "author.name"}},
+			Exclude{Paths: []string{"author.h"}},
+			Unique{Path: "author.name"},
+			GroupBy{Path: "author", Metrics: []Metric{{Name: "n", Func: MetricCount}}},
+		},
+		{
+			Sort{Keys: []SortKey{{Path: "score", Desc: true}}},
+			Limit{N: 3},
+			GroupBy{Path: "year", Metrics: []Metric{{Name: "ids", Func: MetricValues, Path: "id"}}},
+		},
+		{
+			Sample{N: 4, Seed: 1, Seeded: true},
+			Filter{Cond: Not{Cond: FieldCond{Path: "id", Op: OpIn, Value: []any{1.0, 4.0}}}},
+			Count{},
+		},
 	}
 	var full, proj []any
-	for _, p := range pipes {
-		pl, err := Parse(json.RawMessage(p))
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, steps := range pipes {
+		pl := &Pipeline{Steps: steps}
 		keys, ok := pl.Projection()
 		if !ok {
-			t.Fatalf("%s has no projection", p)
+			t.Fatalf("%+v has no projection", steps)
 		}
 		full, proj = full[:0], proj[:0]
 		for _, r := range raws {
@@ -158,13 +180,13 @@ func TestProjectedRun(t *testing.T) {
 			}
 			proj = append(proj, v)
 		}
-		want, werr := pl.Run(t.Context(), items(full))
-		got, gerr := pl.Run(t.Context(), items(proj))
+		want, werr := pl.Run(t.Context(), querytest.Source(full))
+		got, gerr := pl.Run(t.Context(), querytest.Source(proj))
 		if werr != nil || gerr != nil {
-			t.Fatalf("%s: errors %v, %v", p, werr, gerr)
+			t.Fatalf("%+v: errors %v, %v", steps, werr, gerr)
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s over projected items (keys %q):\n got %#v\nwant %#v", p, keys, got, want)
+			t.Errorf("%+v over projected items (keys %q):\n got %#v\nwant %#v", steps, keys, got, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package pipeline
+package query
 
 import (
 	"bytes"
@@ -104,8 +104,11 @@ func numberFromLiteral(s string) any {
 	return f
 }
 
-// number reports the numeric value of v: numbers of any Go type, and
-// booleans only when bools is set.
+// Number reports the numeric value of v, a number of any Go type (float64,
+// json.Number, the integer types); booleans are not numbers.
+func Number(v any) (float64, bool) { return number(v, false) }
+
+// number is Number, with booleans as 1 and 0 when bools is set.
 func number(v any, bools bool) (float64, bool) {
 	switch t := v.(type) {
 	case float64:
