@@ -15,6 +15,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/offload/pipeline"
 	"github.com/ctxkit/ctxkit/store"
+	"github.com/ctxkit/ctxkit/store/query"
 )
 
 // Caps of the built-in tools: each says when it hit one.
@@ -314,7 +315,7 @@ func (e *Engine) decodedItems(ctx context.Context, id string) iter.Seq2[any, err
 
 // projectedItems is decodedItems decoding only the top-level keys given
 // (all of them when keys is nil): a pipeline whose result depends on a few
-// fields (pipeline.Projection) need not decode whole items.
+// fields (query.Pipeline.Projection) need not decode whole items.
 func (e *Engine) projectedItems(ctx context.Context, id string, keys []string) iter.Seq2[any, error] {
 	return func(yield func(any, error) bool) {
 		for raw, err := range e.store.ScanItems(ctx, id) {
@@ -324,9 +325,9 @@ func (e *Engine) projectedItems(ctx context.Context, id string, keys []string) i
 			}
 			var v any
 			if keys == nil {
-				v, err = pipeline.Decode(raw)
+				v, err = query.Decode(raw)
 			} else {
-				v, err = pipeline.DecodeKeys(raw, keys)
+				v, err = query.DecodeKeys(raw, keys)
 			}
 			if !yield(v, err) {
 				return
@@ -335,20 +336,16 @@ func (e *Engine) projectedItems(ctx context.Context, id string, keys []string) i
 	}
 }
 
-// piper is implemented by stores that run pipelines (or a prefix of one)
-// natively, such as SQLite, which filters in SQL without loading items.
-type piper interface {
-	Pipe(ctx context.Context, id string, p *pipeline.Pipeline) (any, error)
-}
-
-func (e *Engine) pipe(ctx context.Context, ws *store.Workspace, in pipeArgs) (any, error) {
-	p, err := pipeline.Parse(in.Steps)
-	if err != nil {
-		return nil, stepError(err)
-	}
-	var value any
-	if ps, ok := e.store.(piper); ok {
-		value, err = ps.Pipe(ctx, ws.ID, p)
+// runPipe runs p over the list workspace id: in the store when it runs
+// pipelines itself (store.Piper), else in Go over the items decoded only
+// in the fields p reads. A step that cannot run is a *pipeline.StepError.
+func (e *Engine) runPipe(ctx context.Context, id string, p *query.Pipeline) (any, error) {
+	var (
+		value any
+		err   error
+	)
+	if ps, ok := e.store.(store.Piper); ok {
+		value, err = ps.Pipe(ctx, id, p)
 	} else {
 		keys, projected := p.Projection()
 		switch {
@@ -357,8 +354,17 @@ func (e *Engine) pipe(ctx context.Context, ws *store.Workspace, in pipeArgs) (an
 		case keys == nil:
 			keys = []string{} // a bare count reads no field
 		}
-		value, err = p.Run(ctx, e.projectedItems(ctx, ws.ID, keys))
+		value, err = p.Run(ctx, e.projectedItems(ctx, id, keys))
 	}
+	return value, pipeline.Explain(err)
+}
+
+func (e *Engine) pipe(ctx context.Context, ws *store.Workspace, in pipeArgs) (any, error) {
+	p, err := pipeline.Parse(in.Steps)
+	if err != nil {
+		return nil, stepError(err)
+	}
+	value, err := e.runPipe(ctx, ws.ID, p)
 	if err != nil {
 		return nil, stepError(err)
 	}
@@ -411,7 +417,7 @@ func (e *Engine) dictValue(ctx context.Context, ws *store.Workspace) (map[string
 	if err != nil {
 		return nil, fmt.Errorf("read %q: %w", ws.ID, err)
 	}
-	v, err := pipeline.Decode(raw)
+	v, err := query.Decode(raw)
 	if err != nil {
 		return nil, fmt.Errorf("decode %q: %w", ws.ID, err)
 	}

@@ -163,13 +163,15 @@ func (v *View) Text(ctx context.Context, offset, n int64) (string, error) {
 	return v.e.store.TextSlice(ctx, v.ws.ID, offset, n)
 }
 
-// Pipe runs pipeline steps (the result_pipe grammar) over a list workspace.
+// Pipe runs pipeline steps (the result_pipe grammar) over a list
+// workspace, as result_pipe does: in the store when it runs pipelines
+// itself. A bad step is a *pipeline.StepError.
 func (v *View) Pipe(ctx context.Context, steps json.RawMessage) (any, error) {
 	p, err := pipeline.Parse(steps)
 	if err != nil {
 		return nil, err
 	}
-	return p.Run(ctx, v.All(ctx))
+	return v.e.runPipe(ctx, v.ws.ID, p)
 }
 
 // Consumer is a tool that reads one workspace and stores what it computes as

@@ -3,34 +3,47 @@ package store
 import (
 	"bytes"
 	"encoding/json"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 )
 
 // SearchableText returns the text of an item that search matches against:
-// every scalar value at any depth (strings as they are, numbers and booleans
-// in their JSON form), separated by newlines. With fields, only the values
-// under those dot paths count. Object keys never match.
+// every scalar value at any depth (strings decoded, numbers as written,
+// booleans true or false), each followed by a newline, as
+// [jsonscan.AppendScalars] lists them. Object keys and nulls never match,
+// and a key an object repeats counts with its last value only, the one a
+// decoder keeps. With fields, only the values under those dot paths (see
+// [Lookup]) count. Invalid JSON has no text.
 func SearchableText(item json.RawMessage, fields []string) string {
+	if len(fields) == 0 {
+		text, err := jsonscan.AppendScalars(nil, item)
+		if err != nil {
+			return ""
+		}
+		return string(text)
+	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(item))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
 		return ""
 	}
-	var b strings.Builder
-	if len(fields) == 0 {
-		appendScalars(&b, v)
-		return b.String()
-	}
+	var text []byte
 	for _, f := range fields {
-		if fv, ok := Lookup(v, f); ok {
-			appendScalars(&b, fv)
+		fv, ok := Lookup(v, f)
+		if !ok {
+			continue
 		}
+		// The value found, encoded again, holds the same scalars.
+		raw, err := json.Marshal(fv)
+		if err != nil {
+			continue
+		}
+		text, _ = jsonscan.AppendScalars(text, raw)
 	}
-	return b.String()
+	return string(text)
 }
 
 // Lookup follows a dot path ("author.name", "tags.0") through decoded JSON.
@@ -63,26 +76,4 @@ func Lookup(v any, path string) (any, bool) {
 		return next, true
 	}
 	return Lookup(next, rest)
-}
-
-func appendScalars(b *strings.Builder, v any) {
-	switch t := v.(type) {
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(t)) {
-			appendScalars(b, t[k])
-		}
-	case []any:
-		for _, x := range t {
-			appendScalars(b, x)
-		}
-	case string:
-		b.WriteString(t)
-		b.WriteByte('\n')
-	case json.Number:
-		b.WriteString(t.String())
-		b.WriteByte('\n')
-	case bool:
-		b.WriteString(strconv.FormatBool(t))
-		b.WriteByte('\n')
-	}
 }

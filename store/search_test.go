@@ -11,7 +11,7 @@ func TestSearchableText(t *testing.T) {
 		fields []string
 		want   string
 	}{
-		{nil, "12\nAda\nsecond\ntrue\nx\ny\n"}, // keys in sorted order: a.h, a.name, b, ok, tags
+		{nil, "second\nAda\n12\nx\ny\ntrue\n"}, // document order
 		{[]string{"a.name"}, "Ada\n"},
 		{[]string{"tags", "b"}, "x\ny\nsecond\n"},
 		{[]string{"missing"}, ""},
@@ -23,6 +23,20 @@ func TestSearchableText(t *testing.T) {
 	}
 	if got := SearchableText(json.RawMessage(`{not json`), nil); got != "" {
 		t.Errorf("invalid JSON gave %q", got)
+	}
+	// A repeated key counts with its last value only, with fields or not.
+	dup := json.RawMessage(`{"k":"first","o":{"k":1,"k":2},"k":"last"}`)
+	for _, tt := range []struct {
+		fields []string
+		want   string
+	}{
+		{nil, "2\nlast\n"},
+		{[]string{"k"}, "last\n"},
+		{[]string{"o"}, "2\n"},
+	} {
+		if got := SearchableText(dup, tt.fields); got != tt.want {
+			t.Errorf("SearchableText(%s, %v) = %q, want %q", dup, tt.fields, got, tt.want)
+		}
 	}
 }
 

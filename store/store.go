@@ -8,7 +8,10 @@
 // the rest.
 //
 // Backends live in their own packages (memstore, sqlitestore) and all pass
-// the same conformance suite in storetest. Stores persist and retrieve; they
+// the same conformance suite in storetest. A backend may also run query
+// pipelines (package store/query) over its lists itself, the optional
+// [Piper] capability; the suite then holds it to the Go evaluator's
+// answers. Stores persist and retrieve; they
 // do not decide policy. Expiry, sessions, id generation and size limits belong
 // to the offload engine; a store only filters by what it is told.
 package store
@@ -173,8 +176,12 @@ type Store interface {
 	AppendItems(ctx context.Context, id string, items []json.RawMessage) error
 	// UpdateItem replaces the item at index.
 	UpdateItem(ctx context.Context, id string, index int, item json.RawMessage) error
-	// PatchItem merges patch (a JSON object, RFC 7386 merge patch) into the
-	// object at index.
+	// PatchItem merges patch, an RFC 7386 merge patch that must be exactly
+	// one JSON object, into the object at index. The item keeps its members
+	// in their order and its keys and values as written (escapes, digits),
+	// only whitespace between tokens removed; keys the patch adds come
+	// after them, as the patch writes them. A patch that is not one object
+	// (such as {"c":3}}) or an item that is not an object is an error.
 	PatchItem(ctx context.Context, id string, index int, patch json.RawMessage) error
 	// DeleteItems removes the items at the given indexes; later items move up.
 	DeleteItems(ctx context.Context, id string, indexes []int) error

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -60,48 +59,6 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("MaxItems 2 accepted a list of %d", res.Items)
 		case err == nil && (limited.Shape != res.Shape || limited.Format != res.Format):
 			t.Fatalf("limits changed detection: %s/%s vs %s/%s", limited.Shape, limited.Format, res.Shape, res.Format)
-		}
-	})
-}
-
-// FuzzValid checks the fast validator against encoding/json, and compaction
-// against json.Compact.
-func FuzzValid(f *testing.F) {
-	addDetectSeeds(f)
-	for _, s := range []string{`{"a" : [1, 2.5e-3, "x\"\\\/\b\f\n\r\t\u12aB"], "b":{}}`, `[01]`, `"\u12"`, `-`, `1.e5`, `tru`, "\"a\x01\"", "[\"\xff\"]", `"abcdefgh\"ijklmnop"`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		got, want := validJSON(data), json.Valid(data)
-		if got != want {
-			t.Fatalf("validJSON(%q) = %v, json.Valid says %v", data, got, want)
-		}
-		if !got {
-			return
-		}
-		data = trimSpace(data)
-		compact := appendCompact(nil, data, true)
-		if !json.Valid(compact) || !utf8.Valid(compact) {
-			t.Fatalf("appendCompact(%q) = %q is not valid", data, compact)
-		}
-		if utf8.Valid(data) {
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, data); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(compact, buf.Bytes()) {
-				t.Fatalf("appendCompact(%q) = %q, json.Compact gives %q", data, compact, buf.Bytes())
-			}
-		}
-		v := validator{data: data}
-		if v.value(0, 0) != len(data) {
-			t.Fatalf("value(%q) did not end at the end", data)
-		}
-		if !bytes.Equal(appendCompact(nil, data, !utf8.Valid(data)), compact) {
-			t.Fatalf("appendCompact without fixing valid UTF-8 changed %q", data)
-		}
-		if (v.space || v.high && !utf8.Valid(data)) != !bytes.Equal(compact, data) {
-			t.Fatalf("rewrite flags (space %v, high %v) disagree with compaction of %q", v.space, v.high, data)
 		}
 	})
 }

@@ -33,6 +33,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 	"github.com/ctxkit/ctxkit/store"
 )
 
@@ -138,7 +139,7 @@ func (o ParseOptions) Parse(raw []byte) (*Result, error) {
 // fallbacks false only a single JSON array or object is accepted; that is how
 // a JSON string holding JSON is unwrapped, one level deep.
 func (o ParseOptions) detect(body []byte, fallbacks bool) (*Result, error) {
-	data := trimSpace(body)
+	data := jsonscan.TrimSpace(body)
 	if len(data) == 0 {
 		return nil, nil
 	}
@@ -156,7 +157,7 @@ func (o ParseOptions) detect(body []byte, fallbacks bool) (*Result, error) {
 			return res, nil
 		}
 	default:
-		if fallbacks && startsScalar(data[0]) && validJSON(data) {
+		if fallbacks && startsScalar(data[0]) && jsonscan.Valid(data) {
 			return o.scalarResult(data)
 		}
 	}
@@ -199,12 +200,12 @@ func (o ParseOptions) scalarResult(data []byte) (*Result, error) {
 	if data[0] != '"' {
 		return textResult(data, FormatJSON), nil
 	}
-	var s string
-	if err := json.Unmarshal(data, &s); err != nil {
-		// Unreachable for input validJSON accepted; stay safe regardless.
+	s, ok := jsonscan.Unquote(data)
+	if !ok {
+		// Unreachable for input jsonscan.Valid accepted; stay safe regardless.
 		return textResult(data, FormatText), nil
 	}
-	if inner := trimSpace([]byte(s)); len(inner) > 0 && (inner[0] == '[' || inner[0] == '{') {
+	if inner := jsonscan.TrimSpace([]byte(s)); len(inner) > 0 && (inner[0] == '[' || inner[0] == '{') {
 		res, err := o.detect(inner, false)
 		if err != nil || res != nil {
 			return res, err
@@ -268,18 +269,13 @@ func listResult(items []json.RawMessage, format string) *Result {
 // dictResult returns the result for a JSON object, or nil when data is not
 // one valid JSON object.
 func dictResult(data []byte) *Result {
-	value, ok := validCompact(data, nil)
+	// The distinct keys, as a decoder keeping the last of repeated keys
+	// sees them.
+	keys, ok := jsonscan.ObjectSpans(data)
 	if !ok {
 		return nil
 	}
-	// Count the distinct keys, as a decoder keeping the last of repeated
-	// keys would see them. Each member is a "key":value span.
-	keys := make(map[string]struct{})
-	for i := skipSpace(data, 1); i < len(data) && data[i] != '}'; {
-		keys[decodeKey(data[i:scanString(data, i+1)])] = struct{}{}
-		_, stop := scanValue(data, i)
-		i = skipSpace(data, stop+1)
-	}
+	value, _ := validCompact(data, nil)
 	return &Result{
 		Shape:   store.ShapeDict,
 		Format:  FormatJSON,
@@ -295,14 +291,12 @@ func dictResult(data []byte) *Result {
 // UTF-8 are subslices of data; the others are compacted into an arena.
 func (o ParseOptions) splitArray(data []byte) (items []json.RawMessage, ok bool, err error) {
 	var a arena
-	v := validator{data: data}
-	i := skipSpace(data, 1)
+	i := jsonscan.SkipSpace(data, 1)
 	if i < len(data) && data[i] == ']' {
-		return []json.RawMessage{}, skipSpace(data, i+1) == len(data), nil
+		return []json.RawMessage{}, jsonscan.SkipSpace(data, i+1) == len(data), nil
 	}
 	for {
-		v.space, v.high = false, false
-		end := v.value(i, 1)
+		end, l := jsonscan.CheckValue(data, i, 1)
 		if end < 0 {
 			return nil, false, nil
 		}
@@ -310,19 +304,19 @@ func (o ParseOptions) splitArray(data []byte) (items []json.RawMessage, ok bool,
 			return nil, false, fmt.Errorf("%w: more than %d items", ErrTooLarge, o.MaxItems)
 		}
 		span := data[i:end]
-		if fix := v.high && !utf8.Valid(span); v.space || fix {
+		if fix := l.High && !utf8.Valid(span); l.Space || fix {
 			span = a.add(span, fix)
 		}
 		items = append(items, span)
-		j := skipSpace(data, end)
+		j := jsonscan.SkipSpace(data, end)
 		if j == len(data) {
 			return nil, false, nil
 		}
 		switch data[j] {
 		case ',':
-			i = skipSpace(data, j+1)
+			i = jsonscan.SkipSpace(data, j+1)
 		case ']':
-			return items, skipSpace(data, j+1) == len(data), nil
+			return items, jsonscan.SkipSpace(data, j+1) == len(data), nil
 		default:
 			return nil, false, nil
 		}
@@ -332,13 +326,13 @@ func (o ParseOptions) splitArray(data []byte) (items []json.RawMessage, ok bool,
 // validCompact validates data (whitespace-trimmed) as one JSON value and
 // returns it compact and valid UTF-8: data itself when it already is.
 func validCompact(data []byte, a *arena) (json.RawMessage, bool) {
-	v := validator{data: data}
-	if v.value(0, 0) != len(data) {
+	end, l := jsonscan.CheckValue(data, 0, 0)
+	if end != len(data) {
 		return nil, false
 	}
-	if fix := v.high && !utf8.Valid(data); v.space || fix {
+	if fix := l.High && !utf8.Valid(data); l.Space || fix {
 		if a == nil {
-			return appendCompact(make([]byte, 0, len(data)), data, fix), true
+			return jsonscan.AppendCompact(make([]byte, 0, len(data)), data, fix), true
 		}
 		return a.add(data, fix), true
 	}
@@ -356,7 +350,7 @@ func (o ParseOptions) splitLines(data []byte) (items []json.RawMessage, ok bool,
 		} else {
 			rest = nil
 		}
-		line = trimSpace(line)
+		line = jsonscan.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}

@@ -1,9 +1,10 @@
 package ingest
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 )
 
 // Bounds on schema inference, so that a hostile or merely huge result yields
@@ -40,7 +41,7 @@ func InferSchema(items []json.RawMessage) json.RawMessage {
 	var in inferrer
 	root := in.alloc()
 	for _, it := range items[:min(len(items), SchemaSample)] {
-		if validJSON(it) {
+		if jsonscan.Valid(it) {
 			in.walk(it, 0, root, 0)
 		}
 	}
@@ -194,7 +195,7 @@ func merge(dst, src *node) {
 // walk records the value at data[i] (data is valid JSON) in n and returns
 // the index just past it.
 func (in *inferrer) walk(data []byte, i int, n *node, depth int) int {
-	i = skipSpace(data, i)
+	i = jsonscan.SkipSpace(data, i)
 	if i >= len(data) {
 		return i
 	}
@@ -205,11 +206,11 @@ func (in *inferrer) walk(data []byte, i int, n *node, depth int) int {
 		if depth >= schemaMaxDepth {
 			return skipValue(data, i)
 		}
-		for i = skipSpace(data, i+1); i < len(data) && data[i] != '}'; {
-			end := scanString(data, i+1)
+		for i = jsonscan.SkipSpace(data, i+1); i < len(data) && data[i] != '}'; {
+			end := skipValue(data, i)
 			key := decodeKey(data[i:end])
-			i = skipSpace(data, end) // at ':'
-			i = skipSpace(data, i+1) // at the value
+			i = jsonscan.SkipSpace(data, end) // at ':'
+			i = jsonscan.SkipSpace(data, i+1) // at the value
 			if c := in.child(n, key); c != nil {
 				i = in.walk(data, i, c, depth+1)
 			} else {
@@ -224,7 +225,7 @@ func (in *inferrer) walk(data []byte, i int, n *node, depth int) int {
 			return skipValue(data, i)
 		}
 		count := 0
-		for i = skipSpace(data, i+1); i < len(data) && data[i] != ']'; count++ {
+		for i = jsonscan.SkipSpace(data, i+1); i < len(data) && data[i] != ']'; count++ {
 			if n.items == nil && count < schemaMaxElems {
 				n.items = in.alloc()
 			}
@@ -238,7 +239,7 @@ func (in *inferrer) walk(data []byte, i int, n *node, depth int) int {
 		return i + 1
 	case '"':
 		n.types |= tString
-		return scanString(data, i+1)
+		return skipValue(data, i)
 	case 't':
 		n.types |= tBoolean
 		return i + len("true")
@@ -266,30 +267,25 @@ func (in *inferrer) walk(data []byte, i int, n *node, depth int) int {
 
 // skipValue returns the index just past the value at data[i].
 func skipValue(data []byte, i int) int {
-	end, _ := scanValue(data, i)
-	return max(end, i+1)
+	return max(jsonscan.ValueEnd(data, i), i+1)
 }
 
 // skipSeparator moves from the end of a member or element past the ',' that
 // follows it, to the next one or to the closing bracket.
 func skipSeparator(data []byte, i int) int {
-	i = skipSpace(data, i)
+	i = jsonscan.SkipSpace(data, i)
 	if i < len(data) && data[i] == ',' {
-		i = skipSpace(data, i+1)
+		i = jsonscan.SkipSpace(data, i+1)
 	}
 	return i
 }
 
 // decodeKey decodes the JSON string literal s (with its quotes).
 func decodeKey(s []byte) string {
-	if len(s) >= 2 && bytes.IndexByte(s, '\\') < 0 {
-		return validString(s[1 : len(s)-1])
+	if k, ok := jsonscan.Unquote(s); ok {
+		return k
 	}
-	var k string
-	if err := json.Unmarshal(s, &k); err != nil {
-		return validString(s)
-	}
-	return k
+	return validString(s)
 }
 
 // appendSchema appends n as a JSON Schema object.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/ctxkit/ctxkit/internal/ingest"
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 )
 
 // interceptor finds, in messages still in wire form, the results of the
@@ -57,7 +57,7 @@ func (ic *interceptor) rewrite(message []byte) ([]byte, bool) {
 	if len(message) < interceptMin || ic.onResult == nil {
 		return message, false
 	}
-	fields, ok := ingest.ObjectSpans(message)
+	fields, ok := jsonscan.ObjectSpans(message)
 	if !ok {
 		return message, false
 	}

@@ -1,17 +1,13 @@
 package mcpadapter
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ctxkit/ctxkit/internal/ingest"
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 )
 
 // PrepareJSON is the first half of Offload for a tools/call result still in
@@ -27,16 +23,18 @@ func (a *Adapter) PrepareJSON(req *mcp.CallToolRequest, result []byte) *Pending 
 	if a.names[tool] || len(result) <= a.opts.Threshold {
 		return nil
 	}
-	fields, ok := ingest.ObjectSpans(result)
+	fields, ok := jsonscan.ObjectSpans(result)
 	if !ok || isTrue(result, fields["isError"]) || stringValue(result, fields["resultType"]) == "input_required" {
 		return nil
 	}
 	// First measure, touching nothing; decode only once the result is
 	// known to be offloaded.
 	p := &Pending{a: a, req: req}
-	var literals []ingest.Span
+	var literals []jsonscan.Span
 	if c, ok := fields["content"]; ok {
-		for _, el := range ingest.ArraySpans(result, c) {
+		els, _ := jsonscan.ArraySpans(result[c.Start:c.End])
+		for _, el := range els {
+			el = at(el, c.Start)
 			lit, kind, ok := blockText(result, el)
 			if !ok {
 				return nil
@@ -46,7 +44,7 @@ func (a *Adapter) PrepareJSON(req *mcp.CallToolRequest, result []byte) *Pending 
 				pt.raw = result[el.Start:el.End]
 			}
 			if kind != otherBlock {
-				n, ok := decodedRunes(result[lit.Start:lit.End])
+				n, ok := jsonscan.StringRunes(result[lit.Start:lit.End])
 				if !ok {
 					return nil
 				}
@@ -75,7 +73,7 @@ func (a *Adapter) PrepareJSON(req *mcp.CallToolRequest, result []byte) *Pending 
 		if b.raw != nil {
 			// An embedded resource is passed on in its wire form if
 			// storing fails: decode its text into new memory.
-			text, _ := unquote(lit)
+			text, _ := jsonscan.AppendString(make([]byte, 0, len(lit)), lit)
 			p.texts = append(p.texts, text)
 			continue
 		}
@@ -157,19 +155,19 @@ func (p *Pending) passThrough() []byte {
 	return b
 }
 
-func isTrue(data []byte, s ingest.Span) bool {
+func isTrue(data []byte, s jsonscan.Span) bool {
 	return s.End > s.Start && string(data[s.Start:s.End]) == "true"
 }
 
-func stringValue(data []byte, s ingest.Span) string {
-	if s.End <= s.Start || data[s.Start] != '"' {
-		return ""
-	}
-	b, err := unquote(data[s.Start:s.End])
-	if err != nil {
-		return ""
-	}
-	return string(b)
+func stringValue(data []byte, s jsonscan.Span) string {
+	text, _ := jsonscan.Unquote(data[s.Start:s.End])
+	return text
+}
+
+// at returns s, a span in a value that starts at base, as a span in the
+// enclosing document.
+func at(s jsonscan.Span, base int) jsonscan.Span {
+	return jsonscan.Span{Start: base + s.Start, End: base + s.End}
 }
 
 // Kinds of content block, by what they put into the context.
@@ -182,14 +180,11 @@ const (
 // blockText returns where the string literal of the text a content block
 // puts into the context is in data, and the block's kind; ok is false for a
 // malformed block.
-func blockText(data []byte, block ingest.Span) (lit ingest.Span, kind int, ok bool) {
+func blockText(data []byte, block jsonscan.Span) (lit jsonscan.Span, kind int, ok bool) {
 	b := data[block.Start:block.End]
-	f, ok := ingest.ObjectSpans(b)
+	f, ok := jsonscan.ObjectSpans(b)
 	if !ok {
 		return lit, otherBlock, false
-	}
-	at := func(s ingest.Span, base int) ingest.Span {
-		return ingest.Span{Start: base + s.Start, End: base + s.End}
 	}
 	switch stringValue(b, f["type"]) {
 	case "text":
@@ -203,7 +198,7 @@ func blockText(data []byte, block ingest.Span) (lit ingest.Span, kind int, ok bo
 		if !ok {
 			return lit, otherBlock, true
 		}
-		rf, ok := ingest.ObjectSpans(b[r.Start:r.End])
+		rf, ok := jsonscan.ObjectSpans(b[r.Start:r.End])
 		if !ok {
 			return lit, otherBlock, true
 		}
@@ -216,145 +211,18 @@ func blockText(data []byte, block ingest.Span) (lit ingest.Span, kind int, ok bo
 	return lit, otherBlock, true
 }
 
-// decodedRunes counts the runes of a JSON string literal once decoded,
-// without decoding it; ok is false when lit is not a valid literal.
-func decodedRunes(lit []byte) (n int, ok bool) {
-	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
-		return 0, false
-	}
-	s := lit[1 : len(lit)-1]
-	for i := 0; i < len(s); {
-		j := bytes.IndexByte(s[i:], '\\')
-		if j < 0 {
-			return n + utf8.RuneCount(s[i:]), true
-		}
-		n += utf8.RuneCount(s[i : i+j])
-		i += j
-		if i+1 >= len(s) {
-			return 0, false
-		}
-		if s[i+1] != 'u' {
-			n++
-			i += 2
-			continue
-		}
-		r, k := hex4(s, i+2)
-		if k < 0 {
-			return 0, false
-		}
-		i += 6
-		if utf16.IsSurrogate(r) && i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
-			if r2, m := hex4(s, i+2); m >= 0 && utf16.DecodeRune(r, r2) != utf8.RuneError {
-				i += 6
-			}
-		}
-		n++
-	}
-	return n, true
-}
-
 // unquoteInPlace decodes the JSON string literal lit into lit's own memory
 // and returns the decoded bytes. Decoding never lengthens valid UTF-8 (an
 // escape is longer than what it stands for), so writing trails reading;
 // invalid UTF-8, whose bytes each become a three-byte U+FFFD, is decoded
-// into new memory instead. lit must be a valid literal (see decodedRunes).
+// into new memory instead. lit must be a valid literal.
 func unquoteInPlace(lit []byte) []byte {
 	var dst []byte
 	if utf8.Valid(lit) {
 		dst = lit[:0]
+	} else {
+		dst = make([]byte, 0, len(lit)+len(lit)/8)
 	}
-	out, _ := unquoteTo(dst, lit)
+	out, _ := jsonscan.AppendString(dst, lit)
 	return out
-}
-
-// unquote decodes a JSON string literal into new memory.
-func unquote(lit []byte) ([]byte, error) {
-	return unquoteTo(make([]byte, 0, len(lit)), lit)
-}
-
-// unquoteTo appends the decoded JSON string literal lit to dst.
-func unquoteTo(dst, lit []byte) ([]byte, error) {
-	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
-		return nil, errors.New("not a JSON string")
-	}
-	s := lit[1 : len(lit)-1]
-	out := dst
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c != '\\' {
-			// Copy the run up to the next escape at once.
-			j := i + 1
-			for j < len(s) && s[j] != '\\' {
-				j++
-			}
-			out = appendValid(out, s[i:j])
-			i = j
-			continue
-		}
-		if i+1 >= len(s) {
-			return nil, errors.New("bad escape")
-		}
-		switch s[i+1] {
-		case '"', '\\', '/':
-			out = append(out, s[i+1])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, n := hex4(s, i+2)
-			if n < 0 {
-				return nil, errors.New("bad \\u escape")
-			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				if r2, m := hex4(s, i+2); i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' && m >= 0 {
-					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-						out = utf8.AppendRune(out, d)
-						i += 6
-						continue
-					}
-				}
-				r = utf8.RuneError
-			}
-			out = utf8.AppendRune(out, r)
-			continue
-		default:
-			return nil, errors.New("bad escape")
-		}
-		i += 2
-	}
-	return out, nil
-}
-
-// appendValid appends b with each byte of invalid UTF-8 replaced by U+FFFD,
-// as encoding/json decodes it.
-func appendValid(out, b []byte) []byte {
-	if utf8.Valid(b) {
-		return append(out, b...)
-	}
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		out = utf8.AppendRune(out, r)
-		b = b[n:]
-	}
-	return out
-}
-
-// hex4 decodes the four hex digits at s[i:], or returns n < 0.
-func hex4(s []byte, i int) (r rune, n int) {
-	if i+4 > len(s) {
-		return 0, -1
-	}
-	v, err := strconv.ParseUint(string(s[i:i+4]), 16, 32)
-	if err != nil {
-		return 0, -1
-	}
-	return rune(v), 4
 }

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ctxkit/ctxkit/store/query"
+	"github.com/ctxkit/ctxkit/store/query/querytest"
 )
 
 // benchItems makes n decoded items shaped like a typical tool result.
@@ -42,7 +45,7 @@ func benchPipeline(b *testing.B, steps string, n int) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := p.Run(ctx, items(data)); err != nil {
+		if _, err := p.Run(ctx, querytest.Source(data)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -81,7 +84,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
-		if _, err := Decode(raw); err != nil {
+		if _, err := query.Decode(raw); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/ctxkit/ctxkit/offload/pipeline/pipelinetest"
+	"github.com/ctxkit/ctxkit/store/query/querytest"
 )
 
 // TestConformance runs every shared conformance vector through Run.
 func TestConformance(t *testing.T) {
-	raw, cases := pipelinetest.LoadConformance(t)
+	raw, cases := querytest.LoadConformance(t)
 	all := make([]any, len(raw))
 	for i, r := range raw {
 		all[i] = mustDecode(t, string(r))
@@ -21,12 +21,12 @@ func TestConformance(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse(%s): %v", c.Steps, err)
 			}
-			got, err := p.Run(context.Background(), items(all))
+			got, err := p.Run(context.Background(), querytest.Source(all))
 			if err != nil {
 				t.Fatalf("Run(%s): %v", c.Steps, err)
 			}
 			want := mustDecode(t, string(c.Expected))
-			if d := pipelinetest.Diff(roundTrip(t, got), want); d != "" {
+			if d := querytest.Diff(roundTrip(t, got), want); d != "" {
 				t.Errorf("steps %s\n%s", c.Steps, d)
 			}
 		})

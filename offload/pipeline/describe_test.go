@@ -5,6 +5,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ctxkit/ctxkit/store/query"
+	"github.com/ctxkit/ctxkit/store/query/querytest"
 )
 
 // descriptionExamples returns the JSON examples of the description: the
@@ -48,7 +51,7 @@ func TestDescriptionExamplesParse(t *testing.T) {
 			t.Errorf("example %s does not fit the steps schema: %v", ex, err)
 		}
 		// It must run, too.
-		if _, err := p.Run(t.Context(), items(testData(t))); err != nil {
+		if _, err := p.Run(t.Context(), querytest.Source(testData(t))); err != nil {
 			t.Errorf("example %s: run: %v", ex, err)
 		}
 	}
@@ -57,12 +60,12 @@ func TestDescriptionExamplesParse(t *testing.T) {
 			t.Errorf("the description has no example of %s", name)
 		}
 	}
-	for _, op := range validOps {
+	for _, op := range query.Ops() {
 		if !strings.Contains(Description, string(op)) {
 			t.Errorf("the description does not mention %s", op)
 		}
 	}
-	for _, f := range metricFuncs {
+	for _, f := range query.MetricFuncs() {
 		if !strings.Contains(Description, `"`+string(f)) {
 			t.Errorf("the description does not mention metric %s", f)
 		}

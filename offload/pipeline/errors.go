@@ -1,17 +1,18 @@
 package pipeline
 
 import (
-	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ctxkit/ctxkit/store/query"
 )
 
 // StepError says what is wrong with one step, in terms a model can act on:
 // which step, what is wrong, and a valid step to copy. Parse returns it for
-// every bad step, and Run for every failure that is the steps' fault (such as
-// a step that would hold too many items).
+// every bad step, and [Explain] makes one of every failure of a run that is
+// the steps' fault (such as a step that would hold too many items).
 type StepError struct {
 	// Index is the step's 0-based position, or -1 when the steps argument as
 	// a whole is wrong (not an array, too many steps).
@@ -24,25 +25,40 @@ type StepError struct {
 	// Example is a valid step in JSON, close to what was meant; with Index
 	// -1, a valid steps array.
 	Example string
+
+	err error // the run's error, for Explain's
 }
 
+// Unwrap returns the *query.StepError that Explain made e from, or nil.
+func (e *StepError) Unwrap() error { return e.err }
+
+// Error says which step, what is wrong and the example, as
+// query.StepError writes the first two.
 func (e *StepError) Error() string {
-	var b strings.Builder
-	if e.Index < 0 {
-		b.WriteString("steps: ")
-	} else {
-		fmt.Fprintf(&b, "step %d", e.Index)
-		if e.Step != "" {
-			fmt.Fprintf(&b, " (%s)", e.Step)
-		}
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Problem)
+	msg := (&query.StepError{Index: e.Index, Step: e.Step, Problem: e.Problem}).Error()
 	if e.Example != "" {
-		b.WriteString("; example: ")
-		b.WriteString(e.Example)
+		msg += "; example: " + e.Example
 	}
-	return b.String()
+	return msg
+}
+
+// Explain returns err with the *query.StepError of a run (a step that
+// would hold too many items, $regex over its time, a hand-built step that
+// breaks a rule) made a *StepError, with an example to copy. Other errors,
+// Parse's StepErrors included, are returned as they are.
+func Explain(err error) error {
+	var qe *query.StepError
+	if !errors.As(err, &qe) {
+		return err
+	}
+	ex := examples[qe.Step]
+	switch {
+	case errors.Is(qe, query.ErrTooMany):
+		ex = examples["limit"]
+	case ex == "":
+		ex = examplePipeline
+	}
+	return &StepError{Index: qe.Index, Step: qe.Step, Problem: qe.Problem, Example: ex, err: err}
 }
 
 // problem is a StepError before it knows its step.
@@ -82,11 +98,6 @@ var examples = map[string]string{
 }
 
 const examplePipeline = `[{"filter": {"year": {"$gte": 2023}}}, {"sort": {"field": "score", "order": "desc"}}, {"limit": 10}]`
-
-// validOps lists the field operators in the order the description gives them.
-var validOps = []Op{OpEq, OpNe, OpGt, OpGte, OpLt, OpLte, OpIn, OpNin, OpContains, OpStartsWith, OpRegex, OpExists}
-
-var metricFuncs = []MetricFunc{MetricCount, MetricSum, MetricMean, MetricMin, MetricMax, MetricMedian, MetricStddev, MetricValues}
 
 // Names models reach for that mean something we spell differently.
 var (
@@ -163,39 +174,6 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// kind names a decoded JSON value's type for messages.
-func kind(v any) string {
-	switch t := v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return fmt.Sprintf("the boolean %v", t)
-	case string:
-		return fmt.Sprintf("the string %s", short(v))
-	case []any:
-		return fmt.Sprintf("an array of length %d", len(t))
-	case map[string]any:
-		return "an object"
-	}
-	if _, ok := number(v, false); ok {
-		return fmt.Sprintf("the number %s", short(v))
-	}
-	return fmt.Sprintf("a %T", v)
-}
-
-// short renders a value as JSON, cut to a length that fits in a message.
-func short(v any) string {
-	b, err := marshal(v)
-	if err != nil {
-		return fmt.Sprintf("%v", v)
-	}
-	const max = 60
-	if r := []rune(string(b)); len(r) > max {
-		return string(r[:max]) + "…"
-	}
-	return string(b)
-}
-
 // quoteList renders names as "a", "b" and "c" for messages.
 func quoteList[S ~string](names []S) string {
 	var b strings.Builder
@@ -212,7 +190,7 @@ func quoteList[S ~string](names []S) string {
 // else the canonical example for the step name.
 func exampleFor(name string, step any) string {
 	if step != nil {
-		if b, err := marshal(step); err == nil {
+		if b, err := query.Marshal(step); err == nil {
 			if _, err := parseStepJSON(b); err == nil {
 				return string(b)
 			}
@@ -222,22 +200,10 @@ func exampleFor(name string, step any) string {
 }
 
 // parseStepJSON parses one step written as JSON; it checks examples.
-func parseStepJSON(b []byte) (Step, error) {
-	v, err := Decode(b)
+func parseStepJSON(b []byte) (query.Step, error) {
+	v, err := query.Decode(b)
 	if err != nil {
 		return nil, err
 	}
 	return parseStep(0, v)
-}
-
-// marshal encodes v as compact JSON without escaping <, > and &, which
-// would only obscure a pattern or value quoted back to the model.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/ctxkit/ctxkit/offload/pipeline/pipelinetest"
+	"github.com/ctxkit/ctxkit/store/query/querytest"
 )
 
 // fuzzSeeds are pipelines, good and bad, that start the fuzzers near the
@@ -55,58 +55,27 @@ func FuzzRun(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s)
 	}
-	data := mustDecode(f, testItems).([]any)
+	data := mustDecode(f, querytest.Sample).([]any)
 	f.Fuzz(func(t *testing.T, steps string) {
 		p, err := Parse(json.RawMessage(steps))
 		if err != nil {
 			return
 		}
-		v, err := p.Run(context.Background(), items(data))
+		v, err := p.Run(context.Background(), querytest.Source(data))
 		if err != nil {
 			var se *StepError
-			if !errors.As(err, &se) {
-				t.Fatalf("Run(%s) error is %T (%v), want *StepError", steps, err, err)
+			if !errors.As(Explain(err), &se) {
+				t.Fatalf("Run(%s) error is %T (%v), want one Explain makes a *StepError", steps, err, err)
 			}
+			checkExample(t, se)
 			return
 		}
 		if _, err := json.Marshal(Output(v, 50)); err != nil {
 			t.Fatalf("Run(%s) gave a value JSON cannot hold: %v", steps, err)
 		}
 		// Steps never change their input.
-		if d := pipelinetest.Diff(roundTrip(t, data), mustDecode(t, testItems)); d != "" {
+		if d := querytest.Diff(roundTrip(t, data), mustDecode(t, querytest.Sample)); d != "" {
 			t.Fatalf("Run(%s) changed the items: %s", steps, d)
-		}
-	})
-}
-
-func FuzzDecode(f *testing.F) {
-	for _, s := range []string{`{"a": [1, 2.5, -0, 1e400, 12345678901234567890]}`, `"x"`, `null`, `[1] 2`, `{"a":`, testItems} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		v, err := Decode(data)
-		var std any
-		stdErr := json.Unmarshal(data, &std)
-		if err != nil {
-			if stdErr == nil {
-				t.Fatalf("Decode rejects %q, which encoding/json accepts: %v", data, err)
-			}
-			return
-		}
-		slow, err := decodeNumbers(data)
-		if err != nil || !equal(v, slow) {
-			t.Fatalf("Decode(%q) = %v, but decodeNumbers gives %v, %v", data, v, slow, err)
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatalf("decoded %q cannot be marshalled: %v", data, err)
-		}
-		again, err := Decode(b)
-		if err != nil {
-			t.Fatalf("re-decode %s: %v", b, err)
-		}
-		if !equal(v, again) {
-			t.Fatalf("round trip of %q changed it: %s", data, b)
 		}
 	})
 }

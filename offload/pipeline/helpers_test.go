@@ -2,25 +2,15 @@ package pipeline
 
 import (
 	"encoding/json"
-	"iter"
 	"testing"
-)
 
-// items yields vs as a pipeline source.
-func items(vs []any) iter.Seq2[any, error] {
-	return func(yield func(any, error) bool) {
-		for _, v := range vs {
-			if !yield(v, nil) {
-				return
-			}
-		}
-	}
-}
+	"github.com/ctxkit/ctxkit/store/query"
+)
 
 // mustDecode decodes JSON text or fails the test.
 func mustDecode(tb testing.TB, s string) any {
 	tb.Helper()
-	v, err := Decode([]byte(s))
+	v, err := query.Decode([]byte(s))
 	if err != nil {
 		tb.Fatalf("Decode(%s): %v", s, err)
 	}

@@ -9,59 +9,39 @@ import (
 	"maps"
 	"math"
 	"regexp"
-	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
+
+	"github.com/ctxkit/ctxkit/store/query"
 )
 
-// Bounds on what a pipeline may ask for. Steps come from a model, so each
-// one is bounded in what it may cost.
+// Bounds on what a pipeline may ask for, besides those of package query
+// (query.MaxConditionDepth, query.MaxSample, ...). Steps come from a model,
+// so each one is bounded in what it may cost.
 const (
 	// MaxSteps is the most steps one pipeline may have.
 	MaxSteps = 64
-	// MaxConditionDepth is how deep $and, $or and $not may nest.
-	MaxConditionDepth = 32
-	// MaxRegexLength is the longest $regex pattern, in characters.
-	MaxRegexLength = 1_000
-	// MaxRegexInput is how many leading characters of a value $regex reads.
-	MaxRegexInput = 10_000
-	// MaxRegexProgram bounds the size of a $regex's compiled program, which
-	// is the factor in RE2's linear matching time.
-	MaxRegexProgram = 1_000
-	// MaxRegexTime is how long the $regex conditions of one run may spend
-	// matching in all.
-	MaxRegexTime = 10 * time.Second
-	// MaxSample is the largest sample.
-	MaxSample = 10_000
-	// MaxHeldItems is the most items (or groups, or remembered values) one
-	// step may hold in memory, and the longest result.
-	MaxHeldItems = 1_000_000
 	// MaxStepsBytes is the largest steps argument, in bytes.
 	MaxStepsBytes = 1 << 20
 
-	maxCount    = 1_000_000_000 // limit, skip and slice bounds
-	maxPathLen  = 256
 	maxQueryLen = 1_000
-	maxSortKeys = 16
 	maxFields   = 256
-	maxMetrics  = 64
 	// maxConditions bounds the field conditions of one filter, each tested
 	// on every item.
 	maxConditions = 1_000
 	// maxJSONDepth bounds the nesting of the steps argument. It leaves room
 	// for MaxConditionDepth levels of $and (two JSON levels each) and keeps
 	// the cost of error messages, which re-parse parts of a step, small.
-	maxJSONDepth = 2*MaxConditionDepth + 16
+	maxJSONDepth = 2*query.MaxConditionDepth + 16
 )
 
 // Parse reads a pipeline: a JSON array of steps, each an object with one key
 // naming the step. Models sometimes send the array as a JSON string holding
 // it, or send a single step object; both are accepted. Every problem is a
 // *StepError.
-func Parse(steps json.RawMessage) (*Pipeline, error) {
+func Parse(steps json.RawMessage) (*query.Pipeline, error) {
 	raw := bytes.TrimSpace(steps)
 	whole := func(format string, args ...any) error {
 		return &StepError{Index: -1, Problem: fmt.Sprintf(format, args...), Example: examplePipeline}
@@ -72,12 +52,12 @@ func Parse(steps json.RawMessage) (*Pipeline, error) {
 	if len(raw) > MaxStepsBytes {
 		return nil, whole("steps is %d bytes, more than the %d allowed", len(raw), MaxStepsBytes)
 	}
-	v, err := Decode(raw)
+	v, err := query.Decode(raw)
 	if err != nil {
 		return nil, whole("steps is not valid JSON (%v)", err)
 	}
 	if s, ok := v.(string); ok {
-		if v, err = Decode([]byte(s)); err != nil {
+		if v, err = query.Decode([]byte(s)); err != nil {
 			return nil, whole("steps is a string that does not hold a JSON array of steps (%v)", err)
 		}
 	}
@@ -91,18 +71,18 @@ func Parse(steps json.RawMessage) (*Pipeline, error) {
 	case map[string]any:
 		list = []any{t}
 	default:
-		return nil, whole("steps must be a JSON array of step objects, not %s", kind(v))
+		return nil, whole("steps must be a JSON array of step objects, not %s", query.Describe(v))
 	}
 	if len(list) > MaxSteps {
 		return nil, whole("there are %d steps, more than the %d allowed", len(list), MaxSteps)
 	}
-	p := &Pipeline{Steps: make([]Step, 0, len(list))}
+	p := &query.Pipeline{Steps: make([]query.Step, 0, len(list))}
 	for i, x := range list {
 		s, err := parseStep(i, x)
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := s.(Count); ok && i != len(list)-1 {
+		if _, ok := s.(query.Count); ok && i != len(list)-1 {
 			return nil, &StepError{Index: i, Step: "count", Example: examples["count"],
 				Problem: "count must be the last step, since it replaces the items by {\"count\": n}"}
 		}
@@ -112,11 +92,11 @@ func Parse(steps json.RawMessage) (*Pipeline, error) {
 }
 
 // parseStep reads the step at index i.
-func parseStep(i int, v any) (Step, error) {
+func parseStep(i int, v any) (query.Step, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, &StepError{Index: i, Example: examples["filter"],
-			Problem: fmt.Sprintf("each step must be an object with one key, the step name, not %s", kind(v))}
+			Problem: fmt.Sprintf("each step must be an object with one key, the step name, not %s", query.Describe(v))}
 	}
 	if len(m) != 1 {
 		return nil, shapeError(i, m)
@@ -126,7 +106,7 @@ func parseStep(i int, v any) (Step, error) {
 	for name, arg = range m {
 	}
 	var (
-		s   Step
+		s   query.Step
 		err error
 	)
 	switch name {
@@ -139,19 +119,19 @@ func parseStep(i int, v any) (Step, error) {
 	case "select":
 		var paths []string
 		paths, err = parsePaths(name, arg)
-		s = Select{Paths: paths}
+		s = query.Select{Paths: paths}
 	case "exclude":
 		var paths []string
 		paths, err = parsePaths(name, arg)
-		s = Exclude{Paths: paths}
+		s = query.Exclude{Paths: paths}
 	case "limit":
 		var n int
 		n, err = parseCount(name, arg)
-		s = Limit{N: n}
+		s = query.Limit{N: n}
 	case "skip":
 		var n int
 		n, err = parseCount(name, arg)
-		s = Skip{N: n}
+		s = query.Skip{N: n}
 	case "slice":
 		s, err = parseSlice(arg)
 	case "sample":
@@ -159,11 +139,11 @@ func parseStep(i int, v any) (Step, error) {
 	case "unique":
 		var path string
 		path, err = parseFieldArg(name, arg)
-		s = Unique{Path: path}
+		s = query.Unique{Path: path}
 	case "flatten":
 		var path string
 		path, err = parseFieldArg(name, arg)
-		s = Flatten{Path: path}
+		s = query.Flatten{Path: path}
 	case "group_by":
 		s, err = parseGroupBy(arg)
 	case "count":
@@ -234,9 +214,9 @@ func quote(keys []string) string {
 	return strings.Join(q, ", ")
 }
 
-func parseFilter(arg any) (Step, error) {
+func parseFilter(arg any) (query.Step, error) {
 	if _, ok := arg.(map[string]any); !ok {
-		return nil, problemf("filter takes an object of conditions, not %s", kind(arg))
+		return nil, problemf("filter takes an object of conditions, not %s", query.Describe(arg))
 	}
 	c, err := parseCond(arg, 1)
 	if err != nil {
@@ -245,54 +225,54 @@ func parseFilter(arg any) (Step, error) {
 	if n := countConds(c); n > maxConditions {
 		return nil, problemf("the filter has %d conditions, more than the %d allowed; to match any of many values use {\"field\": {\"$in\": [...]}}", n, maxConditions)
 	}
-	return Filter{Cond: c}, nil
+	return query.Filter{Cond: c}, nil
 }
 
 // countConds counts the field conditions in c; each one costs a test per
 // item.
-func countConds(c Cond) int {
+func countConds(c query.Cond) int {
 	switch t := c.(type) {
-	case And:
+	case query.And:
 		n := 0
 		for _, x := range t.Conds {
 			n += countConds(x)
 		}
 		return n
-	case Or:
+	case query.Or:
 		n := 0
 		for _, x := range t.Conds {
 			n += countConds(x)
 		}
 		return n
-	case Not:
+	case query.Not:
 		return countConds(t.Cond)
 	}
 	return 1
 }
 
 // parseCond reads a condition object at nesting depth.
-func parseCond(v any, depth int) (Cond, error) {
-	if depth > MaxConditionDepth {
-		return nil, problemf("conditions nest more than %d levels deep", MaxConditionDepth)
+func parseCond(v any, depth int) (query.Cond, error) {
+	if depth > query.MaxConditionDepth {
+		return nil, problemf("conditions nest more than %d levels deep", query.MaxConditionDepth)
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, problemf("a condition must be an object such as {\"year\": 2024}, not %s", kind(v))
+		return nil, problemf("a condition must be an object such as {\"year\": 2024}, not %s", query.Describe(v))
 	}
-	conds := make([]Cond, 0, len(m))
+	conds := make([]query.Cond, 0, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		x := m[k]
 		switch {
 		case k == "$and" || k == "$or":
 			arr, ok := x.([]any)
 			if !ok {
-				p := problemf("%s takes an array of conditions, not %s", k, kind(x))
+				p := problemf("%s takes an array of conditions, not %s", k, query.Describe(x))
 				if _, isObj := x.(map[string]any); isObj {
 					p.example = exampleFor("filter", map[string]any{"filter": map[string]any{k: []any{x}}})
 				}
 				return nil, p
 			}
-			sub := make([]Cond, 0, len(arr))
+			sub := make([]query.Cond, 0, len(arr))
 			for _, e := range arr {
 				c, err := parseCond(e, depth+1)
 				if err != nil {
@@ -301,19 +281,19 @@ func parseCond(v any, depth int) (Cond, error) {
 				sub = append(sub, c)
 			}
 			if k == "$and" {
-				conds = append(conds, And{Conds: sub})
+				conds = append(conds, query.And{Conds: sub})
 			} else {
-				conds = append(conds, Or{Conds: sub})
+				conds = append(conds, query.Or{Conds: sub})
 			}
 		case k == "$not":
 			c, err := parseCond(x, depth+1)
 			if err != nil {
 				return nil, err
 			}
-			conds = append(conds, Not{Cond: c})
-		case slices.Contains(validOps, Op(k)):
+			conds = append(conds, query.Not{Cond: c})
+		case slices.Contains(query.Ops(), query.Op(k)):
 			return nil, &problem{msg: fmt.Sprintf("%s compares a field, so it goes inside one, as in {\"year\": {%q: ...}}", k, k),
-				example: exampleFor("filter", filterOn("year", Op(k), x))}
+				example: exampleFor("filter", filterOn("year", query.Op(k), x))}
 		case k == "$nor":
 			return nil, &problem{msg: "there is no $nor; write {\"$not\": {\"$or\": [...]}}",
 				example: exampleFor("filter", map[string]any{"filter": map[string]any{"$not": map[string]any{"$or": x}}})}
@@ -330,57 +310,57 @@ func parseCond(v any, depth int) (Cond, error) {
 	if len(conds) == 1 {
 		return conds[0], nil
 	}
-	return And{Conds: conds}, nil
+	return query.And{Conds: conds}, nil
 }
 
 func opNames() []string {
-	names := make([]string, len(validOps))
-	for i, op := range validOps {
-		names[i] = string(op)
+	var names []string
+	for _, op := range query.Ops() {
+		names = append(names, string(op))
 	}
 	return names
 }
 
 // parseFieldCond reads the condition on one field: a value to equal, or an
 // object of operators.
-func parseFieldCond(path string, x any, depth int) (Cond, error) {
+func parseFieldCond(path string, x any, depth int) (query.Cond, error) {
 	if err := checkPath(path); err != nil {
 		return nil, err
 	}
 	m, ok := x.(map[string]any)
 	if !ok || !hasOperator(m) {
-		return FieldCond{Path: path, Op: OpEq, Value: x}, nil
+		return query.FieldCond{Path: path, Op: query.OpEq, Value: x}, nil
 	}
-	conds := make([]Cond, 0, len(m))
+	conds := make([]query.Cond, 0, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v := m[k]
 		if !strings.HasPrefix(k, "$") {
 			return nil, problemf("the conditions on %q mix operators with the plain key %q; to compare a nested field use a dot path such as %q", path, k, path+"."+k)
 		}
 		if k == "$not" {
-			if depth+1 > MaxConditionDepth {
-				return nil, problemf("conditions nest more than %d levels deep", MaxConditionDepth)
+			if depth+1 > query.MaxConditionDepth {
+				return nil, problemf("conditions nest more than %d levels deep", query.MaxConditionDepth)
 			}
 			c, err := parseFieldCond(path, v, depth+1)
 			if err != nil {
 				return nil, err
 			}
-			conds = append(conds, Not{Cond: c})
+			conds = append(conds, query.Not{Cond: c})
 			continue
 		}
-		op := Op(k)
-		if !slices.Contains(validOps, op) {
+		op := query.Op(k)
+		if !slices.Contains(query.Ops(), op) {
 			return nil, unknownOp(path, k, v)
 		}
 		if err := checkOpValue(path, op, v); err != nil {
 			return nil, err
 		}
-		conds = append(conds, FieldCond{Path: path, Op: op, Value: v})
+		conds = append(conds, query.FieldCond{Path: path, Op: op, Value: v})
 	}
 	if len(conds) == 1 {
 		return conds[0], nil
 	}
-	return And{Conds: conds}, nil
+	return query.And{Conds: conds}, nil
 }
 
 func hasOperator(m map[string]any) bool {
@@ -393,100 +373,61 @@ func hasOperator(m map[string]any) bool {
 }
 
 func unknownOp(path, op string, v any) error {
-	valid := "the operators are " + quoteList(validOps) + ", and $not to negate"
+	valid := "the operators are " + quoteList(query.Ops()) + ", and $not to negate"
 	switch strings.ToLower(op) {
 	case "$endswith", "$ends_with", "$suffix":
 		if s, ok := v.(string); ok {
 			return &problem{msg: fmt.Sprintf("there is no %s; match the end with $regex instead", op),
-				example: exampleFor("filter", filterOn(path, OpRegex, regexp.QuoteMeta(s)+"$"))}
+				example: exampleFor("filter", filterOn(path, query.OpRegex, regexp.QuoteMeta(s)+"$"))}
 		}
 	case "$icontains", "$ilike", "$iregex":
 		if s, ok := v.(string); ok {
 			return &problem{msg: fmt.Sprintf("there is no %s; ignore case with a $regex starting (?i)", op),
-				example: exampleFor("filter", filterOn(path, OpRegex, "(?i)"+regexp.QuoteMeta(s)))}
+				example: exampleFor("filter", filterOn(path, query.OpRegex, "(?i)"+regexp.QuoteMeta(s)))}
 		}
 	}
 	if sg := suggest(op, opNames(), opAliases); sg != "" {
 		return &problem{msg: fmt.Sprintf("unknown operator %q on %q (did you mean %q?); %s", op, path, sg, valid),
-			example: exampleFor("filter", filterOn(path, Op(sg), v))}
+			example: exampleFor("filter", filterOn(path, query.Op(sg), v))}
 	}
 	return problemf("unknown operator %q on %q; %s", op, path, valid)
 }
 
-func filterOn(path string, op Op, v any) map[string]any {
+func filterOn(path string, op query.Op, v any) map[string]any {
 	return map[string]any{"filter": map[string]any{path: map[string]any{string(op): v}}}
 }
 
-// checkOpValue checks that an operator's argument has the type it needs.
-func checkOpValue(path string, op Op, v any) error {
-	switch op {
-	case OpEq, OpNe:
+// checkOpValue checks that an operator's argument has the type it needs
+// (query.CheckOp), with an example close to what was meant.
+func checkOpValue(path string, op query.Op, v any) error {
+	err := query.CheckOp(op, v)
+	if err == nil {
 		return nil
-	case OpGt, OpGte, OpLt, OpLte:
-		if _, ok := v.(string); ok {
-			return nil
-		}
-		if _, ok := number(v, false); ok {
-			return nil
-		}
-		return problemf("%s compares with a number or a string, not %s", op, kind(v))
-	case OpIn, OpNin:
-		if _, ok := v.([]any); ok {
-			return nil
-		}
-		return &problem{msg: fmt.Sprintf("%s takes an array of values, not %s", op, kind(v)),
-			example: exampleFor("filter", filterOn(path, op, []any{v}))}
-	case OpContains:
-		switch v.(type) {
-		case nil:
-			return problemf("$contains takes a string to find in a string, or a value to find in an array, not null")
-		case []any:
-			return &problem{msg: "$contains takes one value, not an array; to match any of several values use $in",
-				example: exampleFor("filter", filterOn(path, OpIn, v))}
-		}
-		return nil
-	case OpStartsWith:
-		if _, ok := v.(string); ok {
-			return nil
-		}
-		return problemf("$startswith takes a string, not %s", kind(v))
-	case OpRegex:
-		s, ok := v.(string)
-		if !ok {
-			return problemf("$regex takes a pattern string, not %s", kind(v))
-		}
-		if n := utf8.RuneCountInString(s); n > MaxRegexLength {
-			return problemf("the $regex pattern has %d characters, more than the %d allowed", n, MaxRegexLength)
-		}
-		if _, err := regexp.Compile(s); err != nil {
-			return problemf("the $regex pattern is not valid RE2 syntax (%v); RE2 has no backreferences or lookaround", err)
-		}
-		if n := programSize(s); n > MaxRegexProgram {
-			return problemf("the $regex pattern compiles to %d instructions, more than the %d allowed; use fewer and smaller counted repeats and alternatives", n, MaxRegexProgram)
-		}
-		return nil
-	case OpExists:
-		if _, ok := v.(bool); ok {
-			return nil
-		}
-		return &problem{msg: fmt.Sprintf("$exists takes true or false, not %s", kind(v)),
-			example: exampleFor("filter", filterOn(path, OpExists, true))}
 	}
-	return problemf("unknown operator %q; the operators are %s", op, quoteList(validOps))
+	p := &problem{msg: err.Error()}
+	switch op {
+	case query.OpIn, query.OpNin:
+		p.example = exampleFor("filter", filterOn(path, op, []any{v}))
+	case query.OpContains:
+		if _, isArray := v.([]any); isArray {
+			p.example = exampleFor("filter", filterOn(path, query.OpIn, v))
+		}
+	case query.OpExists:
+		p.example = exampleFor("filter", filterOn(path, query.OpExists, true))
+	}
+	return p
 }
 
+// checkPath is query.CheckPath as a problem of the step.
 func checkPath(path string) error {
-	if path == "" {
-		return problemf("a field name is empty")
-	}
-	if len(path) > maxPathLen {
-		return problemf("the field name %s is longer than %d bytes", short(path), maxPathLen)
+	if err := query.CheckPath(path); err != nil {
+		return problemf("%s", err.Error())
 	}
 	return nil
 }
 
-func parseSearch(arg any) (Step, error) {
-	var s Search
+func parseSearch(arg any) (query.Step, error) {
+	var s query.Search
 	switch t := arg.(type) {
 	case string:
 		s.Query = t
@@ -496,7 +437,7 @@ func parseSearch(arg any) (Step, error) {
 			case "query":
 				q, ok := t[k].(string)
 				if !ok {
-					return nil, problemf("search's query must be a string, not %s", kind(t[k]))
+					return nil, problemf("search's query must be a string, not %s", query.Describe(t[k]))
 				}
 				s.Query = q
 			case "fields", "field":
@@ -510,7 +451,7 @@ func parseSearch(arg any) (Step, error) {
 			}
 		}
 	default:
-		return nil, problemf("search takes a string or {\"query\": ..., \"fields\": [...]}, not %s", kind(arg))
+		return nil, problemf("search takes a string or {\"query\": ..., \"fields\": [...]}, not %s", query.Describe(arg))
 	}
 	if strings.TrimSpace(s.Query) == "" {
 		return nil, problemf("search needs a non-empty query")
@@ -521,7 +462,7 @@ func parseSearch(arg any) (Step, error) {
 	return s, nil
 }
 
-func parseSort(arg any) (Step, error) {
+func parseSort(arg any) (query.Step, error) {
 	var specs []any
 	switch t := arg.(type) {
 	case []any:
@@ -529,15 +470,15 @@ func parseSort(arg any) (Step, error) {
 	case string, map[string]any:
 		specs = []any{t}
 	default:
-		return nil, problemf("sort takes {\"field\": ..., \"order\": \"asc\" or \"desc\"} or an array of those, not %s", kind(arg))
+		return nil, problemf("sort takes {\"field\": ..., \"order\": \"asc\" or \"desc\"} or an array of those, not %s", query.Describe(arg))
 	}
 	if len(specs) == 0 {
 		return nil, problemf("sort needs at least one field")
 	}
-	if len(specs) > maxSortKeys {
-		return nil, problemf("sort has %d keys, more than the %d allowed", len(specs), maxSortKeys)
+	if len(specs) > query.MaxSortKeys {
+		return nil, problemf("sort has %d keys, more than the %d allowed", len(specs), query.MaxSortKeys)
 	}
-	keys := make([]SortKey, 0, len(specs))
+	keys := make([]query.SortKey, 0, len(specs))
 	for _, spec := range specs {
 		k, err := parseSortKey(spec)
 		if err != nil {
@@ -545,29 +486,29 @@ func parseSort(arg any) (Step, error) {
 		}
 		keys = append(keys, k)
 	}
-	return Sort{Keys: keys}, nil
+	return query.Sort{Keys: keys}, nil
 }
 
-func parseSortKey(spec any) (SortKey, error) {
+func parseSortKey(spec any) (query.SortKey, error) {
 	switch t := spec.(type) {
 	case string:
-		return SortKey{Path: t}, checkPath(t)
+		return query.SortKey{Path: t}, checkPath(t)
 	case map[string]any:
-		var k SortKey
+		var k query.SortKey
 		field, ok := t["field"]
 		if !ok {
 			// {"score": -1} or {"score": "desc"}: Mongo's form.
 			if _, isOrder := t["order"]; len(t) == 1 && !isOrder {
 				for f, o := range t {
 					desc := o == "desc" || o == "DESC"
-					if n, ok := number(o, false); ok && n < 0 {
+					if n, ok := query.Number(o); ok && n < 0 {
 						desc = true
 					}
 					ex := map[string]any{"sort": map[string]any{"field": f, "order": "asc"}}
 					if desc {
 						ex = map[string]any{"sort": map[string]any{"field": f, "order": "desc"}}
 					}
-					return k, &problem{msg: fmt.Sprintf("a sort key is {\"field\": name, \"order\": \"asc\" or \"desc\"}, not {%q: %s}", f, short(o)),
+					return k, &problem{msg: fmt.Sprintf("a sort key is {\"field\": name, \"order\": \"asc\" or \"desc\"}, not {%q: %s}", f, query.Quote(o)),
 						example: exampleFor("sort", ex)}
 				}
 			}
@@ -584,7 +525,7 @@ func parseSortKey(spec any) (SortKey, error) {
 				case "desc", "descending":
 					k.Desc = true
 				default:
-					return k, problemf("sort order must be \"asc\" or \"desc\", not %s", kind(v))
+					return k, problemf("sort order must be \"asc\" or \"desc\", not %s", query.Describe(v))
 				}
 			default:
 				return k, problemf("a sort key has \"field\" and \"order\", not %q", key)
@@ -592,12 +533,12 @@ func parseSortKey(spec any) (SortKey, error) {
 		}
 		path, ok := field.(string)
 		if !ok {
-			return k, problemf("a sort key's field must be a string, not %s", kind(field))
+			return k, problemf("a sort key's field must be a string, not %s", query.Describe(field))
 		}
 		k.Path = path
 		return k, checkPath(path)
 	}
-	return SortKey{}, problemf("a sort key is {\"field\": name, \"order\": \"asc\" or \"desc\"}, not %s", kind(spec))
+	return query.SortKey{}, problemf("a sort key is {\"field\": name, \"order\": \"asc\" or \"desc\"}, not %s", query.Describe(spec))
 }
 
 // parsePaths reads a list of field names, or a single one.
@@ -609,7 +550,7 @@ func parsePaths(what string, arg any) ([]string, error) {
 	case []any:
 		list = t
 	default:
-		return nil, problemf("%s takes an array of field names, not %s", what, kind(arg))
+		return nil, problemf("%s takes an array of field names, not %s", what, query.Describe(arg))
 	}
 	if len(list) == 0 {
 		return nil, problemf("%s needs at least one field name", what)
@@ -621,7 +562,7 @@ func parsePaths(what string, arg any) ([]string, error) {
 	for _, x := range list {
 		s, ok := x.(string)
 		if !ok {
-			return nil, problemf("%s takes field names (strings), not %s", what, kind(x))
+			return nil, problemf("%s takes field names (strings), not %s", what, query.Describe(x))
 		}
 		if err := checkPath(s); err != nil {
 			return nil, err
@@ -631,7 +572,7 @@ func parsePaths(what string, arg any) ([]string, error) {
 	return paths, nil
 }
 
-// parseCount reads a whole number from 0 to maxCount; models sometimes
+// parseCount reads a whole number from 0 to query.MaxCount; models sometimes
 // quote it.
 func parseCount(what string, arg any) (int, error) {
 	if s, ok := arg.(string); ok {
@@ -639,17 +580,17 @@ func parseCount(what string, arg any) (int, error) {
 			arg = float64(n)
 		}
 	}
-	f, ok := number(arg, false)
-	if !ok || f != math.Trunc(f) || f < 0 || f > maxCount {
-		return 0, problemf("%s takes a whole number from 0 to %d, not %s", what, maxCount, kind(arg))
+	f, ok := query.Number(arg)
+	if !ok || f != math.Trunc(f) || f < 0 || f > query.MaxCount {
+		return 0, problemf("%s takes a whole number from 0 to %d, not %s", what, query.MaxCount, query.Describe(arg))
 	}
 	return int(f), nil
 }
 
-func parseSlice(arg any) (Step, error) {
+func parseSlice(arg any) (query.Step, error) {
 	arr, ok := arg.([]any)
 	if !ok || len(arr) != 2 {
-		return nil, problemf("slice takes [start, end], two whole numbers, not %s", kind(arg))
+		return nil, problemf("slice takes [start, end], two whole numbers, not %s", query.Describe(arg))
 	}
 	start, err := parseCount("slice's start", arr[0])
 	if err != nil {
@@ -663,11 +604,11 @@ func parseSlice(arg any) (Step, error) {
 		return nil, &problem{msg: fmt.Sprintf("slice's end (%d) is before its start (%d)", end, start),
 			example: exampleFor("slice", map[string]any{"slice": []any{end, start}})}
 	}
-	return Slice{Start: start, End: end}, nil
+	return query.Slice{Start: start, End: end}, nil
 }
 
-func parseSample(arg any) (Step, error) {
-	s := Sample{N: 10}
+func parseSample(arg any) (query.Step, error) {
+	s := query.Sample{N: 10}
 	switch t := arg.(type) {
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(t)) {
@@ -695,8 +636,8 @@ func parseSample(arg any) (Step, error) {
 		}
 		s.N = n
 	}
-	if s.N > MaxSample {
-		return nil, problemf("sample takes at most %d items, not %d", MaxSample, s.N)
+	if s.N > query.MaxSample {
+		return nil, problemf("sample takes at most %d items, not %d", query.MaxSample, s.N)
 	}
 	return s, nil
 }
@@ -707,9 +648,9 @@ func parseSeed(v any) (uint64, error) {
 		h.Write([]byte(s))
 		return h.Sum64(), nil
 	}
-	f, ok := number(v, false)
+	f, ok := query.Number(v)
 	if !ok || f != math.Trunc(f) || math.Abs(f) > 1<<63 {
-		return 0, problemf("sample's seed must be a whole number, not %s", kind(v))
+		return 0, problemf("sample's seed must be a whole number, not %s", query.Describe(v))
 	}
 	return uint64(int64(f)), nil
 }
@@ -724,21 +665,21 @@ func parseFieldArg(what string, arg any) (string, error) {
 	}
 	s, ok := arg.(string)
 	if !ok {
-		return "", problemf("%s takes a field name, not %s", what, kind(arg))
+		return "", problemf("%s takes a field name, not %s", what, query.Describe(arg))
 	}
 	return s, checkPath(s)
 }
 
-func parseGroupBy(arg any) (Step, error) {
+func parseGroupBy(arg any) (query.Step, error) {
 	m, ok := arg.(map[string]any)
 	if !ok {
 		if s, isStr := arg.(string); isStr && checkPath(s) == nil {
 			return nil, &problem{msg: "group_by takes {\"field\": ..., \"metrics\": {...}}, not a bare field name",
 				example: exampleFor("group_by", map[string]any{"group_by": map[string]any{"field": s, "metrics": map[string]any{"n": "count"}}})}
 		}
-		return nil, problemf("group_by takes {\"field\": ..., \"metrics\": {...}}, not %s", kind(arg))
+		return nil, problemf("group_by takes {\"field\": ..., \"metrics\": {...}}, not %s", query.Describe(arg))
 	}
-	var g GroupBy
+	var g query.GroupBy
 	var hasField, hasMetrics bool
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v := m[k]
@@ -750,7 +691,7 @@ func parseGroupBy(arg any) (Step, error) {
 			hasField = true
 			s, ok := v.(string)
 			if !ok {
-				return nil, problemf("group_by's field must be a field name, not %s", kind(v))
+				return nil, problemf("group_by's field must be a field name, not %s", query.Describe(v))
 			}
 			if err := checkPath(s); err != nil {
 				return nil, err
@@ -771,36 +712,36 @@ func parseGroupBy(arg any) (Step, error) {
 		return nil, problemf("group_by needs \"field\", the field to group by")
 	}
 	if !hasMetrics {
-		g.Metrics = []Metric{{Name: "count", Func: MetricCount}}
+		g.Metrics = []query.Metric{{Name: "count", Func: query.MetricCount}}
 	}
 	return g, nil
 }
 
-func parseMetrics(v any) ([]Metric, error) {
+func parseMetrics(v any) ([]query.Metric, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, problemf("group_by's metrics must be an object such as {\"n\": \"count\", \"avg\": \"mean:score\"}, not %s", kind(v))
+		return nil, problemf("group_by's metrics must be an object such as {\"n\": \"count\", \"avg\": \"mean:score\"}, not %s", query.Describe(v))
 	}
-	if len(m) > maxMetrics {
-		return nil, problemf("group_by has %d metrics, more than the %d allowed", len(m), maxMetrics)
+	if len(m) > query.MaxMetrics {
+		return nil, problemf("group_by has %d metrics, more than the %d allowed", len(m), query.MaxMetrics)
 	}
-	valid := "\"count\" or \"<function>:<field>\" with function " + quoteList(metricFuncs[1:])
-	out := make([]Metric, 0, len(m))
+	valid := "\"count\" or \"<function>:<field>\" with function " + quoteList(query.MetricFuncs()[1:])
+	out := make([]query.Metric, 0, len(m))
 	for _, name := range slices.Sorted(maps.Keys(m)) {
 		if name == "" {
 			return nil, problemf("a metric name is empty")
 		}
 		spec, ok := m[name].(string)
 		if !ok {
-			return nil, problemf("metric %q must be a string such as \"mean:score\", not %s", name, kind(m[name]))
+			return nil, problemf("metric %q must be a string such as \"mean:score\", not %s", name, query.Describe(m[name]))
 		}
 		fn, path, hasPath := strings.Cut(spec, ":")
 		fn = strings.TrimSpace(fn)
-		f := MetricFunc(fn)
-		if !slices.Contains(metricFuncs, f) {
-			names := make([]string, len(metricFuncs))
-			for i, mf := range metricFuncs {
-				names[i] = string(mf)
+		f := query.MetricFunc(fn)
+		if !slices.Contains(query.MetricFuncs(), f) {
+			names := make([]string, 0, len(query.MetricFuncs()))
+			for _, mf := range query.MetricFuncs() {
+				names = append(names, string(mf))
 			}
 			msg := fmt.Sprintf("metric %q has unknown function %q; use %s", name, fn, valid)
 			if sg := suggest(fn, names, metricAliases); sg != "" {
@@ -809,35 +750,35 @@ func parseMetrics(v any) ([]Metric, error) {
 			return nil, problemf("%s", msg)
 		}
 		switch {
-		case f == MetricCount && hasPath:
+		case f == query.MetricCount && hasPath:
 			return nil, problemf("metric %q: count takes no field; write \"count\"", name)
-		case f != MetricCount && !hasPath:
+		case f != query.MetricCount && !hasPath:
 			return nil, problemf("metric %q: %s needs a field, as in \"%s:score\"", name, f, f)
 		}
-		if f != MetricCount {
+		if f != query.MetricCount {
 			if err := checkPath(path); err != nil {
 				return nil, err
 			}
 		}
-		out = append(out, Metric{Name: name, Func: f, Path: path})
+		out = append(out, query.Metric{Name: name, Func: f, Path: path})
 	}
 	return out, nil
 }
 
-func parseCountStep(arg any) (Step, error) {
+func parseCountStep(arg any) (query.Step, error) {
 	switch t := arg.(type) {
 	case nil:
-		return Count{}, nil
+		return query.Count{}, nil
 	case bool:
 		if t {
-			return Count{}, nil
+			return query.Count{}, nil
 		}
 	case map[string]any:
 		if len(t) == 0 {
-			return Count{}, nil
+			return query.Count{}, nil
 		}
 	}
-	return nil, problemf("count takes true, not %s", kind(arg))
+	return nil, problemf("count takes true, not %s", query.Describe(arg))
 }
 
 // tooDeep reports whether v nests arrays and objects more than max levels.
@@ -860,18 +801,4 @@ func tooDeep(v any, max int) bool {
 		}
 	}
 	return false
-}
-
-// programSize is the number of instructions the pattern compiles to; the
-// pattern is known to compile.
-func programSize(pattern string) int {
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		return 0
-	}
-	prog, err := syntax.Compile(re.Simplify())
-	if err != nil {
-		return 0
-	}
-	return len(prog.Inst)
 }

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"math"
 	"slices"
 	"unicode/utf8"
 
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
+	"github.com/ctxkit/ctxkit/internal/mergepatch"
 	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
 )
@@ -279,7 +280,7 @@ func (e *entry) changed() {
 // checkItems returns an error unless every item is valid JSON.
 func checkItems(items []json.RawMessage) error {
 	for i, it := range items {
-		if !json.Valid(it) {
+		if !jsonscan.Valid(it) {
 			return fmt.Errorf("item %d is not valid JSON", i)
 		}
 	}
@@ -320,7 +321,7 @@ func (s *Store) UpdateItem(ctx context.Context, id string, index int, item json.
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !json.Valid(item) {
+	if !jsonscan.Valid(item) {
 		return fmt.Errorf("update item %d of %q: item is not valid JSON", index, id)
 	}
 	s.mu.Lock()
@@ -346,15 +347,16 @@ func (e *entry) replace(index int, item json.RawMessage) {
 	e.changed()
 }
 
-// PatchItem implements [store.Store.PatchItem]. The patch must be a JSON
-// object, and so must the item.
+// PatchItem implements [store.Store.PatchItem] with package
+// internal/mergepatch. The patch must be a JSON object, and so must the
+// item.
 func (s *Store) PatchItem(ctx context.Context, id string, index int, patch json.RawMessage) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	p, err := decodeObject(patch)
+	p, err := mergepatch.Parse(patch)
 	if err != nil {
-		return fmt.Errorf("patch item %d of %q: patch: %w", index, id, err)
+		return fmt.Errorf("patch item %d of %q: %w", index, id, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -365,69 +367,12 @@ func (s *Store) PatchItem(ctx context.Context, id string, index int, patch json.
 	if index < 0 || index >= len(e.items) {
 		return fmt.Errorf("patch item %d of %q (%d items): %w", index, id, len(e.items), store.ErrOutOfRange)
 	}
-	target, err := decodeObject(e.items[index])
-	if err != nil {
-		return fmt.Errorf("patch item %d of %q: item: %w", index, id, err)
-	}
-	merged, err := encodeJSON(mergePatch(target, p))
+	merged, err := p.Apply(e.items[index])
 	if err != nil {
 		return fmt.Errorf("patch item %d of %q: %w", index, id, err)
 	}
 	e.replace(index, merged)
 	return nil
-}
-
-var errNotObject = errors.New("not a JSON object")
-
-// decodeObject decodes b, which must hold exactly one JSON object. Numbers
-// stay json.Number so that they survive the round trip digit for digit.
-func decodeObject(b []byte) (map[string]any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, fmt.Errorf("invalid JSON: %w", err)
-	}
-	if d.More() {
-		return nil, errors.New("invalid JSON: data after the value")
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, errNotObject
-	}
-	return m, nil
-}
-
-// mergePatch applies an RFC 7386 merge patch to target: null removes a key,
-// objects merge recursively and anything else replaces.
-func mergePatch(target, patch map[string]any) map[string]any {
-	if target == nil {
-		target = map[string]any{}
-	}
-	for k, pv := range patch {
-		switch pv := pv.(type) {
-		case nil:
-			delete(target, k)
-		case map[string]any:
-			t, _ := target[k].(map[string]any)
-			target[k] = mergePatch(t, pv)
-		default:
-			target[k] = pv
-		}
-	}
-	return target
-}
-
-// encodeJSON encodes v compactly, without escaping HTML characters, which
-// are ordinary text in a workspace.
-func encodeJSON(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // DeleteItems implements [store.Store.DeleteItems]. It checks every index

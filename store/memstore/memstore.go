@@ -32,6 +32,12 @@
 //     scan that overlaps mutations of the same list may see items shift
 //     between chunks.
 //
+// It does not implement [store.Piper]: its items are JSON text in memory,
+// so running a pipeline natively would be what the engine does on a store
+// without pushdown, query.Pipeline.Run over ScanItems with only the fields
+// the pipeline reads decoded; a second copy of that path would gain
+// nothing.
+//
 // Every method returns copies: callers may change what they get back, and
 // what they passed in, without touching the stored workspace.
 package memstore
@@ -49,6 +55,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
 )
@@ -197,7 +204,7 @@ func newEntry(ws *store.Workspace, c *store.Content) (*entry, error) {
 	switch ws.Shape {
 	case store.ShapeList:
 		for i, it := range c.Items {
-			if !json.Valid(it) {
+			if !jsonscan.Valid(it) {
 				return nil, fmt.Errorf("item %d is not valid JSON", i)
 			}
 		}
@@ -244,8 +251,8 @@ func cloneJSON(b json.RawMessage) json.RawMessage {
 
 // isObject reports whether b is valid JSON whose value is an object.
 func isObject(b []byte) bool {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+	b = jsonscan.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{' && jsonscan.Valid(b)
 }
 
 // lookup returns the workspace id, checking its shape unless shape is

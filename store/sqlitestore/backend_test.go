@@ -1,12 +1,10 @@
 package sqlitestore
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/ctxkit/ctxkit/offload/pipeline"
 	"github.com/ctxkit/ctxkit/store"
 	"github.com/ctxkit/ctxkit/store/storetest"
 )
@@ -32,16 +30,14 @@ func TestBackend(t *testing.T) {
 }
 
 // TestBackendWorkspacesPipe checks that the workspaces the backend hands
-// out still run pipelines in SQL: the offload engine looks for Pipe.
+// out still run pipelines in SQL: the offload engine looks for store.Piper.
 func TestBackendWorkspacesPipe(t *testing.T) {
 	b, err := OpenBackend(t.Context(), filepath.Join(t.TempDir(), "ctxkit.db"), store.Options{Home: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if _, ok := b.Workspaces().(interface {
-		Pipe(context.Context, string, *pipeline.Pipeline) (any, error)
-	}); !ok {
-		t.Errorf("the backend's workspaces (%T) have no Pipe", b.Workspaces())
+	if _, ok := b.Workspaces().(store.Piper); !ok {
+		t.Errorf("the backend's workspaces (%T) do not run pipelines (store.Piper)", b.Workspaces())
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"modernc.org/sqlite"
 
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
 )
@@ -115,7 +116,7 @@ func fnv32(b []byte) uint32 {
 
 // itemIndexTerms returns the index terms of an item's scalar values.
 func itemIndexTerms(item []byte) string {
-	scalars, err := appendScalars(make([]byte, 0, len(item)), item, true)
+	scalars, err := jsonscan.AppendScalars(make([]byte, 0, len(item)), item)
 	if err != nil {
 		return ""
 	}
@@ -280,6 +281,7 @@ func (s *Store) index(t *txn, ref *wsRef) error {
 		var (
 			batch   job
 			scalars []byte
+			sc      jsonscan.Scalars
 		)
 		for rows.Next() {
 			var id int64
@@ -293,7 +295,7 @@ func (s *Store) index(t *txn, ref *wsRef) error {
 			}
 			text := string(data)
 			if ref.shape == store.ShapeList {
-				if scalars, err = appendScalars(scalars[:0], data, true); err != nil {
+				if scalars, err = sc.Append(scalars[:0], data); err != nil {
 					return fmt.Errorf("item %d: %w", seq, err)
 				}
 				text = string(scalars)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
+	"github.com/ctxkit/ctxkit/internal/mergepatch"
 	"github.com/ctxkit/ctxkit/internal/sqlitedb"
 	"github.com/ctxkit/ctxkit/store"
 )
@@ -210,7 +212,7 @@ func (s *Store) AppendItems(ctx context.Context, id string, items []json.RawMess
 
 // UpdateItem replaces the item at index.
 func (s *Store) UpdateItem(ctx context.Context, id string, index int, item json.RawMessage) error {
-	if err := validJSON(item); err != nil {
+	if err := jsonscan.Validate(item); err != nil {
 		return fmt.Errorf("update item %d of %q: %w", index, id, err)
 	}
 	err := s.write(ctx, func(t *txn) error {
@@ -222,15 +224,15 @@ func (s *Store) UpdateItem(ctx context.Context, id string, index int, item json.
 	return nil
 }
 
-// PatchItem merges patch, an RFC 7386 merge patch, into the object at index.
+// PatchItem merges patch, an RFC 7386 merge patch, into the object at
+// index (see package internal/mergepatch).
 func (s *Store) PatchItem(ctx context.Context, id string, index int, patch json.RawMessage) error {
-	if !isJSONObject(patch) {
-		return fmt.Errorf("patch item %d of %q: patch: %w", index, id, errNotObject)
+	p, err := mergepatch.Parse(patch)
+	if err != nil {
+		return fmt.Errorf("patch item %d of %q: %w", index, id, err)
 	}
-	err := s.write(ctx, func(t *txn) error {
-		return replaceItem(t, id, index, func(old []byte) ([]byte, error) {
-			return mergePatch(old, patch)
-		})
+	err = s.write(ctx, func(t *txn) error {
+		return replaceItem(t, id, index, p.Apply)
 	})
 	if err != nil {
 		return fmt.Errorf("patch item %d of %q: %w", index, id, err)

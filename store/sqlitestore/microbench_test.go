@@ -5,6 +5,7 @@ package sqlitestore
 import (
 	"testing"
 
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 	"github.com/ctxkit/ctxkit/internal/textsearch"
 )
 
@@ -19,10 +20,13 @@ func BenchmarkPrepareItems(b *testing.B) {
 
 func BenchmarkScalars(b *testing.B) {
 	items := largeList()[:20000]
-	var buf []byte
+	var (
+		buf []byte
+		sc  jsonscan.Scalars
+	)
 	for b.Loop() {
 		for _, it := range items {
-			buf, _ = appendScalars(buf[:0], it, true)
+			buf, _ = sc.Append(buf[:0], it)
 		}
 	}
 }
@@ -31,7 +35,7 @@ func BenchmarkIndexTerms(b *testing.B) {
 	items := largeList()[:20000]
 	texts := make([]string, len(items))
 	for i, it := range items {
-		s, _ := appendScalars(nil, it, true)
+		s, _ := jsonscan.AppendScalars(nil, it)
 		texts[i] = string(s)
 	}
 	var tb termBuilder
@@ -47,7 +51,7 @@ func BenchmarkTokenize(b *testing.B) {
 	items := largeList()[:20000]
 	texts := make([]string, len(items))
 	for i, it := range items {
-		s, _ := appendScalars(nil, it, true)
+		s, _ := jsonscan.AppendScalars(nil, it)
 		texts[i] = string(s)
 	}
 	var tz textsearch.Tokenizer

@@ -1,11 +1,13 @@
 // Pipelines in SQL.
 //
-// [Store.Pipe] runs a result_pipe pipeline (package offload/pipeline) over a
-// list workspace. It compiles the longest prefix of the steps that SQLite
-// can run with exactly the Go evaluator's semantics into one query over the
-// workspace's rows of items, reading fields with json_type, json_extract and
-// ->, and hands what that query yields to [pipeline.Pipeline.RunFrom] for
-// the remaining steps, one row at a time. What runs in SQL:
+// [Store.Pipe] runs a query pipeline (package store/query; the result_pipe
+// tool's steps, parsed by offload/pipeline) over a list workspace: it is
+// the store's [store.Piper] capability. It compiles the longest prefix of
+// the steps that SQLite can run with exactly the Go evaluator's semantics
+// into one query over the workspace's rows of items, reading fields with
+// json_type, json_extract and ->, and hands what that query yields to
+// [query.Pipeline.RunFrom] for the remaining steps, one row at a time.
+// What runs in SQL:
 //
 //   - filter, with every operator but $regex: $eq and $ne on scalars, the
 //     orderings $gt $gte $lt $lte (numbers only with numbers, strings only
@@ -20,7 +22,7 @@
 //   - group_by with count, sum, mean, min, max, median and stddev, as GROUP
 //     BY. SQL forms the groups, counts them and finds their first item; the
 //     sums and the statistics are computed in Go, by the evaluator's own
-//     [pipeline.Aggregate], from each group's numbers, which SQL hands over
+//     [query.Aggregate], from each group's numbers, which SQL hands over
 //     as their JSON text in item order, because Go adds float64 values one
 //     by one in that order and SQLite's sum() compensates rounding errors:
 //     the two differ in the last bits.
@@ -45,13 +47,13 @@
 // undefined); ctxkit's ingest keeps them as they are.
 //
 // Sort and group_by are pushed down only for lists of at most
-// [pipeline.MaxHeldItems] items, so that the step that would hold too many
+// [query.MaxHeldItems] items, so that the step that would hold too many
 // items in Go fails the same way.
 //
 // Pipelines that aggregate (group_by or count) after steps that read only
 // known fields do not go to SQL at all, unless they read no field: they run
 // in Go over items decoded only as far as those fields' top-level members
-// (see [pipeline.Pipeline.Projection] and projectedRows), which is faster
+// (see [query.Pipeline.Projection] and projectedRows), which is faster
 // than json_extract and gives Go's answer even on objects that repeat a key.
 
 package sqlitestore
@@ -76,8 +78,8 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/ctxkit/ctxkit/internal/sqlitedb"
-	"github.com/ctxkit/ctxkit/offload/pipeline"
 	"github.com/ctxkit/ctxkit/store"
+	qry "github.com/ctxkit/ctxkit/store/query"
 )
 
 // Bounds on the SQL a pipeline compiles to. A step that would go past them
@@ -105,16 +107,18 @@ func isFallback(err error) bool {
 }
 
 // Pipe runs the pipeline p over the list workspace id and returns what
-// [pipeline.Pipeline.Run] returns over the same items: a prefix of the steps
+// [query.Pipeline.Run] returns over the same items: a prefix of the steps
 // runs in SQLite (see the top of pipe.go for which) and the rest in Go, over
 // the rows that prefix yields, so that a filter or an aggregate never loads
 // the whole list. The run reads one snapshot and holds one read connection
-// until it returns. Errors in the steps are the *pipeline.StepError that Run
+// until it returns. Errors in the steps are the *query.StepError that Run
 // would return.
-func (s *Store) Pipe(ctx context.Context, id string, p *pipeline.Pipeline) (any, error) {
+func (s *Store) Pipe(ctx context.Context, id string, p *qry.Pipeline) (any, error) {
 	v, _, err := s.pipe(ctx, id, p)
 	return v, err
 }
+
+var _ store.Piper = (*Store)(nil)
 
 // pipeMode says how pipeWith runs a pipeline.
 type pipeMode int
@@ -123,15 +127,15 @@ const (
 	// pipeAuto projects when the pipeline allows it (see projectedRows)
 	// and pushes a prefix down to SQL otherwise.
 	pipeAuto pipeMode = iota
-	// pipeSQL always pushes down, so that tests and benchmarks can hold
-	// the SQL to Run's answers and time it.
+	// pipeSQL always pushes down, so that tests (Options.pipeMode) and
+	// benchmarks can hold the SQL to Run's answers and time it.
 	pipeSQL
 )
 
 // pipe is Pipe, also reporting how many steps ran in SQL (0 when the
 // pipeline ran in Go).
-func (s *Store) pipe(ctx context.Context, id string, p *pipeline.Pipeline) (any, int, error) {
-	return s.pipeWith(ctx, id, p, pipeAuto)
+func (s *Store) pipe(ctx context.Context, id string, p *qry.Pipeline) (any, int, error) {
+	return s.pipeWith(ctx, id, p, s.pipeMode)
 }
 
 // pipeWith is pipe in the given mode.
@@ -143,7 +147,7 @@ func (s *Store) pipe(ctx context.Context, id string, p *pipeline.Pipeline) (any,
 // SQL, which spends its time in json_extract parsing each item again for
 // every field, several times over. Projections that read no field at all
 // (a bare count) stay in SQL, which then reads no JSON.
-func (s *Store) pipeWith(ctx context.Context, id string, p *pipeline.Pipeline, mode pipeMode) (any, int, error) {
+func (s *Store) pipeWith(ctx context.Context, id string, p *qry.Pipeline, mode pipeMode) (any, int, error) {
 	if p == nil {
 		return nil, 0, fmt.Errorf("pipe %q: nil pipeline", id)
 	}
@@ -180,7 +184,7 @@ func (s *Store) pipeWith(ctx context.Context, id string, p *pipeline.Pipeline, m
 		return err
 	})
 	if err != nil {
-		var se *pipeline.StepError
+		var se *qry.StepError
 		if errors.As(err, &se) {
 			return nil, 0, err
 		}
@@ -190,7 +194,7 @@ func (s *Store) pipeWith(ctx context.Context, id string, p *pipeline.Pipeline, m
 }
 
 // runPlan compiles the pushable prefix of p, runs it and the rest of p.
-func runPlan(t *txn, ref *wsRef, p *pipeline.Pipeline) (any, int, error) {
+func runPlan(t *txn, ref *wsRef, p *qry.Pipeline) (any, int, error) {
 	pl := compilePipe(p, ref)
 	switch pl.kind {
 	case planNone:
@@ -252,7 +256,7 @@ type rowBatch struct {
 }
 
 // projectedRows yields every item of the list in order, decoded by
-// [pipeline.DecodeKeys] to the members keys, which is what an item reduced
+// [query.DecodeKeys] to the members keys, which is what an item reduced
 // to a pipeline's projection decodes to. One goroutine reads the rows and
 // GOMAXPROCS goroutines decode batches of them; the batches are yielded in
 // the order they were read. All of them stop and are waited for before the
@@ -406,7 +410,7 @@ func decodeBatch(b *rowBatch, keys []string) {
 	b.items = make([]any, 0, len(b.ends))
 	start := 0
 	for _, end := range b.ends {
-		v, err := pipeline.DecodeKeys(b.buf[start:end], keys)
+		v, err := qry.DecodeKeys(b.buf[start:end], keys)
 		if err != nil {
 			b.err = err
 			return
@@ -437,7 +441,7 @@ func yieldRows(rows *sql.Rows, yield func(any, error) bool) {
 			yield(nil, err)
 			return
 		}
-		v, err := pipeline.Decode(data)
+		v, err := qry.Decode(data)
 		if !yield(v, err) || err != nil {
 			return
 		}
@@ -468,8 +472,8 @@ type pipePlan struct {
 
 // compilePipe compiles the longest prefix of p that SQL runs exactly. The
 // steps are known to be valid: Pipe ran them over no items first.
-func compilePipe(p *pipeline.Pipeline, ref *wsRef) *pipePlan {
-	b := &sqlBuilder{small: ref.items <= pipeline.MaxHeldItems}
+func compilePipe(p *qry.Pipeline, ref *wsRef) *pipePlan {
+	b := &sqlBuilder{small: ref.items <= qry.MaxHeldItems}
 	b.args = []any{idBase(ref.key), idBase(ref.key + 1)}
 	b.rel = `(SELECT id, data, id AS pos FROM items WHERE id >= ?1 AND id < ?2)`
 	b.lim = -1
@@ -585,9 +589,9 @@ func (b *sqlBuilder) materialize() {
 }
 
 // step compiles step i; done means the plan is complete (count, group_by).
-func (b *sqlBuilder) step(i int, st pipeline.Step, pl *pipePlan) (done, ok bool) {
+func (b *sqlBuilder) step(i int, st qry.Step, pl *pipePlan) (done, ok bool) {
 	switch s := derefStep(st).(type) {
-	case pipeline.Filter:
+	case qry.Filter:
 		if b.windowed() {
 			b.materialize()
 		}
@@ -597,7 +601,7 @@ func (b *sqlBuilder) step(i int, st pipeline.Step, pl *pipePlan) (done, ok bool)
 		}
 		b.where = append(b.where, c)
 		return false, true
-	case pipeline.Sort:
+	case qry.Sort:
 		if !b.small || len(b.order)+len(s.Keys) > maxPipeOrder {
 			return false, false
 		}
@@ -620,21 +624,21 @@ func (b *sqlBuilder) step(i int, st pipeline.Step, pl *pipePlan) (done, ok bool)
 		b.order = append(keys, b.order...)
 		b.sorted = true
 		return false, true
-	case pipeline.Limit:
+	case qry.Limit:
 		b.window(0, int64(s.N))
 		return false, true
-	case pipeline.Skip:
+	case qry.Skip:
 		b.window(int64(s.N), -1)
 		return false, true
-	case pipeline.Slice:
+	case qry.Slice:
 		b.window(int64(s.Start), int64(s.End-s.Start))
 		return false, true
-	case pipeline.Count:
+	case qry.Count:
 		pl.kind = planCount
 		pl.sql = `SELECT count(*) FROM (SELECT 1 FROM ` + b.rel + b.tail(false) + `)`
 		pl.args = b.args
 		return true, true
-	case pipeline.GroupBy:
+	case qry.GroupBy:
 		if !b.small || b.sorted || len(b.order) > 0 {
 			return false, false
 		}
@@ -668,33 +672,33 @@ func (b *sqlBuilder) window(skip, take int64) {
 }
 
 // derefStep turns pointers to steps, which Run accepts, into the steps.
-func derefStep(st pipeline.Step) pipeline.Step {
+func derefStep(st qry.Step) qry.Step {
 	switch t := st.(type) {
-	case *pipeline.Filter:
+	case *qry.Filter:
 		if t != nil {
 			return *t
 		}
-	case *pipeline.Sort:
+	case *qry.Sort:
 		if t != nil {
 			return *t
 		}
-	case *pipeline.Limit:
+	case *qry.Limit:
 		if t != nil {
 			return *t
 		}
-	case *pipeline.Skip:
+	case *qry.Skip:
 		if t != nil {
 			return *t
 		}
-	case *pipeline.Slice:
+	case *qry.Slice:
 		if t != nil {
 			return *t
 		}
-	case *pipeline.Count:
+	case *qry.Count:
 		if t != nil {
 			return *t
 		}
-	case *pipeline.GroupBy:
+	case *qry.GroupBy:
 		if t != nil {
 			return *t
 		}
@@ -736,7 +740,7 @@ func fieldOn(col, path string) (field, bool) {
 	segs := strings.Split(path, ".")
 	digits := 0
 	for _, s := range segs {
-		if _, ok := pipeline.ArrayIndex(s); ok {
+		if _, ok := qry.ArrayIndex(s); ok {
 			digits++
 		}
 	}
@@ -751,7 +755,7 @@ func fieldOn(col, path string) (field, bool) {
 func pathChoice(col, prefix string, segs []string) string {
 	for len(segs) > 0 {
 		s := segs[0]
-		if n, ok := pipeline.ArrayIndex(s); ok {
+		if n, ok := qry.ArrayIndex(s); ok {
 			arr := pathChoice(col, prefix+"["+strconv.Itoa(n)+"]", segs[1:])
 			obj := pathChoice(col, prefix+"."+jsonLabel(s), segs[1:])
 			return "(CASE json_type(" + col + ", " + sqlString(prefix) + ") WHEN 'array' THEN " + arr + " ELSE " + obj + " END)"
@@ -853,31 +857,31 @@ func (f field) numberText() string {
 
 // cond compiles a filter condition to an SQL expression that is 0 or 1,
 // never NULL, so that NOT negates it as Go does.
-func (b *sqlBuilder) cond(c pipeline.Cond) (string, bool) {
+func (b *sqlBuilder) cond(c qry.Cond) (string, bool) {
 	switch t := c.(type) {
-	case pipeline.And:
+	case qry.And:
 		return b.conds(t.Conds, " AND ", "1")
-	case *pipeline.And:
+	case *qry.And:
 		if t != nil {
 			return b.conds(t.Conds, " AND ", "1")
 		}
-	case pipeline.Or:
+	case qry.Or:
 		return b.conds(t.Conds, " OR ", "0")
-	case *pipeline.Or:
+	case *qry.Or:
 		if t != nil {
 			return b.conds(t.Conds, " OR ", "0")
 		}
-	case pipeline.Not:
+	case qry.Not:
 		e, ok := b.cond(t.Cond)
 		return "(NOT " + e + ")", ok
-	case *pipeline.Not:
+	case *qry.Not:
 		if t != nil {
 			e, ok := b.cond(t.Cond)
 			return "(NOT " + e + ")", ok
 		}
-	case pipeline.FieldCond:
+	case qry.FieldCond:
 		return b.fieldCond(t)
-	case *pipeline.FieldCond:
+	case *qry.FieldCond:
 		if t != nil {
 			return b.fieldCond(*t)
 		}
@@ -885,7 +889,7 @@ func (b *sqlBuilder) cond(c pipeline.Cond) (string, bool) {
 	return "", false
 }
 
-func (b *sqlBuilder) conds(cs []pipeline.Cond, join, empty string) (string, bool) {
+func (b *sqlBuilder) conds(cs []qry.Cond, join, empty string) (string, bool) {
 	if len(cs) == 0 {
 		return empty, true
 	}
@@ -900,23 +904,23 @@ func (b *sqlBuilder) conds(cs []pipeline.Cond, join, empty string) (string, bool
 	return "(" + strings.Join(parts, join) + ")", true
 }
 
-func (b *sqlBuilder) fieldCond(fc pipeline.FieldCond) (string, bool) {
+func (b *sqlBuilder) fieldCond(fc qry.FieldCond) (string, bool) {
 	f, ok := fieldOf(fc.Path)
 	if !ok {
 		return "", false
 	}
 	op := fc.Op
 	if op == "" {
-		op = pipeline.OpEq
+		op = qry.OpEq
 	}
 	switch op {
-	case pipeline.OpEq:
+	case qry.OpEq:
 		return b.eq(f, fc.Value)
-	case pipeline.OpNe:
+	case qry.OpNe:
 		e, ok := b.eq(f, fc.Value)
 		return "(NOT " + e + ")", ok
-	case pipeline.OpGt, pipeline.OpGte, pipeline.OpLt, pipeline.OpLte:
-		sqlOp := map[pipeline.Op]string{pipeline.OpGt: ">", pipeline.OpGte: ">=", pipeline.OpLt: "<", pipeline.OpLte: "<="}[op]
+	case qry.OpGt, qry.OpGte, qry.OpLt, qry.OpLte:
+		sqlOp := map[qry.Op]string{qry.OpGt: ">", qry.OpGte: ">=", qry.OpLt: "<", qry.OpLte: "<="}[op]
 		if w, isStr := fc.Value.(string); isStr {
 			if !plainString(w) {
 				return "", false
@@ -925,12 +929,12 @@ func (b *sqlBuilder) fieldCond(fc pipeline.FieldCond) (string, bool) {
 				" ELSE " + f.val + " " + sqlOp + " " + b.arg(w) + " END) ELSE 0 END)", true
 		}
 		return b.numCmp(f, sqlOp, fc.Value)
-	case pipeline.OpIn:
+	case qry.OpIn:
 		return b.in(f, fc.Value)
-	case pipeline.OpNin:
+	case qry.OpNin:
 		e, ok := b.in(f, fc.Value)
 		return "(NOT " + e + ")", ok
-	case pipeline.OpExists:
+	case qry.OpExists:
 		want, isBool := fc.Value.(bool)
 		if !isBool {
 			return "", false
@@ -939,13 +943,13 @@ func (b *sqlBuilder) fieldCond(fc pipeline.FieldCond) (string, bool) {
 			return "(coalesce(" + f.typ + ", 'null') <> 'null')", true
 		}
 		return "(coalesce(" + f.typ + ", 'null') = 'null')", true
-	case pipeline.OpStartsWith:
+	case qry.OpStartsWith:
 		w, isStr := fc.Value.(string)
 		if !isStr || !plainString(w) {
 			return "", false
 		}
 		return b.startsWith(f, w), true
-	case pipeline.OpContains:
+	case qry.OpContains:
 		return b.contains(f, fc.Value)
 	}
 	return "", false
@@ -1134,7 +1138,10 @@ func numberish(s string) bool {
 func (b *sqlBuilder) startsWith(f field, w string) string {
 	n := b.arg(int64(len(w)))
 	wb := "CAST(" + b.arg(w) + " AS BLOB)"
-	text := "substr(CAST(" + f.val + " AS BLOB), 1, " + n + ") = " + wb
+	// substr of an empty blob is NULL, not an empty blob: coalesce, so that
+	// "" starts with "" and the condition is never NULL (NOT would keep it
+	// NULL and drop the item).
+	text := "coalesce(substr(CAST(" + f.val + " AS BLOB), 1, " + n + "), X'') = " + wb
 	intCase, realCase := "0", "0"
 	switch {
 	case w == "":
@@ -1218,7 +1225,7 @@ func numberText(v any) []byte {
 // groupPlan is a group_by step compiled to SQL; runGroups turns its rows
 // into the step's output.
 type groupPlan struct {
-	step  pipeline.GroupBy
+	step  qry.GroupBy
 	index int
 	sql   string
 	// metrics says where each metric of the step comes from.
@@ -1242,7 +1249,7 @@ const (
 
 // groupBy compiles a group_by. The inner query groups, the outer one reads
 // each group's key from its first item, in order of first appearance.
-func (b *sqlBuilder) groupBy(i int, g pipeline.GroupBy) (*groupPlan, bool) {
+func (b *sqlBuilder) groupBy(i int, g qry.GroupBy) (*groupPlan, bool) {
 	key, ok := fieldOf(g.Path)
 	if !ok {
 		return nil, false
@@ -1254,7 +1261,7 @@ func (b *sqlBuilder) groupBy(i int, g pipeline.GroupBy) (*groupPlan, bool) {
 	listCol := map[string]int{}
 	for _, m := range g.Metrics {
 		switch m.Func {
-		case pipeline.MetricSum, pipeline.MetricMean, pipeline.MetricMedian, pipeline.MetricStddev:
+		case qry.MetricSum, qry.MetricMean, qry.MetricMedian, qry.MetricStddev:
 			if _, ok := listCol[m.Path]; !ok {
 				listCol[m.Path] = len(listCol)
 			}
@@ -1271,9 +1278,9 @@ func (b *sqlBuilder) groupBy(i int, g pipeline.GroupBy) (*groupPlan, bool) {
 	cols := []string{"pos", "(" + key.typ + " IS 'true' OR " + key.typ + " IS 'false') AS kb", key.sortKey() + " AS kv"}
 	for j, m := range g.Metrics {
 		switch m.Func {
-		case pipeline.MetricCount:
+		case qry.MetricCount:
 			gp.metrics[j] = metricSource{kind: srcCount}
-		case pipeline.MetricMin, pipeline.MetricMax:
+		case qry.MetricMin, qry.MetricMax:
 			if c, ok := listCol[m.Path]; ok {
 				gp.metrics[j] = metricSource{kind: srcList, col: c}
 				continue
@@ -1283,13 +1290,13 @@ func (b *sqlBuilder) groupBy(i int, g pipeline.GroupBy) (*groupPlan, bool) {
 				return nil, false
 			}
 			fn := "min"
-			if m.Func == pipeline.MetricMax {
+			if m.Func == qry.MetricMax {
 				fn = "max"
 			}
 			gp.metrics[j] = metricSource{kind: srcSQL, col: len(aggs)}
 			aggs = append(aggs, fn+"(a"+strconv.Itoa(len(aggs))+")")
 			cols = append(cols, f.number()+" AS a"+strconv.Itoa(len(aggs)-1))
-		case pipeline.MetricSum, pipeline.MetricMean, pipeline.MetricMedian, pipeline.MetricStddev:
+		case qry.MetricSum, qry.MetricMean, qry.MetricMedian, qry.MetricStddev:
 			gp.metrics[j] = metricSource{kind: srcList, col: listCol[m.Path]}
 		default:
 			return nil, false // values: its distinct values are Go's to judge
@@ -1381,7 +1388,7 @@ func runGroups(t *txn, pl *pipePlan) ([]any, error) {
 		}
 		var kv any
 		if key.Valid {
-			if kv, err = pipeline.Decode([]byte(key.String)); err != nil {
+			if kv, err = qry.Decode([]byte(key.String)); err != nil {
 				return nil, fmt.Errorf("decode the key of group %d: %w", len(out), err)
 			}
 		}
@@ -1403,14 +1410,14 @@ func runGroups(t *txn, pl *pipePlan) ([]any, error) {
 			case srcList:
 				// The evaluator's own aggregate, fed the same numbers in the
 				// same order, gives the same bits.
-				a := pipeline.NewAggregate(m)
+				a := qry.NewAggregate(m)
 				for _, f := range nums[src.col] {
 					held += a.Add(f)
 				}
 				row[m.Name] = a.Result()
 			}
 		}
-		if held > pipeline.MaxHeldItems {
+		if held > qry.MaxHeldItems {
 			return nil, errors.New("group_by holds too many values: " + fallbackMarker)
 		}
 		out = append(out, row)

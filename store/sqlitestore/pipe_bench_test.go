@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxkit/ctxkit/offload/pipeline"
 	"github.com/ctxkit/ctxkit/store"
+	qry "github.com/ctxkit/ctxkit/store/query"
+	"github.com/ctxkit/ctxkit/store/storetest"
 )
 
 // pipeBenchItems makes n items of about 400 bytes: an id, a title, a body,
@@ -87,18 +88,26 @@ func BenchmarkPipe100k(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Logf("%d items, %d bytes each on average", len(items), size/len(items))
-	const filter = `{"filter": {"year": {"$gte": 2010}, "category": {"$in": ["ml", "db", "os"]}}}`
-	pipelines := []struct{ name, steps string }{
-		{"group", `[` + filter + `, {"group_by": {"field": "author.name", "metrics": {"n": "count", "avg": "mean:score"}}}, {"sort": {"field": "n", "order": "desc"}}, {"limit": 10}]`},
-		{"count", `[` + filter + `, {"count": true}]`},
-		{"sort_limit", `[` + filter + `, {"sort": {"field": "score", "order": "desc"}}, {"limit": 10}]`},
+	// year >= 2010 and category in ml, db, os.
+	filter := qry.Filter{Cond: qry.And{Conds: []qry.Cond{
+		qry.FieldCond{Path: "category", Op: qry.OpIn, Value: []any{"ml", "db", "os"}},
+		qry.FieldCond{Path: "year", Op: qry.OpGte, Value: 2010.0},
+	}}}
+	pipelines := []struct {
+		name string
+		p    *qry.Pipeline
+	}{
+		{"group", &qry.Pipeline{Steps: []qry.Step{filter,
+			qry.GroupBy{Path: "author.name", Metrics: []qry.Metric{{Name: "avg", Func: qry.MetricMean, Path: "score"}, {Name: "n", Func: qry.MetricCount}}},
+			qry.Sort{Keys: []qry.SortKey{{Path: "n", Desc: true}}},
+			qry.Limit{N: 10},
+		}}},
+		{"count", &qry.Pipeline{Steps: []qry.Step{filter, qry.Count{}}}},
+		{"sort_limit", &qry.Pipeline{Steps: []qry.Step{filter, qry.Sort{Keys: []qry.SortKey{{Path: "score", Desc: true}}}, qry.Limit{N: 10}}}},
 	}
 	for _, pc := range pipelines {
-		p, err := pipeline.Parse(json.RawMessage(pc.steps))
-		if err != nil {
-			b.Fatal(err)
-		}
-		want, err := goRun(ctx, s, "bench", p)
+		p := pc.p
+		want, err := storetest.RunGo(ctx, s, "bench", p)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -109,8 +118,8 @@ func BenchmarkPipe100k(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if canon(got) != canon(want) {
-					b.Fatalf("Pipe gave %s, want %s", canon(got), canon(want))
+				if storetest.Canon(got) != storetest.Canon(want) {
+					b.Fatalf("Pipe gave %s, want %s", storetest.Canon(got), storetest.Canon(want))
 				}
 			}
 		})
@@ -121,15 +130,15 @@ func BenchmarkPipe100k(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if pushed == 0 || canon(got) != canon(want) {
-					b.Fatalf("Pipe ran %d steps in SQL and gave %s, want %s", pushed, canon(got), canon(want))
+				if pushed == 0 || storetest.Canon(got) != storetest.Canon(want) {
+					b.Fatalf("Pipe ran %d steps in SQL and gave %s, want %s", pushed, storetest.Canon(got), storetest.Canon(want))
 				}
 			}
 		})
 		b.Run(pc.name+"/go", func(b *testing.B) {
 			defer reportCPU(b, cpuTime())
 			for b.Loop() {
-				if _, err := goRun(ctx, s, "bench", p); err != nil {
+				if _, err := storetest.RunGo(ctx, s, "bench", p); err != nil {
 					b.Fatal(err)
 				}
 			}

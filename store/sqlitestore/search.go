@@ -14,6 +14,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 	"github.com/ctxkit/ctxkit/internal/sqlitedb"
 	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
@@ -274,11 +275,14 @@ func (s *itemSearch) matchSubstrings(substr []int, lo, hi int64) error {
 	for w := range workers {
 		found[w] = make([][]int64, len(s.q.Terms))
 		wg.Go(func() {
-			var scalars, folded []byte
+			var (
+				scalars, folded []byte
+				sc              jsonscan.Scalars
+			)
 			for j := range jobs {
 				for k, data := range j.data {
 					var err error
-					if scalars, err = appendScalars(scalars[:0], data, true); err != nil {
+					if scalars, err = sc.Append(scalars[:0], data); err != nil {
 						continue
 					}
 					folded = textsearch.AppendFold(folded[:0], string(scalars))
@@ -453,6 +457,7 @@ func (s *itemSearch) measure(cands []textsearch.Candidate) ([]textsearch.Measure
 		m    *textsearch.Matcher
 		freq []int
 		buf  []byte
+		sc   jsonscan.Scalars
 	}
 	parallel(len(cands), func() *state {
 		return &state{m: textsearch.NewMatcher(s.q), freq: make([]int, len(s.q.Terms))}
@@ -461,7 +466,7 @@ func (s *itemSearch) measure(cands []textsearch.Candidate) ([]textsearch.Measure
 		data := s.items[c.Doc].data
 		text := ""
 		var err error
-		if st.buf, err = appendScalars(st.buf[:0], data, true); err == nil {
+		if st.buf, err = st.sc.Append(st.buf[:0], data); err == nil {
 			text = string(st.buf)
 		}
 		st.m.Count(text, &c.Terms, st.freq)

@@ -28,9 +28,11 @@ type Options struct {
 	NoBackgroundIndex bool
 
 	// chunkRunes and indexInline override the text chunk size and the
-	// inline indexing threshold (-1 for none), for tests.
+	// inline indexing threshold (-1 for none), and pipeMode how Pipe runs a
+	// pipeline, for tests.
 	chunkRunes  int
 	indexInline int
+	pipeMode    pipeMode
 }
 
 // Defaults and bounds.
@@ -67,6 +69,7 @@ type Store struct {
 	// indexInline is the content size, in bytes, up to which Put indexes
 	// content in its own transaction.
 	indexInline int
+	pipeMode    pipeMode // how Pipe runs a pipeline
 }
 
 var _ store.Store = (*Store)(nil)
@@ -77,7 +80,7 @@ var _ store.Store = (*Store)(nil)
 // knows (migrate.ErrNewer), or that is not a ctxkit store
 // (migrate.ErrForeign).
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
-	s := &Store{chunkRunes: opts.chunkRunes, indexInline: opts.indexInline, staged: &stager{}}
+	s := &Store{chunkRunes: opts.chunkRunes, indexInline: opts.indexInline, staged: &stager{}, pipeMode: opts.pipeMode}
 	if s.chunkRunes <= 0 {
 		s.chunkRunes = defaultChunkRunes
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
 )
@@ -147,11 +148,12 @@ func prepare(ws *store.Workspace, c *store.Content, chunkRunes, indexInline int)
 		}
 		p.items, p.itemChars, p.terms, p.count = items.data, items.chars, items.terms, len(items.data)
 	case store.ShapeDict:
-		if !isJSONObject(c.Value) {
-			return nil, fmt.Errorf("dict value: %w", errNotObject)
+		keys, ok := jsonscan.ObjectSpans(c.Value)
+		if !ok {
+			return nil, errors.New("dict value is not a JSON object")
 		}
 		p.value = c.Value
-		p.count = topLevelMembers(c.Value)
+		p.count = len(keys) // distinct keys: a repeated key has one value
 	case store.ShapeText:
 		p.chunks = textsearch.Split(c.Text, chunkRunes)
 		if len(c.Text) <= indexInline {
@@ -184,10 +186,15 @@ func prepareItems(items []json.RawMessage, terms bool) (*preparedItems, error) {
 		tb      termBuilder
 		scalars []byte
 		terms   []byte
+		sc      jsonscan.Scalars
 	}
 	parallel(len(items), func() *state { return &state{} }, func(i int, st *state) {
 		var err error
-		st.scalars, err = appendScalars(st.scalars[:0], items[i], terms)
+		if terms {
+			st.scalars, err = st.sc.Append(st.scalars[:0], items[i])
+		} else {
+			err = jsonscan.Validate(items[i])
+		}
 		if err != nil {
 			errs[i] = err
 			return

@@ -295,7 +295,7 @@ func testPatchItem(t *testing.T, s store.Store) {
 			t.Errorf("PatchItem on the non-object item %s: no error", nonObjects[i])
 		}
 	}
-	for _, bad := range []string{`{"a":`, `not json`, ``} {
+	for _, bad := range []string{`{"a":`, `not json`, ``, `{"c":3}}`, `{"c":3} {"d":4}`, `[{"c":3}]`, `null`} {
 		if err := s.PatchItem(ctx, ws.ID, 0, json.RawMessage(bad)); err == nil {
 			t.Errorf("PatchItem with the invalid patch %q: no error", bad)
 		}
@@ -305,6 +305,39 @@ func testPatchItem(t *testing.T, s store.Store) {
 		wantErr(t, err, store.ErrOutOfRange, fmt.Sprintf("PatchItem(%d)", i))
 	}
 	checkList(t, s, ws.ID, want)
+}
+
+// testPatchItemPreserves checks what PatchItem keeps of an item as
+// written: its members in their order, new keys after them, keys and
+// values byte for byte (escapes, digits), whitespace between tokens aside.
+func testPatchItemPreserves(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	cases := []struct{ target, patch, want string }{
+		{`{"z":1,"y":{"x":2,"w":3},"v":4}`, `{"y":{"x":20,"u":5},"a":0}`, `{"z":1,"y":{"x":20,"w":3,"u":5},"v":4,"a":0}`},
+		{`{"big":12345678901234567890,"f":1.50,"e":1E+2}`, `{"g":1e400,"f":2.50}`, `{"big":12345678901234567890,"f":2.50,"e":1E+2,"g":1e400}`},
+		{`{"s":"\u00e9\/<>&","\u006b":"v"}`, `{"t":"a\"b\u0000"}`, `{"s":"\u00e9\/<>&","\u006b":"v","t":"a\"b\u0000"}`},
+		{`{"k":"v"}`, `{"\u006b":"w"}`, `{"k":"w"}`},
+		{"{ \"a\" : [ 1 , 2 ] ,\n \"b\" : { } }", `{"c":true}`, `{"a":[1,2],"b":{},"c":true}`},
+		{`{"a":1,"b":2}`, `{"a":null}`, `{"b":2}`},
+	}
+	items := make([]json.RawMessage, len(cases))
+	for i, tc := range cases {
+		items[i] = json.RawMessage(tc.target)
+	}
+	ws, c := listWorkspace("preserved", items)
+	mustPut(t, s, ws, c)
+	for i, tc := range cases {
+		if err := s.PatchItem(ctx, ws.ID, i, json.RawMessage(tc.patch)); err != nil {
+			t.Fatalf("PatchItem(%s, %s): %v", tc.target, tc.patch, err)
+		}
+		got, err := s.Items(ctx, ws.ID, i, 1)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("Items(%d): %s, %v", i, got, err)
+		}
+		if string(got[0]) != tc.want {
+			t.Errorf("PatchItem(%s, %s) stored %s, want %s", tc.target, tc.patch, got[0], tc.want)
+		}
+	}
 }
 
 // testDeleteItems checks that DeleteItems removes the given indexes (later
@@ -508,6 +541,49 @@ func testSearchItems(t *testing.T, s store.Store) {
 			t.Errorf("SearchItems(100 terms + alpha): total %d, want 3", total)
 		}
 	})
+}
+
+// testSearchItemsRepeatedKey checks that a key an object repeats is
+// searched with its last value only, the one a JSON decoder keeps (and
+// the one every reader of items sees), with and without fields.
+func testSearchItemsRepeatedKey(t *testing.T, s store.Store) {
+	items := rawItems(
+		/* 0 */ `{"k":"alpha","k":"bravo"}`,
+		/* 1 */ `{"k":{"deep":"charlie"},"n":"delta","k":"echo"}`,
+		/* 2 */ `{"k":"foxtrot","\u006b":"golf"}`,
+		/* 3 */ `{"o":{"k":"hotel","k":"india"}}`,
+		/* 4 */ `[{"k":"juliett"},{"k":"kilo"}]`,
+	)
+	ws, c := listWorkspace("repeated", items)
+	mustPut(t, s, ws, c)
+	for _, tc := range []struct {
+		q    store.Query
+		want []int
+	}{
+		{store.Query{Text: "alpha"}, nil},
+		{store.Query{Text: "bravo"}, []int{0}},
+		{store.Query{Text: "charlie"}, nil},
+		{store.Query{Text: "delta"}, []int{1}},
+		{store.Query{Text: "echo"}, []int{1}},
+		{store.Query{Text: "foxtrot"}, nil},
+		{store.Query{Text: "golf"}, []int{2}},
+		{store.Query{Text: "hotel"}, nil},
+		{store.Query{Text: "india"}, []int{3}},
+		{store.Query{Text: "juliett kilo"}, []int{4}}, // array elements are not keys
+		{store.Query{Text: "alpha bravo", Fields: []string{"k"}}, []int{0}},
+		{store.Query{Text: "charlie echo", Fields: []string{"k"}}, []int{1}},
+		{store.Query{Text: "hotel india", Fields: []string{"o.k"}}, []int{3}},
+	} {
+		hits, total := mustSearch(t, s, ws.ID, tc.q)
+		if got := hitIndexes(hits); !sameSet(got, tc.want) || total != len(tc.want) {
+			t.Errorf("SearchItems(%+v) = %v (total %d), want %v", tc.q, got, total, tc.want)
+		}
+		for _, h := range hits {
+			if h.Terms != 1 && h.Index != 4 {
+				t.Errorf("SearchItems(%+v): item %d matched %d terms, want 1", tc.q, h.Index, h.Terms)
+			}
+		}
+	}
 }
 
 // testSearchItemsLimit checks Limit, the default limit, totals beyond the

@@ -86,8 +86,10 @@ var tests = []struct {
 	{"AppendItems", testAppendItems},
 	{"UpdateItem", testUpdateItem},
 	{"PatchItem", testPatchItem},
+	{"PatchItemPreserves", testPatchItemPreserves},
 	{"DeleteItems", testDeleteItems},
 	{"SearchItems", testSearchItems},
+	{"SearchItemsRepeatedKey", testSearchItemsRepeatedKey},
 	{"SearchItemsLimit", testSearchItemsLimit},
 	{"SearchItemsAfterMutation", testSearchItemsAfterMutation},
 	{"SearchItemsFolds", testSearchItemsFolds},
@@ -97,6 +99,9 @@ var tests = []struct {
 	{"SearchText", testSearchText},
 	{"Isolation", testIsolation},
 	{"Concurrency", testConcurrency},
+	{"Pipe", testPipe},
+	{"PipeRandom", testPipeRandom},
+	{"PipeErrors", testPipeErrors},
 	{"CanceledContext", testCanceledContext},
 }
 

@@ -23,6 +23,8 @@ func testValue(t *testing.T, s store.Store) {
 		{"empty", `{}`},
 		{"unicode", `{"ключ":"значение","emoji":"😀","escaped":"tab\tnewline\nquote\"","日本":["語"]}`},
 		{"big numbers", `{"id":9007199254740993,"neg":-12345678901234567890,"f":1.5e300,"small":0.000001}`},
+		// Items counts distinct keys: a repeated key has one value.
+		{"repeated key", `{"a":1,"b":2,"a":3,"\u0061":4}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -34,6 +36,9 @@ func testValue(t *testing.T, s store.Store) {
 			}
 			if !jsonEqualNumbers(got, c.Value) {
 				t.Errorf("Value = %s, want %s", got, c.Value)
+			}
+			if st := mustStat(t, s, ws.ID); st.Items != ws.Items {
+				t.Errorf("Stat().Items = %d, want %d keys", st.Items, ws.Items)
 			}
 		})
 	}

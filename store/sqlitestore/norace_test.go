@@ -1,5 +1,0 @@
-//go:build !race
-
-package sqlitestore
-
-const raceEnabled = false
