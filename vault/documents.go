@@ -117,7 +117,6 @@ type indexer struct {
 	pin     store.Pin
 	pinned  bool
 	warning string
-	timeout time.Duration
 	build   index.Builder // a rebuild's, which file fills instead of idx
 }
 
@@ -140,7 +139,7 @@ func (s *Service) indexerFor(ctx context.Context, v *Vault) (*indexer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &indexer{s: s, v: v, idx: idx, e: e, pin: p, pinned: pinned, warning: warning, timeout: DefaultFileTimeout}, nil
+	return &indexer{s: s, v: v, idx: idx, e: e, pin: p, pinned: pinned, warning: warning}, nil
 }
 
 // Index brings a semantic vault's index in step with its files: new and
@@ -193,7 +192,7 @@ func (s *Service) rebuildIndexer(ctx context.Context, v *Vault) (*indexer, error
 	if err != nil {
 		return nil, err
 	}
-	return &indexer{s: s, v: v, idx: idx, e: e, warning: warning, timeout: DefaultFileTimeout}, nil
+	return &indexer{s: s, v: v, idx: idx, e: e, warning: warning}, nil
 }
 
 // rebuild rebuilds the whole index with the vault's embedder, as a new
@@ -288,26 +287,44 @@ func (x *indexer) run(ctx context.Context, c Caller, scope, prefix string, force
 // stops at the first error that is not one file's.
 func (x *indexer) walk(ctx context.Context, scope string, force bool, progress func(int, int, string)) (*IndexReport, map[string]bool, error) {
 	rep := x.newReport()
-	files, err := x.s.documents(x.v, scope)
+	files, failed, err := x.s.documents(x.v, scope)
 	if err != nil {
 		return rep, nil, err
 	}
+	rep.Failed = append(rep.Failed, failed...)
 	metas, err := x.s.reg.DocMeta(ctx, x.v.ID)
 	if err != nil {
 		return rep, nil, err
 	}
+	// What the index holds, read once: a file written meanwhile is
+	// indexed again at worst.
+	var indexed map[string]index.Doc
+	if !force {
+		docs, err := x.idx.Docs(ctx)
+		if err != nil {
+			return rep, nil, err
+		}
+		indexed = make(map[string]index.Doc, len(docs))
+		for _, d := range docs {
+			indexed[d.Path] = d
+		}
+	}
 	seen := make(map[string]bool, len(files))
-	for i, rel := range files {
+	for i, f := range files {
 		if err := ctx.Err(); err != nil {
 			return rep, seen, err
 		}
+		rel := f.name
 		seen[rel] = true
-		changed, chunks, err := x.file(ctx, rel, metas[rel], force)
+		old, ok := indexed[rel]
+		changed, chunks, err := x.file(ctx, f, nil, metas[rel], func(hash string) bool {
+			return ok && old.Hash == hash && maps.Equal(old.Meta, metas[rel])
+		})
 		switch {
 		case errors.Is(err, index.ErrSuperseded):
 			return rep, seen, err
 		case err != nil:
-			rep.Failed = append(rep.Failed, FileError{Path: rel, Error: err.Error()})
+			rep.Failed = append(rep.Failed, FileError{Path: rel, Error: hidePaths(err)})
 		case changed:
 			rep.Indexed++
 			rep.Chunks += chunks
@@ -341,16 +358,20 @@ func (x *indexer) setPin(ctx context.Context, p store.Pin) error {
 	return nil
 }
 
+// docFile is a file of a vault: its canonical name and its absolute path,
+// as resolve gives them.
+type docFile struct{ name, abs string }
+
 // documents lists the indexable files of v under scope (an absolute path
-// that resolve gave: a folder, or one file), as names in the vault,
-// skipping hidden files and folders (ctxkit's data folder among them) and
-// anything a symlink would take out of the vault.
-func (s *Service) documents(v *Vault, scope string) ([]string, error) {
+// that resolve gave: a folder, or one file), skipping hidden files and
+// folders (ctxkit's data folder among them) and anything a symlink would
+// take out of the vault. A file it cannot resolve otherwise is returned
+// in failed.
+func (s *Service) documents(v *Vault, scope string) (files []docFile, failed []FileError, err error) {
 	root, err := filepath.EvalSymlinks(v.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("vault %q folder %s: %w", v.Name, v.Dir, err)
+		return nil, nil, fmt.Errorf("the folder of vault %q: %w", v.Name, err)
 	}
-	var out []string
 	add := func(path string) error {
 		if !extract.Supported(path) {
 			return nil
@@ -359,17 +380,21 @@ func (s *Service) documents(v *Vault, scope string) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		if _, name, err := s.resolve(v, rel); err == nil {
-			out = append(out, name)
-		} // else a symlink leading out of the vault
+		abs, name, err := s.resolve(v, rel)
+		switch {
+		case err == nil:
+			files = append(files, docFile{name, abs})
+		case !errors.Is(err, ErrOutside): // outside: a symlink leading out
+			failed = append(failed, FileError{Path: filepath.ToSlash(rel), Error: hidePaths(err)})
+		}
 		return nil
 	}
 	fi, err := os.Stat(scope)
 	if err != nil {
-		return nil, fmt.Errorf("vault %q: %w", v.Name, err)
+		return nil, nil, fmt.Errorf("vault %q: %w", v.Name, err)
 	}
 	if !fi.IsDir() {
-		return out, add(scope)
+		return files, failed, add(scope)
 	}
 	err = filepath.WalkDir(scope, func(path string, d fs.DirEntry, err error) error {
 		switch {
@@ -386,30 +411,28 @@ func (s *Service) documents(v *Vault, scope string) ([]string, error) {
 		return add(path)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list the files of vault %q: %w", v.Name, err)
+		return nil, nil, fmt.Errorf("list the files of vault %q: %w", v.Name, err)
 	}
-	return out, nil
+	return files, failed, nil
 }
 
-// file indexes one file if its content changed (or force); it reports
-// whether it did and how many chunks it stored. rel is a canonical name
-// that resolve gave.
-func (x *indexer) file(ctx context.Context, rel string, meta map[string]string, force bool) (bool, int, error) {
-	abs, _, err := x.s.resolve(x.v, rel)
-	if err != nil {
-		return false, 0, err
-	}
-	data, err := os.ReadFile(abs)
-	if err != nil {
-		return false, 0, err
+// file indexes one file, read from disk unless data is given, unless
+// unchanged (nil: never) says the index holds it as it is; it reports
+// whether it did and how many chunks it stored.
+func (x *indexer) file(ctx context.Context, f docFile, data []byte, meta map[string]string, unchanged func(hash string) bool) (bool, int, error) {
+	rel := f.name
+	if data == nil {
+		var err error
+		if data, err = os.ReadFile(f.abs); err != nil {
+			return false, 0, err
+		}
 	}
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])
-	old, err := x.idx.Doc(ctx, rel)
-	if err == nil && old.Hash == hash && maps.Equal(old.Meta, meta) && !force {
+	if unchanged != nil && unchanged(hash) {
 		return false, 0, nil
 	}
-	doc, err := extractWithin(ctx, rel, data, x.timeout)
+	doc, err := extractWithin(ctx, rel, data, DefaultFileTimeout)
 	if err != nil {
 		return false, 0, err
 	}
@@ -613,6 +636,10 @@ func unsupported(path string) error {
 	return invalid("path", "%q is not a document type the vault indexes (.md .txt .pdf .docx .html .json .csv)", path)
 }
 
+// MaxDocBytes bounds a document written through the service: the most a
+// file may hold and still be indexed.
+const MaxDocBytes = extract.DefaultMaxBytes
+
 // WriteDocRequest is a document written into a semantic vault, at a path
 // the operation names.
 type WriteDocRequest struct {
@@ -648,6 +675,9 @@ func (s *Service) WriteDoc(ctx context.Context, c Caller, name, path string, req
 	if !extract.Supported(abs) {
 		return WriteDocResult{}, unsupported(path)
 	}
+	if len(req.Content) > MaxDocBytes {
+		return WriteDocResult{}, invalid("content", "a document of %d bytes is over the %d-byte limit", len(req.Content), MaxDocBytes)
+	}
 	if fi, err := os.Stat(abs); err == nil && (fi.IsDir() || !req.Overwrite) {
 		return WriteDocResult{}, &Error{Kind: ErrExists, Msg: fmt.Sprintf("%s exists in vault %q", rel, v.Name), Field: "path",
 			Fix: "set overwrite to replace it, or choose another path"}
@@ -668,8 +698,9 @@ func (s *Service) WriteDoc(ctx context.Context, c Caller, name, path string, req
 	if err := s.reg.SetDocMeta(ctx, v.ID, map[string]map[string]string{rel: meta}); err != nil {
 		return WriteDocResult{}, fmt.Errorf("record the metadata of %s: %w", rel, err)
 	}
-	if _, _, err := x.file(ctx, rel, meta, true); err != nil {
-		return WriteDocResult{}, fmt.Errorf("index %s: %w", rel, err)
+	if _, _, err := x.file(ctx, docFile{rel, abs}, []byte(req.Content), meta, nil); err != nil {
+		// The file is written: say so, so that a retry overwrites it.
+		return WriteDocResult{}, fmt.Errorf("%s was written but not indexed (write it again with overwrite, or index the vault): %w", rel, err)
 	}
 	s.audit(ctx, v, c, "write-doc", rel, "")
 	return WriteDocResult{Vault: v.Name, Path: rel, Bytes: len(req.Content)}, nil
@@ -689,10 +720,16 @@ func (s *Service) DeleteDoc(ctx context.Context, c Caller, name, path string) ([
 	if rel == "." {
 		return nil, invalid("path", "name a file or folder of vault %q to delete", v.Name)
 	}
-	if _, err := os.Stat(abs); err != nil {
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, noDocument(v, path)
+	case err != nil:
+		return nil, fmt.Errorf("delete %s: %w", rel, err)
+	case !fi.IsDir() && !extract.Supported(abs):
+		return nil, unsupported(path)
 	}
-	files, err := s.documents(v, abs)
+	files, _, err := s.documents(v, abs)
 	if err != nil {
 		return nil, err
 	}
@@ -709,12 +746,9 @@ func (s *Service) DeleteDoc(ctx context.Context, c Caller, name, path string) ([
 			}
 		}
 	}()
-	for _, rel := range files {
-		fabs, _, err := s.resolve(v, rel)
-		if err != nil {
-			return deleted, err
-		}
-		if err := os.Remove(fabs); err != nil {
+	for _, f := range files {
+		rel := f.name
+		if err := os.Remove(f.abs); err != nil {
 			return deleted, fmt.Errorf("delete %s: %w", rel, err)
 		}
 		if err := idx.Delete(ctx, rel); err != nil {

@@ -65,7 +65,7 @@ type Described struct {
 
 // Describe classifies err for a front end.
 func Describe(err error) Described {
-	d := Described{Message: err.Error()}
+	d := Described{Message: hidePaths(err)}
 	var e *Error
 	if errors.As(err, &e) {
 		d.Message, d.Fix, d.Field = e.Msg, e.Fix, e.Field

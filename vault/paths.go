@@ -62,7 +62,7 @@ func (s *Service) resolve(v *Vault, rel string) (abs, name string, err error) {
 	}
 	root, err := filepath.EvalSymlinks(v.Dir)
 	if err != nil {
-		return "", "", fmt.Errorf("vault %q folder %s: %w", v.Name, v.Dir, err)
+		return "", "", fmt.Errorf("the folder of vault %q: %w", v.Name, err)
 	}
 	abs = filepath.Join(root, clean)
 	// Follow the longest existing prefix: a symlink anywhere in it must
@@ -80,7 +80,7 @@ func (s *Service) resolve(v *Vault, rel string) (abs, name string, err error) {
 	}
 	real, err := filepath.EvalSymlinks(existing)
 	if err != nil {
-		return "", "", outside(rel, "cannot be followed: "+err.Error())
+		return "", "", outside(rel, "cannot be followed: "+hidePaths(err))
 	}
 	if !within(root, real) {
 		return "", "", outside(rel, "leads out through a symbolic link")
@@ -123,6 +123,22 @@ func checkComponents(rel, clean string) error {
 		}
 	}
 	return nil
+}
+
+// hidePaths returns err's message with the paths of the file system errors
+// in it cut to their last element: a caller is told which file failed,
+// never where the owner keeps the vault.
+func hidePaths(err error) string {
+	msg := err.Error()
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		switch pe := e.(type) {
+		case *fs.PathError:
+			msg = strings.ReplaceAll(msg, pe.Path, filepath.Base(pe.Path))
+		case *os.LinkError:
+			msg = strings.ReplaceAll(strings.ReplaceAll(msg, pe.Old, filepath.Base(pe.Old)), pe.New, filepath.Base(pe.New))
+		}
+	}
+	return msg
 }
 
 // within reports whether p is root or below it (both cleaned, absolute).

@@ -192,7 +192,7 @@ func (s *Service) skills(ctx context.Context, v *Vault) (*SkillReport, error) {
 		}
 		sk, err := s.readSkill(v, rel)
 		if err != nil {
-			rep.Problems = append(rep.Problems, FileError{Path: rel, Error: err.Error()})
+			rep.Problems = append(rep.Problems, FileError{Path: rel, Error: hidePaths(err)})
 			continue
 		}
 		if first, dup := byName[sk.Name]; dup {

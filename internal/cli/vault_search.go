@@ -247,19 +247,22 @@ func newVaultWriteCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 
 // readInput returns text, or what file holds (- for in), bounded.
 func readInput(text, file string, in io.Reader) (string, error) {
-	var b []byte
-	var err error
 	switch file {
 	case "":
 		return text, nil
 	case "-":
-		if b, err = io.ReadAll(io.LimitReader(in, maxInput+1)); err != nil {
-			return "", fmt.Errorf("read standard input: %w", err)
-		}
+		file = "standard input"
 	default:
-		if b, err = os.ReadFile(file); err != nil {
+		f, err := os.Open(file)
+		if err != nil {
 			return "", err
 		}
+		defer f.Close()
+		in = f
+	}
+	b, err := io.ReadAll(io.LimitReader(in, maxInput+1))
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", file, err)
 	}
 	if len(b) > maxInput {
 		return "", fmt.Errorf("the input is over the %d-byte limit", maxInput)

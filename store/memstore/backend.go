@@ -41,8 +41,8 @@ func OpenBackend(_ context.Context, rest string, _ store.Options) (store.Backend
 		if _, err := b.reg.Vault(ctx, id); err != nil {
 			return nil, err
 		}
-		return func() error {
-			_, err := b.reg.Vault(context.WithoutCancel(ctx), id)
+		return func(ctx context.Context) error {
+			_, err := b.reg.Vault(ctx, id)
 			return err
 		}, nil
 	}
@@ -81,7 +81,7 @@ func (backendStore) Close() error { return nil }
 func (b *Backend) KV() store.KV { return b.kv }
 
 // Registry returns the vault registry.
-func (b *Backend) Registry() store.Registry { return b.reg }
+func (b *Backend) Registry() store.Registry { return b.vault.Registry(b.reg) }
 
 // Index returns a vault's document index.
 func (b *Backend) Index(ctx context.Context, vaultID string) (index.Index, error) {

@@ -100,8 +100,8 @@ func (b *Backend) vaultFile(ctx context.Context, id, name string) (string, vault
 	if err != nil {
 		return "", nil, fmt.Errorf("vault %s: %w", id, err)
 	}
-	guard := func() error {
-		if _, err := b.reg.Vault(context.WithoutCancel(ctx), id); err != nil {
+	guard := func(ctx context.Context) error {
+		if _, err := b.reg.Vault(ctx, id); err != nil {
 			return err
 		}
 		now, err := os.Stat(path)
@@ -129,7 +129,7 @@ func (backendStore) Close() error { return nil }
 func (b *Backend) KV() store.KV { return b.ws.KV() }
 
 // Registry returns the file registry.
-func (b *Backend) Registry() store.Registry { return b.reg }
+func (b *Backend) Registry() store.Registry { return b.vault.Registry(b.reg) }
 
 // Index returns a vault's document index.
 func (b *Backend) Index(ctx context.Context, vaultID string) (index.Index, error) {

@@ -1,9 +1,11 @@
 // Package vaultpool keeps one open document index and one open episode
 // store per vault for a backend, opened on first use and kept until the
-// vault is dropped or the backend closes, and guards the handles it hands
-// out: a handle that outlives its vault (deleted, or deleted and created
-// again under the same name, by this process or another) fails with
-// store.ErrNotFound instead of writing into data nobody will read again.
+// vault is forgotten or dropped or the backend closes, and guards the
+// writes of the handles it hands out: a write through a handle that
+// outlives its vault (deleted, or deleted and created again under the same
+// name, by this process or another) fails with store.ErrNotFound instead
+// of going into data nobody will read again. (A read through such a handle
+// reads what the vault held, or fails once the handle is closed.)
 package vaultpool
 
 import (
@@ -12,13 +14,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ctxkit/ctxkit/store"
 	"github.com/ctxkit/ctxkit/vault/episodic"
 	"github.com/ctxkit/ctxkit/vault/index"
 )
 
 // Guard reports whether a handle's data is still the vault's: nil, or an
-// error wrapping store.ErrNotFound once it is gone.
-type Guard func() error
+// error wrapping store.ErrNotFound once it is gone (any other error says
+// the check itself failed).
+type Guard func(ctx context.Context) error
 
 // Openers open a vault's stores; each returns the handle and its guard.
 type Openers struct {
@@ -47,20 +51,31 @@ func New(o Openers) *Pool {
 // get returns m's live handle for id, opening it (again) when there is none
 // or its guard says its data is gone. The guard of a held handle (which
 // may read the registry) runs outside the pool's lock, so that lookups of
-// other vaults do not wait for it.
+// other vaults do not wait for it; opening runs under it (once per vault,
+// rarely).
 func get[T interface{ Close() error }](ctx context.Context, mu *sync.Mutex, m map[string]held[T], id string,
 	open func(context.Context, string) (T, Guard, error)) (held[T], error) {
 	mu.Lock()
 	e, ok := m[id]
 	mu.Unlock()
-	if ok && e.g() == nil {
-		return e, nil
+	if ok {
+		err := e.g(ctx)
+		if err == nil {
+			return e, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return held[T]{}, err // the check failed, not the handle
+		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	if cur, ok := m[id]; ok {
-		if cur.g() == nil {
+		err := cur.g(ctx)
+		switch {
+		case err == nil:
 			return cur, nil // opened again meanwhile
+		case !errors.Is(err, store.ErrNotFound):
+			return held[T]{}, err
 		}
 		delete(m, id)
 		_ = cur.h.Close() // its data is gone; nothing to lose
@@ -90,6 +105,25 @@ func (p *Pool) Episodes(ctx context.Context, vaultID string) (episodic.Store, er
 		return nil, err
 	}
 	return guardedEpisodes{e.h, e.g}, nil
+}
+
+// Registry returns r whose DeleteVault also closes the vault's handles in
+// the pool: a forgotten vault holds nothing open.
+func (p *Pool) Registry(r store.Registry) store.Registry { return registry{r, p} }
+
+type registry struct {
+	store.Registry
+	p *Pool
+}
+
+func (r registry) DeleteVault(ctx context.Context, id string) (store.VaultRecord, error) {
+	rec, err := r.Registry.DeleteVault(ctx, id)
+	if err == nil {
+		// The handles' writes already fail (their guard); one that does
+		// not close cleanly holds nothing anyone could read again.
+		_ = r.p.Drop(id)
+	}
+	return rec, err
 }
 
 // Drop closes the vault's handles.
@@ -127,14 +161,14 @@ func (p *Pool) Close() error {
 // guarded runs a write between two checks of g: the first keeps a write
 // from going into deleted data; the second reports one that raced with a
 // deletion, so that it is never acknowledged as stored.
-func guarded(g Guard, write func() error) error {
-	if err := g(); err != nil {
+func guarded(ctx context.Context, g Guard, write func() error) error {
+	if err := g(ctx); err != nil {
 		return err
 	}
 	if err := write(); err != nil {
 		return err
 	}
-	return g()
+	return g(context.WithoutCancel(ctx))
 }
 
 // guardedIndex is an index handle whose writes are guarded and whose
@@ -145,17 +179,17 @@ type guardedIndex struct {
 }
 
 func (x guardedIndex) Put(ctx context.Context, d index.Doc, c []index.Chunk) error {
-	return guarded(x.g, func() error { return x.Index.Put(ctx, d, c) })
+	return guarded(ctx, x.g, func() error { return x.Index.Put(ctx, d, c) })
 }
 
 func (x guardedIndex) Delete(ctx context.Context, path string) error {
-	return guarded(x.g, func() error { return x.Index.Delete(ctx, path) })
+	return guarded(ctx, x.g, func() error { return x.Index.Delete(ctx, path) })
 }
 
 // Rebuild guards the start of the rebuild and its builder's writes.
 func (x guardedIndex) Rebuild(ctx context.Context) (index.Builder, error) {
 	var b index.Builder
-	err := guarded(x.g, func() (err error) {
+	err := guarded(ctx, x.g, func() (err error) {
 		b, err = x.Index.Rebuild(ctx)
 		return err
 	})
@@ -174,11 +208,11 @@ type guardedBuilder struct {
 }
 
 func (b guardedBuilder) Put(ctx context.Context, d index.Doc, c []index.Chunk) error {
-	return guarded(b.g, func() error { return b.Builder.Put(ctx, d, c) })
+	return guarded(ctx, b.g, func() error { return b.Builder.Put(ctx, d, c) })
 }
 
 func (b guardedBuilder) Commit(ctx context.Context) error {
-	return guarded(b.g, func() error { return b.Builder.Commit(ctx) })
+	return guarded(ctx, b.g, func() error { return b.Builder.Commit(ctx) })
 }
 
 // guardedEpisodes is an episode store handle whose writes are guarded and
@@ -190,7 +224,7 @@ type guardedEpisodes struct {
 
 func (s guardedEpisodes) Apply(ctx context.Context, c *episodic.Change, now time.Time) (time.Time, error) {
 	var at time.Time
-	err := guarded(s.g, func() (err error) {
+	err := guarded(ctx, s.g, func() (err error) {
 		at, err = s.Store.Apply(ctx, c, now)
 		return err
 	})
@@ -198,7 +232,7 @@ func (s guardedEpisodes) Apply(ctx context.Context, c *episodic.Change, now time
 }
 
 func (s guardedEpisodes) Import(ctx context.Context, recs []*episodic.Record) error {
-	return guarded(s.g, func() error { return s.Store.Import(ctx, recs) })
+	return guarded(ctx, s.g, func() error { return s.Store.Import(ctx, recs) })
 }
 
 func (guardedEpisodes) Close() error { return nil }

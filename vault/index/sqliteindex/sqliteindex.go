@@ -167,13 +167,35 @@ func OpenMemory(ctx context.Context) (*Index, error) {
 // Close closes the database.
 func (x *Index) Close() error { return x.db.Close() }
 
-// meta reads one of the index's counters in tx.
-func meta(ctx context.Context, tx *sql.Tx, key string) (int64, error) {
-	var v int64
-	if err := tx.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = ?", key).Scan(&v); err != nil {
-		return 0, fmt.Errorf("read %s: %w", key, err)
+// state is the index's counters, as one transaction reads them.
+type state struct {
+	current  int64 // the set queries read
+	building int64 // the set a rebuild fills; -1 when none
+	build    int64 // the id of the rebuild filling it
+	next     int64 // the next chunk id
+}
+
+// readState reads the counters in tx, in one statement.
+func readState(ctx context.Context, tx *sql.Tx) (state, error) {
+	st := state{building: -1}
+	err := tx.QueryRowContext(ctx, `SELECT
+		(SELECT value FROM meta WHERE key = 'current'), (SELECT value FROM meta WHERE key = 'building'),
+		(SELECT value FROM meta WHERE key = 'build'), (SELECT value FROM meta WHERE key = 'next_chunk')`).
+		Scan(&st.current, &st.building, &st.build, &st.next)
+	if err != nil {
+		return st, fmt.Errorf("read the index's state: %w", err)
 	}
-	return v, nil
+	return st, nil
+}
+
+// live returns the sets a change goes to: the current one, and the one a
+// rebuild is filling, if any.
+func (st state) live() []tables {
+	out := []tables{sets[st.current&1]}
+	if st.building >= 0 && st.building != st.current {
+		out = append(out, sets[st.building&1])
+	}
+	return out
 }
 
 func setMeta(ctx context.Context, tx *sql.Tx, key string, v int64) error {
@@ -183,32 +205,9 @@ func setMeta(ctx context.Context, tx *sql.Tx, key string, v int64) error {
 	return nil
 }
 
-// current returns the set of the current generation.
-func current(ctx context.Context, tx *sql.Tx) (tables, error) {
-	c, err := meta(ctx, tx, "current")
-	return sets[c&1], err
-}
-
-// live returns the sets a change goes to: the current one, and the one a
-// rebuild is filling, if any.
-func live(ctx context.Context, tx *sql.Tx) ([]tables, error) {
-	c, err := meta(ctx, tx, "current")
-	if err != nil {
-		return nil, err
-	}
-	b, err := meta(ctx, tx, "building")
-	if err != nil {
-		return nil, err
-	}
-	out := []tables{sets[c&1]}
-	if b >= 0 && b != c {
-		out = append(out, sets[b&1])
-	}
-	return out, nil
-}
-
-// put replaces a document in the sets, with chunk ids from next_chunk.
-func put(ctx context.Context, tx *sql.Tx, in []tables, doc index.Doc, chunks []index.Chunk) error {
+// put replaces a document in the sets, with chunk ids from next (which it
+// moves past them).
+func put(ctx context.Context, tx *sql.Tx, in []tables, next *int64, doc index.Doc, chunks []index.Chunk) error {
 	meta, err := json.Marshal(doc.Meta)
 	if err != nil {
 		return fmt.Errorf("encode meta of %s: %w", doc.Path, err)
@@ -217,39 +216,27 @@ func put(ctx context.Context, tx *sql.Tx, in []tables, doc index.Doc, chunks []i
 		doc.Indexed = time.Now()
 	}
 	for _, t := range in {
-		if err := remove(ctx, tx, t, doc.Path); err != nil {
-			return err
-		}
-		next, err := metaNext(ctx, tx, len(chunks))
-		if err != nil {
-			return err
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t.chunks+" WHERE doc = ?", doc.Path); err != nil {
+			return fmt.Errorf("replace %s: %w", doc.Path, err)
 		}
 		ins, err := tx.PrepareContext(ctx, "INSERT INTO "+t.chunks+" (id, doc, idx, heading, page, text, vector) VALUES (?, ?, ?, ?, ?, ?, ?)")
 		if err != nil {
 			return err
 		}
 		for i, c := range chunks {
-			if _, err := ins.ExecContext(ctx, next+int64(i), doc.Path, i, c.Heading, c.Page, c.Text, embed.VectorBytes(c.Vector)); err != nil {
+			if _, err := ins.ExecContext(ctx, *next, doc.Path, i, c.Heading, c.Page, c.Text, embed.VectorBytes(c.Vector)); err != nil {
 				ins.Close()
 				return fmt.Errorf("index %s chunk %d: %w", doc.Path, i, err)
 			}
+			*next++
 		}
 		ins.Close()
-		if _, err := tx.ExecContext(ctx, "INSERT INTO "+t.docs+" (path, hash, meta, chunks, indexed) VALUES (?, ?, ?, ?, ?)",
+		if _, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO "+t.docs+" (path, hash, meta, chunks, indexed) VALUES (?, ?, ?, ?, ?)",
 			doc.Path, doc.Hash, string(meta), len(chunks), doc.Indexed.UTC().Format(time.RFC3339Nano)); err != nil {
 			return fmt.Errorf("record %s: %w", doc.Path, err)
 		}
 	}
 	return nil
-}
-
-// metaNext reserves n chunk ids and returns the first.
-func metaNext(ctx context.Context, tx *sql.Tx, n int) (int64, error) {
-	next, err := meta(ctx, tx, "next_chunk")
-	if err != nil {
-		return 0, err
-	}
-	return next, setMeta(ctx, tx, "next_chunk", next+int64(n))
 }
 
 // remove deletes a document and its chunks from a set.
@@ -267,24 +254,25 @@ func remove(ctx context.Context, tx *sql.Tx, t tables, path string) error {
 // current generation and in the one a rebuild is filling.
 func (x *Index) Put(ctx context.Context, doc index.Doc, chunks []index.Chunk) error {
 	return x.db.Write(ctx, func(tx *sql.Tx) error {
-		in, err := live(ctx, tx)
+		st, err := readState(ctx, tx)
 		if err != nil {
 			return err
 		}
-		if err := put(ctx, tx, in, doc, chunks); err != nil {
+		if err := put(ctx, tx, st.live(), &st.next, doc, chunks); err != nil {
 			return err
 		}
-		return bump(ctx, tx)
+		return bump(ctx, tx, st.next)
 	})
 }
 
 // Delete removes a document and its chunks, from every live generation.
 func (x *Index) Delete(ctx context.Context, path string) error {
 	return x.db.Write(ctx, func(tx *sql.Tx) error {
-		in, err := live(ctx, tx)
+		st, err := readState(ctx, tx)
 		if err != nil {
 			return err
 		}
+		in := st.live()
 		for _, t := range in {
 			if err := remove(ctx, tx, t, path); err != nil {
 				return err
@@ -295,13 +283,15 @@ func (x *Index) Delete(ctx context.Context, path string) error {
 				return fmt.Errorf("delete %s: %w", path, err)
 			}
 		}
-		return bump(ctx, tx)
+		return bump(ctx, tx, st.next)
 	})
 }
 
-// bump moves the generation, inside a change's transaction.
-func bump(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, "UPDATE meta SET value = value + 1 WHERE key = 'generation'"); err != nil {
+// bump moves the generation and records the next chunk id.
+func bump(ctx context.Context, tx *sql.Tx, next int64) error {
+	_, err := tx.ExecContext(ctx, `UPDATE meta SET value = CASE key WHEN 'generation' THEN value + 1 ELSE ? END
+		WHERE key IN ('generation', 'next_chunk')`, next)
+	if err != nil {
 		return fmt.Errorf("bump the generation: %w", err)
 	}
 	return nil
@@ -320,11 +310,11 @@ func (x *Index) Generation(ctx context.Context) (int64, error) {
 func (x *Index) Rebuild(ctx context.Context) (index.Builder, error) {
 	b := &builder{x: x, id: rand.Int64N(math.MaxInt64) + 1}
 	err := x.db.Write(ctx, func(tx *sql.Tx) error {
-		c, err := meta(ctx, tx, "current")
+		st, err := readState(ctx, tx)
 		if err != nil {
 			return err
 		}
-		b.set = 1 - c&1
+		b.set = 1 - st.current&1
 		if err := b.empty(ctx, tx, sets[b.set]); err != nil {
 			return err
 		}
@@ -347,20 +337,14 @@ type builder struct {
 	id  int64
 }
 
-// mine checks, in tx, that this rebuild has not been superseded.
-func (b *builder) mine(ctx context.Context, tx *sql.Tx) error {
-	id, err := meta(ctx, tx, "build")
-	if err != nil {
-		return err
+// mine reads the index's state in tx and checks that this rebuild has not
+// been superseded.
+func (b *builder) mine(ctx context.Context, tx *sql.Tx) (state, error) {
+	st, err := readState(ctx, tx)
+	if err == nil && (st.build != b.id || st.building != b.set) {
+		err = index.ErrSuperseded
 	}
-	building, err := meta(ctx, tx, "building")
-	if err != nil {
-		return err
-	}
-	if id != b.id || building != b.set {
-		return index.ErrSuperseded
-	}
-	return nil
+	return st, err
 }
 
 // empty empties a set and forgets the documents deleted during a rebuild.
@@ -379,25 +363,30 @@ func (b *builder) empty(ctx context.Context, tx *sql.Tx, t tables) error {
 // the builder's copy.
 func (b *builder) Put(ctx context.Context, doc index.Doc, chunks []index.Chunk) error {
 	return b.x.db.Write(ctx, func(tx *sql.Tx) error {
-		if err := b.mine(ctx, tx); err != nil {
+		st, err := b.mine(ctx, tx)
+		if err != nil {
 			return err
 		}
 		t := sets[b.set]
 		var changed bool
-		err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+t.docs+" WHERE path = ?1) OR EXISTS (SELECT 1 FROM rebuild_gone WHERE path = ?1)", doc.Path).Scan(&changed)
+		err = tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+t.docs+" WHERE path = ?1) OR EXISTS (SELECT 1 FROM rebuild_gone WHERE path = ?1)", doc.Path).Scan(&changed)
 		if err != nil {
 			return fmt.Errorf("rebuild %s: %w", doc.Path, err)
 		}
 		if changed {
 			return nil
 		}
-		return put(ctx, tx, []tables{t}, doc, chunks)
+		if err := put(ctx, tx, []tables{t}, &st.next, doc, chunks); err != nil {
+			return err
+		}
+		return setMeta(ctx, tx, "next_chunk", st.next)
 	})
 }
 
 func (b *builder) Commit(ctx context.Context) error {
 	return b.x.db.Write(ctx, func(tx *sql.Tx) error {
-		if err := b.mine(ctx, tx); err != nil {
+		st, err := b.mine(ctx, tx)
+		if err != nil {
 			return err
 		}
 		if err := setMeta(ctx, tx, "current", b.set); err != nil {
@@ -409,14 +398,16 @@ func (b *builder) Commit(ctx context.Context) error {
 		if err := b.empty(ctx, tx, sets[1-b.set]); err != nil {
 			return err
 		}
-		return bump(ctx, tx)
+		return bump(ctx, tx, st.next)
 	})
 }
 
 func (b *builder) Abort(ctx context.Context) error {
 	return b.x.db.Write(ctx, func(tx *sql.Tx) error {
-		if err := b.mine(ctx, tx); err != nil {
+		if _, err := b.mine(ctx, tx); errors.Is(err, index.ErrSuperseded) {
 			return nil // another rebuild owns the set now
+		} else if err != nil {
+			return err
 		}
 		if err := setMeta(ctx, tx, "building", -1); err != nil {
 			return err
@@ -428,11 +419,11 @@ func (b *builder) Abort(ctx context.Context) error {
 // read runs fn in a read transaction with the current generation's tables.
 func (x *Index) read(ctx context.Context, fn func(tx *sql.Tx, t tables) error) error {
 	return x.db.Read(ctx, func(tx *sql.Tx) error {
-		t, err := current(ctx, tx)
+		st, err := readState(ctx, tx)
 		if err != nil {
 			return err
 		}
-		return fn(tx, t)
+		return fn(tx, sets[st.current&1])
 	})
 }
 
