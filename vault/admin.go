@@ -87,7 +87,9 @@ type CreateVaultRequest struct {
 	// Scope defaults to local when there is a project, else global.
 	Scope Scope `json:"scope,omitempty" jsonschema:"local (the project's, default) or global"`
 	// Path is the vault folder: absolute, or relative to the project root
-	// (the CLI makes a path relative to the working directory absolute).
+	// (local) or to $CTXKIT_HOME (global; it must stay in its vaults
+	// folder). The CLI makes a path relative to the working directory
+	// absolute.
 	// Default .ctxkit/vaults/NAME in the project root (local) or
 	// $CTXKIT_HOME/vaults/NAME (global).
 	Path       string `json:"path,omitempty" jsonschema:"the vault folder, absolute or relative to the project root"`
@@ -214,11 +216,10 @@ func (s *Service) checkFolder(dir string) error {
 	if home, err := os.UserHomeDir(); err == nil && real == realPath(home) {
 		return invalid("path", "a vault folder cannot be your home folder %s; use a folder inside it", dir)
 	}
-	for _, p := range s.protected {
-		vaults := filepath.Join(p, "vaults")
-		if within(real, p) || (within(p, real) && (real == vaults || !within(vaults, real))) {
-			return invalid("path", "folder %s holds or is inside ctxkit's data directory %s", dir, s.home)
-		}
+	p := s.protected
+	vaults := filepath.Join(p, "vaults")
+	if within(real, p) || (within(p, real) && (real == vaults || !within(vaults, real))) {
+		return invalid("path", "folder %s holds or is inside ctxkit's data directory %s", dir, s.home)
 	}
 	return nil
 }
@@ -239,13 +240,18 @@ func overlap(dir, name, other string) error {
 }
 
 // update changes a vault's record (the owner only) and audits it.
-func (s *Service) update(ctx context.Context, c Caller, name, action, detail string, fn func(*store.VaultRecord) error) (VaultInfo, error) {
+func (s *Service) update(ctx context.Context, c Caller, name, action, detail string, check func(*Vault) error, fn func(*store.VaultRecord) error) (VaultInfo, error) {
 	v, err := s.lookup(ctx, name)
 	if err != nil {
 		return VaultInfo{}, err
 	}
 	if err := s.ownerOnly(ctx, c, v, action); err != nil {
 		return VaultInfo{}, err
+	}
+	if check != nil {
+		if err := check(v); err != nil {
+			return VaultInfo{}, err
+		}
 	}
 	rec, err := s.reg.UpdateVault(ctx, v.ID, fn)
 	if err != nil {
@@ -266,7 +272,10 @@ func (s *Service) Attach(ctx context.Context, c Caller, name, agent string, read
 	if readOnly {
 		detail += " read_only"
 	}
-	return s.update(ctx, c, name, "attach", detail, func(r *store.VaultRecord) error {
+	return s.update(ctx, c, name, "attach", detail, nil, func(r *store.VaultRecord) error {
+		if r.Grants == nil {
+			r.Grants = map[string]store.Grant{}
+		}
 		r.Grants[agent] = Grant{ReadOnly: readOnly}
 		r.Restricted = true
 		return nil
@@ -277,7 +286,7 @@ func (s *Service) Attach(ctx context.Context, c Caller, name, agent string, read
 // stays restricted, even with no agent left: only the owner can use it
 // then, until Publish.
 func (s *Service) Detach(ctx context.Context, c Caller, name, agent string) (VaultInfo, error) {
-	return s.update(ctx, c, name, "detach", "agent="+agent, func(r *store.VaultRecord) error {
+	return s.update(ctx, c, name, "detach", "agent="+agent, nil, func(r *store.VaultRecord) error {
 		if _, ok := r.Grants[agent]; !ok {
 			return &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("agent %q is not attached to vault %q", agent, name), Field: "agent"}
 		}
@@ -288,24 +297,41 @@ func (s *Service) Detach(ctx context.Context, c Caller, name, agent string) (Vau
 
 // Publish makes the vault public again and drops every grant.
 func (s *Service) Publish(ctx context.Context, c Caller, name string) (VaultInfo, error) {
-	return s.update(ctx, c, name, "publish", "", func(r *store.VaultRecord) error {
+	return s.update(ctx, c, name, "publish", "", nil, func(r *store.VaultRecord) error {
 		r.Restricted = false
 		clear(r.Grants)
 		return nil
 	})
 }
 
-// SetEmbeddingModel changes the embedder pinned for a semantic or episodic
-// vault. Its index keeps the vectors of the old model until it is rebuilt
-// (Index with Reindex), and refuses queries until then.
+// SetEmbeddingModel changes the embedder of a semantic or episodic vault.
+// A semantic vault's index keeps the vectors of the old model until it is
+// rebuilt (Index with Reindex), and refuses queries until then. An
+// episodic vault keeps the embedder its first statements were written with
+// (its statements cannot be embedded again): the change is refused once
+// it has any.
 func (s *Service) SetEmbeddingModel(ctx context.Context, c Caller, name, spec string) (VaultInfo, error) {
 	if err := ValidEmbeddingModel(spec); err != nil {
 		return VaultInfo{}, err
 	}
-	return s.update(ctx, c, name, "embedding-model", "model="+spec, func(r *store.VaultRecord) error {
-		if Type(r.Type) == Skill {
+	check := func(v *Vault) error {
+		switch v.Type {
+		case Skill:
 			return &Error{Kind: ErrWrongType, Msg: "skill vaults have no embedder", Field: "embedding_model"}
+		case Episodic:
+			p, pinned, err := s.reg.Pin(ctx, v.ID)
+			if err != nil {
+				return err
+			}
+			if pinned && p.Model != spec {
+				return &Error{Kind: ErrInvalid, Field: "embedding_model",
+					Msg: fmt.Sprintf("episodic vault %q holds statements embedded with %s, which cannot be embedded again", v.Name, p.Model),
+					Fix: "create a new episodic vault with --embedding-model " + spec + " for the statements to come"}
+			}
 		}
+		return nil
+	}
+	return s.update(ctx, c, name, "embedding-model", "model="+spec, check, func(r *store.VaultRecord) error {
 		r.EmbeddingModel = spec
 		return nil
 	})
@@ -328,6 +354,11 @@ func (s *Service) RemoveVault(ctx context.Context, c Caller, name string, purge 
 			return VaultInfo{}, err
 		}
 	}
+	detail := ""
+	if purge {
+		detail = "purge"
+	}
+	s.audit(ctx, v, c, "remove", "", detail) // kept with the folder, unless purged
 	rec, err := s.reg.DeleteVault(ctx, v.ID)
 	if err != nil {
 		return VaultInfo{}, err
@@ -374,6 +405,10 @@ type AuditEvent struct {
 	Repeated int `json:"repeated,omitempty"`
 }
 
+// DefaultAuditEvents is how many audit events a front end shows when the
+// caller does not say.
+const DefaultAuditEvents = 100
+
 // Audit returns the last n events of a vault's audit log, oldest first
 // (all of them when n is 0). The owner only.
 func (s *Service) Audit(ctx context.Context, c Caller, name string, n int) ([]AuditEvent, error) {
@@ -393,8 +428,8 @@ func (s *Service) Audit(ctx context.Context, c Caller, name string, n int) ([]Au
 	}
 	out := make([]AuditEvent, len(evs))
 	for i, e := range evs {
-		out[i] = AuditEvent{Time: e.Time.UTC(), Agent: e.Agent, Action: e.Action, Path: e.Path, Outcome: e.Outcome, Reason: e.Reason,
-			Detail: e.Detail, Repeated: e.Repeated}
+		out[i] = AuditEvent(e)
+		out[i].Time = e.Time.UTC()
 	}
 	return out, nil
 }

@@ -93,53 +93,81 @@ func (s *Service) embedder(v *Vault) (embed.Embedder, string, error) {
 	return r.e, "", nil
 }
 
-// checkPin refuses an embedder other than the one the vault's vectors were
-// made with.
-func checkPin(v *Vault, p store.Pin, pinned bool, e embed.Embedder) error {
+// embedding is a vault's embedder together with the pin of its stored
+// vectors.
+type embedding struct {
+	e       embed.Embedder // nil: lexical only
+	warning string         // the configured embedder is not available
+	pin     store.Pin
+	pinned  bool
+}
+
+// vectors reports whether the vault's stored vectors come from an embedder.
+func (em embedding) vectors() bool { return em.pinned && em.pin.Model != embed.None }
+
+// embedding returns v's embedder and pin, held to one rule: vectors are
+// only ever made and compared with the embedder they were made with.
+//   - An embedder other than the pinned one is refused (ErrInvalid, with
+//     the reindex that moves the vault to it), unless anyPin: a rebuild
+//     makes every vector again.
+//   - A configured embedder that is not available (a builtin model not
+//     installed) is refused for a write when the vault holds vectors
+//     (ErrUnavailable: the write would lack them); otherwise the vault is
+//     read, or written, lexically, and the warning says so.
+func (s *Service) embedding(ctx context.Context, v *Vault, op Op, anyPin bool) (embedding, error) {
+	e, warning, err := s.embedder(v)
+	if err != nil {
+		return embedding{}, err
+	}
+	p, pinned, err := s.reg.Pin(ctx, v.ID)
+	if err != nil {
+		return embedding{}, err
+	}
+	em := embedding{e: e, warning: warning, pin: p, pinned: pinned}
+	switch {
+	case warning != "" && em.vectors() && op == Write:
+		return em, &Error{Kind: ErrUnavailable, Msg: warning + "; its vectors were made with it, so writes wait for it",
+			Fix: "install the model (ctxkit model install), or move the vault to another embedder: ctxkit vault reindex " + v.Name + " --embedding-model SPEC"}
+	case warning != "" || anyPin || !pinned:
+		return em, nil
+	}
 	spec := embed.None
 	if e != nil {
 		spec = e.Spec()
 	}
-	if pinned && p.Model != spec {
-		return &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("vault %q was indexed with %s, not %s", v.Name, p.Model, spec),
+	if p.Model != spec {
+		return em, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("vault %q was indexed with %s, not %s", v.Name, p.Model, spec),
 			Fix: fmt.Sprintf("re-embed it: ctxkit vault reindex %s --embedding-model %s", v.Name, spec)}
 	}
-	return nil
+	return em, nil
 }
 
 // indexer is what one index run or write needs: the vault's index, its
 // embedder and its pin.
 type indexer struct {
-	s       *Service
-	v       *Vault
-	idx     index.Index
-	e       embed.Embedder
-	pin     store.Pin
-	pinned  bool
-	warning string
-	build   index.Builder // a rebuild's, which file fills instead of idx
+	s *Service
+	v *Vault
+	embedding
+	idx   index.Index
+	build index.Builder // a rebuild's, which file fills instead of idx
 }
 
-// indexerFor opens v's index with its embedder checked against the pin.
-func (s *Service) indexerFor(ctx context.Context, v *Vault) (*indexer, error) {
-	e, warning, err := s.embedder(v)
+// indexerFor opens v's index with its embedder checked against the pin
+// (any pin, for a rebuild).
+func (s *Service) indexerFor(ctx context.Context, v *Vault, rebuild bool) (*indexer, error) {
+	em, err := s.embedding(ctx, v, Write, rebuild)
 	if err != nil {
 		return nil, err
 	}
-	p, pinned, err := s.reg.Pin(ctx, v.ID)
-	if err != nil {
-		return nil, err
-	}
-	if warning == "" || pinned {
-		if err := checkPin(v, p, pinned, e); err != nil {
-			return nil, err
-		}
+	if rebuild && em.warning != "" && em.vectors() {
+		return nil, &Error{Kind: ErrUnavailable, Msg: em.warning + "; a rebuild now would drop every vector",
+			Fix: "install the model (ctxkit model install), or rebuild with another embedder: ctxkit vault reindex " + v.Name + " --embedding-model SPEC"}
 	}
 	idx, err := s.b.Index(ctx, v.ID)
 	if err != nil {
 		return nil, err
 	}
-	return &indexer{s: s, v: v, idx: idx, e: e, pin: p, pinned: pinned, warning: warning}, nil
+	return &indexer{s: s, v: v, embedding: em, idx: idx}, nil
 }
 
 // Index brings a semantic vault's index in step with its files: new and
@@ -162,37 +190,18 @@ func (s *Service) Index(ctx context.Context, c Caller, name string, req IndexReq
 	if err != nil {
 		return nil, err
 	}
-	if req.Reindex && req.Path == "" {
-		// One rebuild of a vault at a time in this process: concurrent
-		// requests queue rather than undo each other's work.
-		defer s.rebuilds.lock(v.ID)()
-	}
-	x, err := s.indexerFor(ctx, v)
-	if req.Reindex && req.Path == "" && err != nil && errors.Is(err, ErrInvalid) {
-		// A rebuild is how a vault moves to its new embedder: the old
-		// pin does not bind it.
-		x, err = s.rebuildIndexer(ctx, v)
-	}
+	// A rebuild is how a vault moves to its new embedder: the old pin does
+	// not bind it. Rebuilds started at once supersede one another (the
+	// index keeps the last; the others' reports say so).
+	whole := req.Reindex && req.Path == ""
+	x, err := s.indexerFor(ctx, v, whole)
 	if err != nil {
 		return nil, err
 	}
-	if req.Reindex && req.Path == "" {
+	if whole {
 		return x.rebuild(ctx, c, scope, progress)
 	}
 	return x.run(ctx, c, scope, prefix, req.Force || req.Reindex, action, progress)
-}
-
-// rebuildIndexer is indexerFor without the pin check.
-func (s *Service) rebuildIndexer(ctx context.Context, v *Vault) (*indexer, error) {
-	e, warning, err := s.embedder(v)
-	if err != nil {
-		return nil, err
-	}
-	idx, err := s.b.Index(ctx, v.ID)
-	if err != nil {
-		return nil, err
-	}
-	return &indexer{s: s, v: v, idx: idx, e: e, warning: warning}, nil
 }
 
 // rebuild rebuilds the whole index with the vault's embedder, as a new
@@ -445,8 +454,12 @@ func (x *indexer) file(ctx context.Context, f docFile, data []byte, meta map[str
 	}
 	if x.e != nil && len(texts) > 0 {
 		vectors, err := x.e.Embed(ctx, texts)
+		if err != nil && ctx.Err() != nil {
+			return false, 0, err
+		}
 		if err != nil {
-			return false, 0, fmt.Errorf("embed with %s: %w", x.e.Spec(), err)
+			return false, 0, &Error{Kind: ErrUnavailable, Msg: fmt.Sprintf("embed with %s: %s", x.e.Spec(), hidePaths(err)),
+				Fix: "check that the embedder answers, then index the vault again"}
 		}
 		for i := range chunks {
 			chunks[i].Vector = vectors[i]
@@ -682,7 +695,7 @@ func (s *Service) WriteDoc(ctx context.Context, c Caller, name, path string, req
 		return WriteDocResult{}, &Error{Kind: ErrExists, Msg: fmt.Sprintf("%s exists in vault %q", rel, v.Name), Field: "path",
 			Fix: "set overwrite to replace it, or choose another path"}
 	}
-	x, err := s.indexerFor(ctx, v)
+	x, err := s.indexerFor(ctx, v, false)
 	if err != nil {
 		return WriteDocResult{}, err
 	}

@@ -152,6 +152,72 @@ func TestMissingEmbedderIsSaid(t *testing.T) {
 	}
 }
 
+// TestVectorsWaitForTheirEmbedder: when the embedder a vault's vectors were
+// made with is gone, queries go lexical and say so, while a write or a
+// rebuild (which would drop every vector) is refused as unavailable with
+// what to do. Before, a rebuild went on lexically and dropped the vectors
+// and the pin, and a write was refused as invalid with a fix that moved
+// the vault to no embedder.
+func TestVectorsWaitForTheirEmbedder(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	info := e.vault(t, CreateVaultRequest{Name: "notes", EmbeddingModel: hashSpec})
+	writeFile(t, info.Path, "a.md", "# A\n\nalpha\n")
+	if rep, err := e.svc.Index(ctx, Owner(), "notes", IndexRequest{}, nil); err != nil || rep.Embedder != hashSpec {
+		t.Fatalf("index: %+v %v", rep, err)
+	}
+	e.opts.Embedders = func(spec string) (embed.Embedder, error) {
+		return nil, fmt.Errorf("%s: %w", spec, embed.ErrUnavailable)
+	}
+	gone, _ := e.open(t)
+	res, err := gone.Query(ctx, Owner(), "notes", QueryRequest{Query: "alpha"})
+	if err != nil || res.Mode != "lexical" || res.Warning == "" || len(res.Results) != 1 {
+		t.Errorf("query: %+v %v", res, err)
+	}
+	_, err = gone.WriteDoc(ctx, Owner(), "notes", "b.md", WriteDocRequest{Content: "# B\n\nbeta\n"})
+	wantErr(t, "write", err, ErrUnavailable)
+	_, err = gone.Index(ctx, Owner(), "notes", IndexRequest{Reindex: true}, nil)
+	wantErr(t, "rebuild", err, ErrUnavailable)
+	if d := Describe(err); !strings.Contains(d.Fix, "model install") {
+		t.Errorf("the rebuild's refusal says nothing to do: %+v", d)
+	}
+	// The vectors are still there for the embedder when it is back.
+	res, err = e.svc.Query(ctx, Owner(), "notes", QueryRequest{Query: "alpha"})
+	if err != nil || res.Mode != "hybrid" {
+		t.Errorf("with the embedder back: %+v %v", res, err)
+	}
+}
+
+// TestErrorsHideTheOwnersFolders: an error about a file of a vault names
+// the file as the vault does, never the folder the owner keeps it in.
+func TestErrorsHideTheOwnersFolders(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	dir := e.semantic(t, "notes", map[string]string{"a.md": "# A\n\nalpha\n"})
+	bot := e.agent(t, "bot")
+	_, err := e.svc.Index(ctx, bot, "notes", IndexRequest{Path: "missing/deeper.md"}, nil)
+	if err == nil {
+		t.Fatal("indexing a missing path succeeded")
+	}
+	if d := Describe(err); strings.Contains(d.Message, dir) || strings.Contains(d.Message, e.root) {
+		t.Errorf("the error shows the vault's folder: %q", d.Message)
+	}
+	// A file that cannot be read: a link, inside the vault, to a folder.
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("sub", filepath.Join(dir, "folder.md")); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	rep, err := e.svc.Index(ctx, bot, "notes", IndexRequest{}, nil)
+	if err != nil || len(rep.Failed) != 1 {
+		t.Fatalf("index: %+v %v", rep, err)
+	}
+	if strings.Contains(rep.Failed[0].Error, dir) {
+		t.Errorf("the report shows the vault's folder: %q", rep.Failed[0].Error)
+	}
+}
+
 func TestIndexStaysInsideTheVault(t *testing.T) {
 	e := newEnv(t)
 	dir := e.semantic(t, "notes", labelled)

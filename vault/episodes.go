@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ctxkit/ctxkit/store"
+	"github.com/ctxkit/ctxkit/vault/embed"
 	"github.com/ctxkit/ctxkit/vault/episodic"
 )
 
@@ -156,24 +157,23 @@ func needID(field, id string) error {
 }
 
 // memory opens the rules of an episodic vault over its store, with the
-// vault's embedder checked against its pin (and pinned on first use).
-func (s *Service) memory(ctx context.Context, v *Vault) (*episodic.Memory, error) {
-	e, warning, err := s.embedder(v)
+// vault's embedder checked against its pin, and pinned by the first write
+// (none included: statements are embedded all alike, or none is). An
+// episodic vault needs its embedder for reads too: its queries rank by it.
+func (s *Service) memory(ctx context.Context, v *Vault, op Op) (*episodic.Memory, error) {
+	em, err := s.embedding(ctx, v, op, false)
 	if err != nil {
 		return nil, err
 	}
-	p, pinned, err := s.reg.Pin(ctx, v.ID)
-	if err != nil {
-		return nil, err
+	if em.warning != "" {
+		return nil, &Error{Kind: ErrUnavailable, Msg: em.warning, Fix: "install the model (ctxkit model install)"}
 	}
-	if warning != "" {
-		return nil, &Error{Kind: ErrUnavailable, Msg: warning, Fix: "install the model, or change the vault's embedding model"}
-	}
-	if err := checkPin(v, p, pinned, e); err != nil {
-		return nil, err
-	}
-	if !pinned && e != nil {
-		if err := s.reg.SetPin(ctx, v.ID, &store.Pin{Model: e.Spec()}); err != nil {
+	if !em.pinned && op == Write {
+		p := store.Pin{Model: embed.None}
+		if em.e != nil {
+			p.Model = em.e.Spec()
+		}
+		if err := s.reg.SetPin(ctx, v.ID, &p); err != nil {
 			return nil, fmt.Errorf("pin the embedder of vault %q: %w", v.Name, err)
 		}
 	}
@@ -181,7 +181,7 @@ func (s *Service) memory(ctx context.Context, v *Vault) (*episodic.Memory, error
 	if err != nil {
 		return nil, err
 	}
-	return episodic.New(st, episodic.Options{Embedder: e, Now: s.now}), nil
+	return episodic.New(st, episodic.Options{Embedder: em.e, Now: s.now}), nil
 }
 
 // episodes opens the episodic vault called name for c with op checked.
@@ -190,7 +190,7 @@ func (s *Service) episodes(ctx context.Context, c Caller, name string, op Op, ac
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := s.memory(ctx, v)
+	m, err := s.memory(ctx, v, op)
 	if err != nil {
 		return nil, nil, err
 	}

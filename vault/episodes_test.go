@@ -127,3 +127,49 @@ func TestReinforceIsAWrite(t *testing.T) {
 		t.Errorf("audit of the reinforces: %v", got)
 	}
 }
+
+// TestEpisodicEmbedderIsKept: an episodic vault's statements cannot be
+// embedded again, so its embedder changes only while it holds none; a
+// read-only agent's reads pin nothing. Before, the change was taken and
+// every episode operation then failed with a fix (reindex) that episodic
+// vaults do not take.
+func TestEpisodicEmbedderIsKept(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	e.vault(t, CreateVaultRequest{Name: "mem", Type: Episodic, EmbeddingModel: hashSpec})
+	reader := e.agent(t, "reader")
+	e.attach(t, "mem", "reader", true)
+	if _, err := e.svc.QueryEpisodes(ctx, reader, "mem", QueryEpisodesRequest{Query: "anything"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, pinned, _ := e.b.Registry().Pin(ctx, vaultID(t, e, "mem")); pinned {
+		t.Error("a read-only agent's query pinned the vault's embedder")
+	}
+	if _, err := e.svc.SetEmbeddingModel(ctx, Owner(), "mem", "none"); err != nil {
+		t.Fatalf("changing the embedder of an empty episodic vault: %v", err)
+	}
+	if _, err := e.svc.WriteEpisode(ctx, Owner(), "mem", WriteEpisodeRequest{Content: "Alice leads payments", Entities: []string{"Alice"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.svc.SetEmbeddingModel(ctx, Owner(), "mem", hashSpec)
+	wantErr(t, "changing the embedder of an episodic vault with statements", err, ErrInvalid)
+	if _, err := e.svc.QueryEpisodes(ctx, Owner(), "mem", QueryEpisodesRequest{Query: "Alice"}); err != nil {
+		t.Errorf("the vault after the refused change: %v", err)
+	}
+}
+
+// vaultID returns the registry id of the vault called name.
+func vaultID(t *testing.T, e *env, name string) string {
+	t.Helper()
+	vs, err := e.b.Registry().Vaults(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		if v.Name == name {
+			return v.ID
+		}
+	}
+	t.Fatalf("no vault %q", name)
+	return ""
+}

@@ -88,7 +88,7 @@ func Describe(err error) Described {
 		d.Class = ClassNotFound
 	case errors.Is(err, ErrExists), errors.Is(err, store.ErrExists):
 		d.Class = ClassExists
-	case errors.Is(err, ErrConflict), errors.Is(err, episodic.ErrConflict):
+	case errors.Is(err, episodic.ErrConflict):
 		d.Class = ClassConflict
 	case errors.Is(err, ErrUnavailable):
 		d.Class = ClassUnavailable

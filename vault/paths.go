@@ -86,13 +86,11 @@ func (s *Service) resolve(v *Vault, rel string) (abs, name string, err error) {
 		return "", "", outside(rel, "leads out through a symbolic link")
 	}
 	abs = filepath.Join(real, rest)
-	for _, p := range s.protected {
-		// A vault folder that holds a protected folder must not reach it
-		// (a vault inside one, as global vaults are in ctxkit's home,
-		// reaches only its own folder anyway).
-		if within(root, p) && within(p, abs) {
-			return "", "", outside(rel, "is inside ctxkit's own folder")
-		}
+	// A vault folder that holds ctxkit's data directory must not reach it
+	// (a vault inside it, as global vaults are, reaches only its own
+	// folder anyway).
+	if within(root, s.protected) && within(s.protected, abs) {
+		return "", "", outside(rel, "is inside ctxkit's own folder")
 	}
 	r, err := filepath.Rel(root, abs)
 	if err != nil {

@@ -29,7 +29,7 @@ func pathFixture(tb testing.TB) (*Service, *Vault, string, string) {
 		tb.Fatal(err)
 	}
 	root, _ := filepath.EvalSymlinks(dir)
-	s := &Service{protected: []string{realPath(filepath.Join(dir, "home"))}}
+	s := &Service{protected: realPath(filepath.Join(dir, "home"))}
 	return s, &Vault{Name: "v", Dir: dir}, root, outside
 }
 
@@ -102,7 +102,7 @@ func FuzzResolve(f *testing.F) {
 		if !within(root, real) || !within(root, abs) {
 			t.Fatalf("resolve(%q) = %q leaves %s", rel, abs, root)
 		}
-		if within(s.protected[0], real) || within(s.protected[0], abs) {
+		if within(s.protected, real) || within(s.protected, abs) {
 			t.Fatalf("resolve(%q) = %q is in a protected folder", rel, abs)
 		}
 		if name != "." {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ctxkit/ctxkit/store"
 	"github.com/ctxkit/ctxkit/vault/embed"
 	"github.com/ctxkit/ctxkit/vault/index"
 )
@@ -118,6 +119,9 @@ func (s *Service) searcher(ctx context.Context, v *Vault) (*searcher, error) {
 	}
 	s.searchMu.Unlock()
 	idx, err := s.b.Index(ctx, v.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		s.forgetSearcher(v.ID) // removed by another process
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +144,9 @@ func (s *Service) searcher(ctx context.Context, v *Vault) (*searcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	ps.s, ps.gen, ps.spec = sr, gen, v.EmbeddingModel
+	if sr.warning == "" { // one made without its embedder is made again until it is back
+		ps.s, ps.gen, ps.spec = sr, gen, v.EmbeddingModel
+	}
 	return sr, nil
 }
 
@@ -152,29 +158,20 @@ func (s *Service) forgetSearcher(vaultID string) {
 }
 
 func (s *Service) loadSearcher(ctx context.Context, v *Vault, withLexicon bool) (*searcher, error) {
-	e, warning, err := s.embedder(v)
+	em, err := s.embedding(ctx, v, Read, false)
 	if err != nil {
 		return nil, err
-	}
-	p, pinned, err := s.reg.Pin(ctx, v.ID)
-	if err != nil {
-		return nil, err
-	}
-	if warning == "" {
-		if err := checkPin(v, p, pinned, e); err != nil {
-			return nil, err
-		}
 	}
 	idx, err := s.b.Index(ctx, v.ID)
 	if err != nil {
 		return nil, err
 	}
-	sr := &searcher{idx: idx, warning: warning}
+	sr := &searcher{idx: idx, warning: em.warning}
 	// The vectors and the lexicon load side by side.
 	var wg sync.WaitGroup
 	var vecErr, lexErr error
-	if e != nil && pinned && p.Model != embed.None {
-		sr.e = e
+	if em.e != nil && em.vectors() {
+		sr.e = em.e
 		wg.Go(func() { sr.vectors, vecErr = index.LoadVectors(ctx, idx) })
 	}
 	if withLexicon {

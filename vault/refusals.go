@@ -68,8 +68,5 @@ func (s *Service) refuse(ctx context.Context, v *Vault, c Caller, action, path, 
 	if !ok {
 		return
 	}
-	e := store.AuditEvent{Time: now.UTC(), Agent: c.String(), Action: action, Path: path, Outcome: "refused", Reason: reason, Repeated: repeated}
-	if err := s.reg.AppendAudit(context.WithoutCancel(ctx), v.ID, e); err != nil {
-		s.log.Warn("vault: audit log", "vault", v.Name, "action", action, "err", err)
-	}
+	s.appendAudit(ctx, v, store.AuditEvent{Time: now.UTC(), Agent: c.String(), Action: action, Path: path, Outcome: "refused", Reason: reason, Repeated: repeated})
 }

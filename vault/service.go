@@ -43,7 +43,7 @@ type Service struct {
 	reg       store.Registry
 	home      string
 	root      string
-	protected []string
+	protected string // realPath of home
 	log       *slog.Logger
 	now       func() time.Time
 
@@ -56,7 +56,6 @@ type Service struct {
 	searchers     map[string]*pooledSearcher // by vault id
 
 	refusals refusalLog
-	rebuilds keyedMutex // one index rebuild per vault at a time in this process
 }
 
 type embedderResult struct {
@@ -73,7 +72,13 @@ func New(b store.Backend, o Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", o.Home, err)
 	}
-	s := &Service{b: b, reg: b.Registry(), home: home, root: o.Root, log: o.Logger, now: o.Now,
+	root := o.Root
+	if root != "" {
+		if root, err = filepath.Abs(root); err != nil {
+			return nil, fmt.Errorf("project root %s: %w", o.Root, err)
+		}
+	}
+	s := &Service{b: b, reg: b.Registry(), home: home, root: root, log: o.Logger, now: o.Now,
 		embedders: map[string]embedderResult{}, keepSearchers: o.KeepSearchers, searchers: map[string]*pooledSearcher{}}
 	if s.now == nil {
 		s.now = time.Now
@@ -81,7 +86,7 @@ func New(b store.Backend, o Options) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.protected = []string{realPath(home)}
+	s.protected = realPath(home)
 	s.newEmbedder = o.Embedders
 	if s.newEmbedder == nil {
 		s.newEmbedder = func(spec string) (embed.Embedder, error) {
@@ -90,9 +95,6 @@ func New(b store.Backend, o Options) (*Service, error) {
 	}
 	return s, nil
 }
-
-// Backend returns the service's backend.
-func (s *Service) Backend() store.Backend { return s.b }
 
 // ModelsDir is where builtin embedding models are installed:
 // $CTXKIT_HOME/models.
@@ -134,7 +136,13 @@ func (s *Service) lookup(ctx context.Context, name string) (*Vault, error) {
 			return v, nil
 		}
 	}
-	return nil, &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("no vault named %q", name), Field: "vault",
+	return nil, noVault(name)
+}
+
+// noVault is the answer for a vault that does not exist, or that the
+// caller may not see.
+func noVault(name string) *Error {
+	return &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("no vault named %q", name), Field: "vault",
 		Fix: "list the vaults to see the ones you can use"}
 }
 
@@ -176,8 +184,7 @@ func (s *Service) authorize(ctx context.Context, c Caller, v *Vault, op Op, acti
 	}
 	s.refuse(ctx, v, c, action, path, reason)
 	if errors.Is(err, ErrNotFound) {
-		return &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("no vault named %q", v.Name), Field: "vault",
-			Fix: "list the vaults to see the ones you can use"}
+		return noVault(v.Name)
 	}
 	return err
 }
@@ -203,29 +210,13 @@ func (s *Service) ownerOnly(ctx context.Context, c Caller, v *Vault, action stri
 // cannot be written must not undo it, so the failure is reported to the
 // service's logger.
 func (s *Service) audit(ctx context.Context, v *Vault, c Caller, action, path, detail string) {
-	e := store.AuditEvent{Time: s.now().UTC(), Agent: c.String(), Action: action, Path: path, Outcome: "ok", Detail: detail}
+	s.appendAudit(ctx, v, store.AuditEvent{Time: s.now().UTC(), Agent: c.String(), Action: action, Path: path, Outcome: "ok", Detail: detail})
+}
+
+// appendAudit writes e to v's audit log, or reports to the logger that it
+// could not.
+func (s *Service) appendAudit(ctx context.Context, v *Vault, e store.AuditEvent) {
 	if err := s.reg.AppendAudit(context.WithoutCancel(ctx), v.ID, e); err != nil {
-		s.log.Warn("vault: audit log", "vault", v.Name, "action", action, "err", err)
+		s.log.Warn("vault: audit log", "vault", v.Name, "action", e.Action, "err", err)
 	}
-}
-
-// keyedMutex is one mutex per key, created on first use.
-type keyedMutex struct {
-	mu sync.Mutex
-	m  map[string]*sync.Mutex
-}
-
-func (k *keyedMutex) lock(key string) func() {
-	k.mu.Lock()
-	if k.m == nil {
-		k.m = map[string]*sync.Mutex{}
-	}
-	m := k.m[key]
-	if m == nil {
-		m = &sync.Mutex{}
-		k.m[key] = m
-	}
-	k.mu.Unlock()
-	m.Lock()
-	return m.Unlock
 }

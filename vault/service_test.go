@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ctxkit/ctxkit/vault/episodic"
 )
 
 func TestValidName(t *testing.T) {
@@ -357,7 +359,7 @@ func TestDescribe(t *testing.T) {
 		{&Error{Kind: ErrForbidden, Msg: "no"}, ClassForbidden},
 		{fmt.Errorf("x: %w", ErrNotFound), ClassNotFound},
 		{ErrExists, ClassExists},
-		{ErrConflict, ClassConflict},
+		{fmt.Errorf("x: %w", episodic.ErrConflict), ClassConflict},
 		{errors.New("disk on fire"), ClassInternal},
 	} {
 		d := Describe(tc.err)

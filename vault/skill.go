@@ -42,7 +42,8 @@ type SkillDoc struct {
 	Path     string    `json:"path"`
 	Size     int64     `json:"size"`
 	Modified time.Time `json:"modified"`
-	// Instructions is the body, after the frontmatter (only from Skill).
+	// Instructions is the body, after the frontmatter (from Skill and
+	// WriteSkill; listings leave it out).
 	Instructions string `json:"instructions,omitempty"`
 }
 
@@ -275,24 +276,36 @@ func (s *Service) WriteSkill(ctx context.Context, c Caller, name, skillName stri
 	}
 	skill, desc := strings.TrimSpace(skillName), strings.TrimSpace(req.Description)
 	if err := checkSkill(skill, desc); err != nil {
-		return nil, invalid("name", "%v", err)
+		field := "name"
+		if checkSkill(skill, "x") == nil {
+			field = "description"
+		}
+		return nil, invalid(field, "%v", err)
 	}
 	if strings.TrimSpace(req.Instructions) == "" {
 		return nil, invalid("instructions", "skill %q has no instructions", skill)
 	}
-	if !req.Overwrite {
-		if rep, err := s.skills(ctx, v); err == nil {
-			for _, sk := range rep.Skills {
-				if sk.Name == skill {
-					return nil, &Error{Kind: ErrExists, Msg: fmt.Sprintf("skill %q exists in %s", skill, sk.Path), Field: "name",
-						Fix: "set overwrite to replace it (read it first), or choose another name"}
-				}
-			}
-		}
-	}
 	abs, rel, err := s.resolve(v, skill+"/"+SkillFile)
 	if err != nil {
 		return nil, err
+	}
+	if !req.Overwrite {
+		exists := func(where string) error {
+			return &Error{Kind: ErrExists, Msg: fmt.Sprintf("skill %q exists in %s", skill, where), Field: "name",
+				Fix: "set overwrite to replace it (read it first), or choose another name"}
+		}
+		if _, err := os.Lstat(abs); err == nil {
+			return nil, exists(rel) // even one that does not parse
+		}
+		rep, err := s.skills(ctx, v)
+		if err != nil {
+			return nil, err
+		}
+		for _, sk := range rep.Skills {
+			if sk.Name == skill {
+				return nil, exists(sk.Path)
+			}
+		}
 	}
 	header, err := yaml.Marshal(frontmatter{Name: skill, Description: desc})
 	if err != nil {
@@ -304,6 +317,9 @@ func (s *Service) WriteSkill(ctx context.Context, c Caller, name, skillName stri
 	b.WriteString("---\n\n")
 	b.WriteString(strings.TrimSpace(req.Instructions))
 	b.WriteString("\n")
+	if b.Len() > maxSkillBytes {
+		return nil, invalid("instructions", "skill %q would be %d bytes, over the %d-byte limit of a skill file", skill, b.Len(), maxSkillBytes)
+	}
 	if err := atomicfile.WriteFile(abs, b.Bytes(), 0o644, 0o755, nil); err != nil {
 		return nil, fmt.Errorf("write skill %q: %w", skill, err)
 	}

@@ -1,6 +1,8 @@
 package vault
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -121,4 +123,30 @@ func TestSkillVault(t *testing.T) {
 	}
 	_, err = e.svc.WriteSkill(ctx, reader, "howto", "other", WriteSkillRequest{Description: "d", Instructions: "x"})
 	wantErr(t, "a reader writes a skill", err, ErrForbidden)
+}
+
+// TestWriteSkillRefusesBeforeWriting: a skill over the size limit, and one
+// whose file exists but does not parse, are refused without a byte
+// written; a bad description is blamed on the description. Before, the
+// oversized skill was written and then failed as an internal error, and an
+// unparsable one was overwritten without overwrite.
+func TestWriteSkillRefusesBeforeWriting(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	dir := e.vault(t, CreateVaultRequest{Name: "howto", Type: Skill}).Path
+	_, err := e.svc.WriteSkill(ctx, Owner(), "howto", "huge", WriteSkillRequest{Description: "d", Instructions: strings.Repeat("x", maxSkillBytes)})
+	wantErr(t, "an oversized skill", err, ErrInvalid)
+	if _, statErr := os.Stat(filepath.Join(dir, "huge")); statErr == nil {
+		t.Error("the oversized skill was written")
+	}
+	writeFile(t, dir, "broken/SKILL.md", "no frontmatter\n")
+	_, err = e.svc.WriteSkill(ctx, Owner(), "howto", "broken", WriteSkillRequest{Description: "d", Instructions: "x"})
+	wantErr(t, "over an unparsable skill", err, ErrExists)
+	if b, _ := os.ReadFile(filepath.Join(dir, "broken", "SKILL.md")); string(b) != "no frontmatter\n" {
+		t.Errorf("the unparsable skill was overwritten: %q", b)
+	}
+	_, err = e.svc.WriteSkill(ctx, Owner(), "howto", "fine", WriteSkillRequest{Description: strings.Repeat("d", 2000), Instructions: "x"})
+	if d := Describe(err); d.Class != ClassInvalid || d.Field != "description" {
+		t.Errorf("a long description: %+v", d)
+	}
 }

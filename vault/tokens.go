@@ -23,13 +23,19 @@ const (
 	OwnerTokenPrefix = "ctxk_owner_"
 )
 
-// newToken returns prefix and 256 random bits, URL-safe base64.
+// newToken returns prefix and 256 random bits, URL-safe base64; an agent's
+// token never looks like the owner's.
 func newToken(prefix string) (string, error) {
 	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("generate a token: %w", err)
+	for {
+		if _, err := rand.Read(b); err != nil {
+			return "", fmt.Errorf("generate a token: %w", err)
+		}
+		tok := prefix + base64.RawURLEncoding.EncodeToString(b)
+		if prefix == OwnerTokenPrefix || !strings.HasPrefix(tok, OwnerTokenPrefix) {
+			return tok, nil
+		}
 	}
-	return prefix + base64.RawURLEncoding.EncodeToString(b), nil
 }
 
 // hashToken is what the registry keeps of a token.

@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/ctxkit/ctxkit/store"
+	"github.com/ctxkit/ctxkit/vault/embed"
 )
 
 // Sentinel errors, checked with errors.Is. Every error the service returns
@@ -55,9 +56,6 @@ var (
 	// ErrUnauthenticated: the token matches no agent and is not the
 	// owner's, or names no agent.
 	ErrUnauthenticated = errors.New("not authenticated")
-	// ErrConflict: another operation got there first (a rebuild of the
-	// same index superseded this one).
-	ErrConflict = errors.New("conflict")
 )
 
 // Type is a vault's kind, fixed at creation.
@@ -243,28 +241,18 @@ func validAgentName(name string) error {
 // "builtin:MODEL", "ollama:MODEL" or "openai:MODEL", MODEL without spaces.
 // Whether the model exists is checked when it is first used.
 func ValidEmbeddingModel(spec string) error {
-	provider, model, hasModel := strings.Cut(spec, ":")
-	bad := func(why string) error {
-		return invalid("embedding_model", "embedding model %q: %s (want none, builtin, ollama:MODEL or openai:MODEL)", spec, why)
+	sp, err := embed.ParseSpec(spec)
+	if err == nil {
+		canonical := sp.Provider
+		if sp.Model != "" {
+			canonical += ":" + sp.Model
+		}
+		if canonical != spec {
+			err = fmt.Errorf("embedding model %q: write it %s", spec, canonical)
+		}
 	}
-	if strings.ContainsAny(model, " \t\r\n") {
-		return bad("the model name has spaces")
-	}
-	switch provider {
-	case "none":
-		if hasModel {
-			return bad("none takes no model")
-		}
-	case "builtin":
-		if hasModel && model == "" {
-			return bad("empty model")
-		}
-	case "ollama", "openai":
-		if model == "" {
-			return bad("the model is missing")
-		}
-	default:
-		return bad("unknown provider")
+	if err != nil {
+		return invalid("embedding_model", "%v", err)
 	}
 	return nil
 }

@@ -284,7 +284,7 @@ func newVaultAuditCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 			return g.withVaults(cmd.Context(), f, func(v *vaults) error { return runVaultAudit(cmd.Context(), v, opts, streams) })
 		},
 	}
-	cmd.Flags().IntVarP(&opts.N, "n", "n", 50, "show the last N events (0: all)")
+	cmd.Flags().IntVarP(&opts.N, "n", "n", vault.DefaultAuditEvents, "show the last N events (0: all)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the events as JSON")
 	return cmd
 }

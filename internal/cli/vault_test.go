@@ -77,7 +77,7 @@ func TestVaultCommands(t *testing.T) {
 		{[]string{"vault", "init", "docs", "--path", "sub/docs", "--embedding-model", "openai:text-embedding-3-small"}, 0, "embedding model: openai:text-embedding-3-small", ""},
 		{[]string{"vault", "init", "shared", "--global"}, 0, "", ""},
 		{[]string{"vault", "init", "x", "--type", "graph"}, 1, "", `vault type "graph"`},
-		{[]string{"vault", "init", "x", "--embedding-model", "ollama:"}, 1, "", "the model is missing"},
+		{[]string{"vault", "init", "x", "--embedding-model", "ollama:"}, 1, "", "name the model"},
 		{[]string{"vault", "init", "x", "--type", "skill", "--embedding-model", "builtin"}, 1, "", "skill vaults do not embed"},
 		{[]string{"vault", "init", "../up"}, 1, "", "may hold only letters"},
 		{[]string{"vault", "init", strings.Repeat("n", 65)}, 1, "", "1 to 64"},

@@ -18,7 +18,7 @@ type AttachRequest struct {
 
 // AuditQuery is the query string of GET /v1/vaults/{vault}/audit.
 type AuditQuery struct {
-	N int `json:"n,omitempty" jsonschema:"the last n events, default 100; 0 for all"`
+	N int `json:"n,omitempty" jsonschema:"the last n events, default 100 (vault.DefaultAuditEvents); 0 for all"`
 }
 
 // AuditList is the answer of GET /v1/vaults/{vault}/audit.
@@ -66,7 +66,7 @@ func (a *api) vaultRoutes() []route {
 			func(w http.ResponseWriter, req *http.Request, q *AuditQuery, _ *none) (AuditList, int, error) {
 				n := q.N
 				if !req.URL.Query().Has("n") {
-					n = 100
+					n = vault.DefaultAuditEvents
 				}
 				evs, err := a.svc.Audit(req.Context(), caller(req), req.PathValue("vault"), n)
 				return AuditList{Events: evs}, 0, err
