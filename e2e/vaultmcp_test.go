@@ -126,7 +126,7 @@ func TestVaultMCPTypeScript(t *testing.T) {
 				config["args"] = []string{"mcp", "--store", "sqlite:" + filepath.Join(v.e.Home, "ctxkit.db"), "--token-env", "CTXKIT_E2E_TOKEN"}
 				config["cwd"] = v.e.Root
 			} else {
-				srv := httptest.NewServer(vaultauth.New(v.e.Svc).Middleware(vaultmcp.HTTPHandler(v.e.Svc, vaultmcp.Options{})))
+				srv := httptest.NewServer(vaultauth.New(v.e.Svc, nil).Middleware(vaultmcp.HTTPHandler(v.e.Svc, vaultmcp.Options{})))
 				t.Cleanup(srv.Close)
 				config["url"] = srv.URL + "/"
 				config["token"] = v.e.Tokens["a"]

@@ -56,6 +56,13 @@ func checkN(field string, n, def, most int) (int, error) {
 	return n, nil
 }
 
+// QueryResults is the number of results a query for n returns: the
+// default for 0, or an error (ErrInvalid, field n_results) outside 1 to
+// MaxQueryResults. A front end that trims results itself asks it first.
+func QueryResults(n int) (int, error) {
+	return checkN("n_results", n, DefaultQueryResults, MaxQueryResults)
+}
+
 // Query searches a semantic vault: BM25 and, with an embedder, vector
 // similarity, fused by reciprocal rank. No match is an empty list, not an
 // error.
@@ -67,7 +74,7 @@ func (s *Service) Query(ctx context.Context, c Caller, name string, req QueryReq
 	if strings.TrimSpace(req.Query) == "" {
 		return nil, invalid("query", "query is empty: say what you are looking for")
 	}
-	n, err := checkN("n_results", req.NResults, DefaultQueryResults, MaxQueryResults)
+	n, err := QueryResults(req.NResults)
 	if err != nil {
 		return nil, err
 	}

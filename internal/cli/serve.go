@@ -63,7 +63,7 @@ func newServeCmd(g *globals, streams IO) *cobra.Command {
 // serves the compatibility routes), the MCP endpoint behind the same
 // authentication, and the health check.
 func serveHandler(svc *vault.Service, engine *offload.Engine, logger *slog.Logger) http.Handler {
-	auth := vaultauth.New(svc)
+	auth := vaultauth.New(svc, logger)
 	mux := http.NewServeMux()
 	api := vaultapi.New(svc, vaultapi.Options{Auth: auth, Logger: logger})
 	mux.Handle("/v1/", api)

@@ -43,18 +43,19 @@ func entitiesFlag(cmd *cobra.Command, es []string) []string {
 	return es
 }
 
-// metaFlag reads --meta k=v pairs; values stay strings.
-func metaFlag(kvs []string) (map[string]any, error) {
+// metaFlag reads --meta k=v pairs; values stay strings. nil when there
+// are none.
+func metaFlag[V any](kvs []string, value func(string) V) (map[string]V, error) {
 	if len(kvs) == 0 {
 		return nil, nil
 	}
-	meta := map[string]any{}
+	meta := map[string]V{}
 	for _, kv := range kvs {
 		k, val, ok := strings.Cut(kv, "=")
 		if !ok || strings.TrimSpace(k) == "" {
 			return nil, fmt.Errorf("--meta %q: want key=value", kv)
 		}
-		meta[strings.TrimSpace(k)] = val
+		meta[strings.TrimSpace(k)] = value(val)
 	}
 	return meta, nil
 }
@@ -133,7 +134,7 @@ func newVaultWriteEpisodeCmd(g *globals, f *vaultFlags, streams IO) *cobra.Comma
 
 func runVaultWriteEpisode(ctx context.Context, v *vaults, opts *VaultWriteEpisodeOptions, streams IO) error {
 	var err error
-	if opts.Req.Metadata, err = metaFlag(opts.Meta); err != nil {
+	if opts.Req.Metadata, err = metaFlag(opts.Meta, func(v string) any { return v }); err != nil {
 		return err
 	}
 	res, err := v.svc.WriteEpisode(ctx, v.caller, opts.Vault, opts.Req)

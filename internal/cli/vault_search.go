@@ -21,7 +21,6 @@ type VaultIndexOptions struct {
 	Vault   string
 	Path    string
 	Reindex bool
-	Force   bool
 	JSON    bool
 }
 
@@ -58,7 +57,7 @@ func runVaultIndex(ctx context.Context, v *vaults, opts *VaultIndexOptions, stre
 			}
 		}
 	}
-	rep, err := v.svc.Index(ctx, v.caller, opts.Vault, vault.IndexRequest{Path: opts.Path, Reindex: opts.Reindex, Force: opts.Force}, progress)
+	rep, err := v.svc.Index(ctx, v.caller, opts.Vault, vault.IndexRequest{Path: opts.Path, Reindex: opts.Reindex}, progress)
 	if errors.Is(err, vault.ErrWrongType) && opts.Path == "" && !opts.Reindex {
 		// A skill vault has no search index: indexing validates its
 		// skills.
@@ -275,13 +274,9 @@ func runVaultWrite(ctx context.Context, v *vaults, opts *VaultWriteOptions, stre
 	if err != nil {
 		return err
 	}
-	meta := map[string]string{}
-	for _, kv := range opts.Meta {
-		k, val, ok := strings.Cut(kv, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return fmt.Errorf("--meta %q: want key=value", kv)
-		}
-		meta[strings.TrimSpace(k)] = val
+	meta, err := metaFlag(opts.Meta, func(v string) string { return v })
+	if err != nil {
+		return err
 	}
 	res, err := v.svc.WriteDoc(ctx, v.caller, opts.Vault, opts.Path, vault.WriteDocRequest{Content: content, Overwrite: opts.Overwrite, Metadata: meta})
 	if err != nil {
@@ -347,7 +342,7 @@ func newVaultReindexCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 						return err
 					}
 				}
-				opts.Reindex, opts.Force = true, true
+				opts.Reindex = true
 				return runVaultIndex(cmd.Context(), v, opts, streams)
 			})
 		},

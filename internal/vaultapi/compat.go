@@ -95,9 +95,6 @@ import (
 // compatAgentHeader is the reference's agent header.
 const compatAgentHeader = "X-CtxVault-Agent"
 
-// defaultCompatResults is the reference's n_results default.
-const defaultCompatResults = 5
-
 // compat returns the handler of the compatibility routes under
 // /ctxvault/, authenticated by auth (nil: the caller is in the request's
 // context, as for /v1).
@@ -114,12 +111,14 @@ func (a *api) compat(auth *vaultauth.Authenticator) http.Handler {
 			nameOnly(w, name)
 			return
 		case !ok:
-			w.Header().Set("WWW-Authenticate", `Bearer realm="ctxkit"`)
-			vaultauth.WriteError(w, http.StatusUnauthorized, vaultauth.Error{Code: string(vault.ClassUnauthenticated),
-				Message: "missing bearer token", Fix: "send Authorization: Bearer <token>"})
+			vaultauth.Unauthorized(w)
 			return
 		case name != "" && name != c.Name():
-			a.log.Warn("vault API: X-CtxVault-Agent names another identity than the token", "header", name, "caller", c.String())
+			named := name // never log what may be a token sent in the wrong header
+			if vault.ValidName(name) != nil {
+				named = "(not an agent name)"
+			}
+			a.log.Warn("vault API: X-CtxVault-Agent names another identity than the token", "header", named, "caller", c.String())
 			whose := fmt.Sprintf("agent %q's", c)
 			if c.IsOwner() {
 				whose = "the owner's"
@@ -366,7 +365,7 @@ func chunkID(doc string, i int) string {
 // compatN picks the number of results of a query from n_results and
 // top_k (the field the reference's README posts).
 func compatN(nResults, topK *int) (int, error) {
-	n := defaultCompatResults
+	n := 0 // the service's default, which is the reference's (5)
 	switch {
 	case nResults != nil && topK != nil && *nResults != *topK:
 		return 0, errBad("n_results (%d) and top_k (%d) disagree: send one of them", *nResults, *topK)
@@ -375,10 +374,10 @@ func compatN(nResults, topK *int) (int, error) {
 	case topK != nil:
 		n = *topK
 	}
-	if n < 1 || n > vault.MaxQueryResults {
-		return 0, errBad("n_results must be between 1 and %d", vault.MaxQueryResults)
+	if n == 0 && (nResults != nil || topK != nil) {
+		return 0, errBad("n_results must be at least 1") // the reference refuses 0; /v1 reads it as the default
 	}
-	return n, nil
+	return vault.QueryResults(n)
 }
 
 // chunkFilter is a compiled Chroma where filter over a passage's
@@ -526,7 +525,7 @@ func optMeta(meta map[string]string, keys ...string) *string {
 
 // docInfo describes d in the reference's shape.
 func docInfo(d vault.DocInfo) compatDocInfo {
-	return compatDocInfo{Source: d.Path, Filetype: path.Ext(d.Path), DocID: vault.DocID(d.Path), ChunksCount: d.Chunks}
+	return compatDocInfo{Source: d.Path, Filetype: path.Ext(d.Path), DocID: d.ID, ChunksCount: d.Chunks}
 }
 
 // indexed splits an index run's files into the reference's lists.
@@ -552,7 +551,7 @@ func (a *api) runIndex(req *http.Request, b *compatPathRequest, reindex bool) ([
 		return nil, nil, err
 	}
 	var done []string
-	r := vault.IndexRequest{Path: b.FilePath, Reindex: reindex, Force: reindex}
+	r := vault.IndexRequest{Path: b.FilePath, Reindex: reindex}
 	rep, err := a.svc.Index(req.Context(), caller(req), b.VaultName, r, func(_, _ int, p string) { done = append(done, p) })
 	if err != nil {
 		return nil, nil, err

@@ -60,7 +60,7 @@ func (a *api) documentRoutes() []route {
 			"Rebuild a semantic vault's index, or process one path again", http.StatusOK, rw,
 			func(w http.ResponseWriter, req *http.Request, _ *none, b *ReindexRequest) (*vault.IndexReport, int, error) {
 				return orNil(a.svc.Index(req.Context(), caller(req), req.PathValue("vault"),
-					vault.IndexRequest{Path: b.Path, Reindex: true, Force: true}, nil))
+					vault.IndexRequest{Path: b.Path, Reindex: true}, nil))
 			}, a),
 		handle("POST", "/v1/vaults/{vault}/query", "queryVault", "documents",
 			"Search a semantic vault: BM25 and, with an embedder, vector similarity", http.StatusOK, ro,

@@ -13,30 +13,11 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/ctxkit/ctxkit/internal/vaultauth"
-	"github.com/ctxkit/ctxkit/vault/episodic"
 )
 
 // errorBody is the error answer, as vaultauth.WriteError writes it.
 type errorBody struct {
 	Error vaultauth.Error `json:"error"`
-}
-
-// schemaOptions makes the schemas of the episodic types, which write
-// themselves (MarshalJSON) in the shape of their wire types.
-func schemaOptions() (*jsonschema.ForOptions, error) {
-	opts := &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{}}
-	for t, wire := range map[reflect.Type]reflect.Type{
-		reflect.TypeFor[episodic.Episode](): reflect.TypeFor[episodic.EpisodeJSON](),
-		reflect.TypeFor[episodic.Match]():   reflect.TypeFor[episodic.MatchJSON](),
-		reflect.TypeFor[episodic.Hint]():    reflect.TypeFor[episodic.HintJSON](),
-	} {
-		s, err := jsonschema.ForType(wire, &jsonschema.ForOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("schema of %s: %w", t, err)
-		}
-		opts.TypeSchemas[t] = s
-	}
-	return opts, nil
 }
 
 // everyStatus are the error statuses every route may answer: 400 for a
@@ -62,12 +43,8 @@ func openAPIPath(pattern string) string {
 
 // openAPI builds the OpenAPI 3.1 document of the routes.
 func (a *api) openAPI() ([]byte, error) {
-	opts, err := schemaOptions()
-	if err != nil {
-		return nil, err
-	}
 	schema := func(t reflect.Type) (*jsonschema.Schema, error) {
-		s, err := jsonschema.ForType(t, opts)
+		s, err := jsonschema.ForType(t, &jsonschema.ForOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("schema of %s: %w", t, err)
 		}

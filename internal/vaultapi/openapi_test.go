@@ -2,7 +2,6 @@ package vaultapi
 
 import (
 	"encoding/json"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,11 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/google/jsonschema-go/jsonschema"
-
-	"github.com/ctxkit/ctxkit/vault/episodic"
 )
 
 func TestOpenAPI(t *testing.T) {
@@ -136,47 +130,5 @@ func TestOpenAPIValid(t *testing.T) {
 	}
 	if !strings.Contains(string(out), bad+": Validation Error") {
 		t.Errorf("the validator accepts a document without a path parameter:\n%s", out)
-	}
-}
-
-// TestWireSchemas checks that the schemas of the episodic types name
-// exactly the keys they write.
-func TestWireSchemas(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	ep := episodic.Episode{
-		Statement: episodic.Statement{ID: "x", Content: "c", Entities: []string{"e"}, OccurredAt: &now, Supersedes: "s", Revises: "r"},
-		Version:   episodic.Version{ValidFrom: now, ValidTo: &now, RecordedAt: now, State: episodic.Open, Note: "n"},
-		RevisedBy: "r2", SupersededBy: "s2", InvalidatedAt: &now, LastConfirmedAt: &now, LastRecalledAt: &now,
-	}
-	opts, err := schemaOptions()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range []any{ep, episodic.Match{Episode: ep}, episodic.Hint{Episode: ep}} {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatal(err)
-		}
-		s, err := jsonschema.ForType(reflect.TypeOf(v), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, want := slices.Sorted(maps.Keys(s.Properties)), slices.Sorted(maps.Keys(m))
-		if !slices.Equal(got, want) {
-			t.Errorf("%T: schema %v, JSON %v", v, got, want)
-		}
-		if h, ok := v.(episodic.Hint); ok {
-			s := s.Properties["episode"]
-			var em map[string]any
-			b, _ := json.Marshal(h.Episode)
-			_ = json.Unmarshal(b, &em)
-			if got, want := slices.Sorted(maps.Keys(s.Properties)), slices.Sorted(maps.Keys(em)); !slices.Equal(got, want) {
-				t.Errorf("hint's episode: schema %v, JSON %v", got, want)
-			}
-		}
 	}
 }

@@ -74,9 +74,7 @@ func New(svc *vault.Service, opts Options) http.Handler {
 	}
 	var authed http.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if _, ok := vaultauth.Caller(req.Context()); !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="ctxkit"`)
-			vaultauth.WriteError(w, http.StatusUnauthorized, vaultauth.Error{Code: string(vault.ClassUnauthenticated),
-				Message: "missing bearer token", Fix: "send Authorization: Bearer <token>"})
+			vaultauth.Unauthorized(w)
 			return
 		}
 		dispatch(inner, w, req)
@@ -231,19 +229,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v) // the client may be gone; nothing more to tell it
 }
 
-// statuses are the HTTP statuses of the error classes.
-var statuses = map[vault.Class]int{
-	vault.ClassInvalid:         http.StatusBadRequest,
-	vault.ClassUnauthenticated: http.StatusUnauthorized,
-	vault.ClassForbidden:       http.StatusForbidden,
-	vault.ClassNotFound:        http.StatusNotFound,
-	vault.ClassExists:          http.StatusConflict,
-	vault.ClassConflict:        http.StatusConflict,
-	vault.ClassCanceled:        499, // nginx's "client closed request": nobody reads it
-	vault.ClassUnavailable:     http.StatusServiceUnavailable,
-	vault.ClassInternal:        http.StatusInternalServerError,
-}
-
 // fail answers err with the status of its class (vault.Describe); a
 // request body over the limit is 413, a decoding error of the route's own
 // 400. An internal error is logged and answered without its details.
@@ -267,9 +252,5 @@ func (a *api) fail(w http.ResponseWriter, req *http.Request, err error) {
 	case vault.ClassCanceled:
 		a.log.Debug("vault API: request canceled", "method", req.Method, "path", req.URL.Path)
 	}
-	e := vaultauth.Error{Code: string(d.Class), Message: d.Message, Fix: d.Fix}
-	if d.Field != "" {
-		e.Details = map[string]any{"field": d.Field}
-	}
-	vaultauth.WriteError(w, statuses[d.Class], e)
+	vaultauth.WriteDescribed(w, d)
 }

@@ -177,7 +177,7 @@ func newEnv(t *testing.T, opts Options) *env {
 	for _, name := range []string{"a", "b"} {
 		e.callers[name] = v.Agent(t, name)
 	}
-	opts.Auth = vaultauth.New(v.Svc)
+	opts.Auth = vaultauth.New(v.Svc, nil)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(failOnError{t})
 	}

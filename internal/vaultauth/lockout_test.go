@@ -37,7 +37,7 @@ func TestFailuresNeverLockOut(t *testing.T) {
 	e := vaulttest.New(t, vaulttest.Options{})
 	e.Agent(t, "bot")
 	e.Vault(t, vault.CreateVaultRequest{Name: "notes"})
-	auth := vaultauth.New(e.Svc)
+	auth := vaultauth.New(e.Svc, nil)
 	// The budget refills with time: a fixed clock keeps the test from
 	// depending on how fast it runs.
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

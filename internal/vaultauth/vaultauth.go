@@ -16,9 +16,11 @@
 package vaultauth
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -42,6 +44,36 @@ type Error struct {
 	// Fix says what to do about it, when the caller can.
 	Fix     string         `json:"fix,omitempty"`
 	Details map[string]any `json:"details,omitempty"`
+}
+
+// statuses are the HTTP statuses of the error classes.
+var statuses = map[vault.Class]int{
+	vault.ClassInvalid:         http.StatusBadRequest,
+	vault.ClassUnauthenticated: http.StatusUnauthorized,
+	vault.ClassForbidden:       http.StatusForbidden,
+	vault.ClassNotFound:        http.StatusNotFound,
+	vault.ClassExists:          http.StatusConflict,
+	vault.ClassConflict:        http.StatusConflict,
+	vault.ClassCanceled:        499, // nginx's "client closed request": nobody reads it
+	vault.ClassUnavailable:     http.StatusServiceUnavailable,
+	vault.ClassInternal:        http.StatusInternalServerError,
+}
+
+// WriteDescribed answers with a service error as vault.Describe described
+// it: the status of its class, and its message, fix and field.
+func WriteDescribed(w http.ResponseWriter, d vault.Described) {
+	e := Error{Code: string(d.Class), Message: d.Message, Fix: d.Fix}
+	if d.Field != "" {
+		e.Details = map[string]any{"field": d.Field}
+	}
+	WriteError(w, statuses[d.Class], e)
+}
+
+// Unauthorized answers a request that brought no bearer token.
+func Unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="ctxkit"`)
+	WriteError(w, http.StatusUnauthorized, Error{Code: string(vault.ClassUnauthenticated), Message: "missing bearer token",
+		Fix: "send Authorization: Bearer <token> with an agent's token (ctxkit agent create NAME) or the owner's token"})
 }
 
 // WriteError answers with status and the error body.
@@ -78,6 +110,7 @@ const (
 // Authenticator checks bearer tokens with the vault service.
 type Authenticator struct {
 	svc *vault.Service
+	log *slog.Logger
 	mu  sync.Mutex
 	// failures holds a limiter per client address that has failed, at
 	// most maxLimiters; the addresses beyond share untracked.
@@ -93,9 +126,10 @@ type clientLimit struct {
 	seen time.Time
 }
 
-// New returns an Authenticator over svc.
-func New(svc *vault.Service) *Authenticator {
-	return &Authenticator{svc: svc, failures: map[string]*clientLimit{}, untracked: newLimit(), now: time.Now}
+// New returns an Authenticator over svc that reports the tokens it could
+// not check to log (nil: slog.Default()).
+func New(svc *vault.Service, log *slog.Logger) *Authenticator {
+	return &Authenticator{svc: svc, log: cmp.Or(log, slog.Default()), failures: map[string]*clientLimit{}, untracked: newLimit(), now: time.Now}
 }
 
 func newLimit() *clientLimit {
@@ -182,9 +216,7 @@ func (a *Authenticator) Authenticate(w http.ResponseWriter, req *http.Request) (
 	tok, ok := Bearer(req)
 	if !ok {
 		w.Header().Set("Connection", "close")
-		w.Header().Set("WWW-Authenticate", `Bearer realm="ctxkit"`)
-		WriteError(w, http.StatusUnauthorized, Error{Code: string(vault.ClassUnauthenticated),
-			Message: "missing bearer token", Fix: "send Authorization: Bearer <token> with an agent's token (ctxkit agent create NAME) or the owner's token"})
+		Unauthorized(w)
 		return vault.Caller{}, false
 	}
 	c, err := a.svc.Authenticate(req.Context(), tok)
@@ -193,7 +225,14 @@ func (a *Authenticator) Authenticate(w http.ResponseWriter, req *http.Request) (
 	}
 	w.Header().Set("Connection", "close")
 	if !errors.Is(err, vault.ErrUnauthenticated) {
-		WriteError(w, http.StatusInternalServerError, Error{Code: string(vault.ClassInternal), Message: "could not check the token"})
+		// The token could not be checked (the registry failed, or the
+		// client left): never counted as a failure of the client's.
+		d := vault.Describe(err)
+		if d.Class == vault.ClassInternal {
+			a.log.Error("vault server: check a token", "err", err)
+			d.Message = "the token could not be checked; the server's log has the details"
+		}
+		WriteDescribed(w, d)
 		return vault.Caller{}, false
 	}
 	if wait, over := a.fail(clientAddr(req)); over {

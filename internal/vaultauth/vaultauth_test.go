@@ -1,10 +1,15 @@
 package vaultauth
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +21,7 @@ func TestMiddleware(t *testing.T) {
 	e := vaulttest.New(t, vaulttest.Options{})
 	e.Agent(t, "bot")
 	owner, bot := e.Tokens[vault.OwnerName], e.Tokens["bot"]
-	a := New(e.Svc)
+	a := New(e.Svc, nil)
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	a.now = func() time.Time { return clock }
 	h := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -106,7 +111,7 @@ func TestMiddleware(t *testing.T) {
 // network) cannot grow the server's memory without bound; the addresses
 // beyond share one budget, until idle ones are forgotten.
 func TestFailureTableBounded(t *testing.T) {
-	a := New(nil)
+	a := New(nil, nil)
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	a.now = func() time.Time { return clock }
 	for i := range maxLimiters {
@@ -154,5 +159,33 @@ func TestClientAddr(t *testing.T) {
 		if got := clientAddr(req); got != want {
 			t.Errorf("%s: %s, want %s", remote, got, want)
 		}
+	}
+}
+
+// TestUncheckableTokenIsLogged: when the registry cannot be read, a token
+// cannot be checked: the answer is a 500 that says so (not a 401 for the
+// client, not counted against it), and the cause is in the server's log.
+// Before, the cause was logged nowhere.
+func TestUncheckableTokenIsLogged(t *testing.T) {
+	e := vaulttest.New(t, vaulttest.Options{})
+	e.Agent(t, "bot")
+	if err := os.WriteFile(filepath.Join(e.Home, "agents.json"), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	a := New(e.Svc, slog.New(slog.NewTextHandler(&log, nil)))
+	h := a.Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { t.Error("the request went through") }))
+	for range failureBurst + 2 {
+		req := httptest.NewRequest("GET", "/v1/vaults", nil)
+		req.Header.Set("Authorization", "Bearer "+e.Tokens["bot"])
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var body struct{ Error Error }
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != 500 || body.Error.Code != string(vault.ClassInternal) {
+			t.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+	}
+	if !strings.Contains(log.String(), "agents.json") {
+		t.Errorf("the log does not say why: %q", log.String())
 	}
 }

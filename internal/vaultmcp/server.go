@@ -247,9 +247,7 @@ func bindCaller(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		c, ok := vaultauth.Caller(req.Context())
 		if !ok {
-			vaultauth.WriteError(w, http.StatusUnauthorized, vaultauth.Error{Code: string(vault.ClassUnauthenticated),
-				Message: "the MCP endpoint needs a token",
-				Fix:     "send Authorization: Bearer with an agent's token (ctxkit agent create NAME) or the owner's"})
+			vaultauth.Unauthorized(w)
 			return
 		}
 		// The expiry only satisfies the SDK's type: the token was checked

@@ -961,7 +961,7 @@ func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func httpServer(t *testing.T, f *fixture) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(vaultauth.New(f.e.Svc).Middleware(HTTPHandler(f.e.Svc, Options{})))
+	srv := httptest.NewServer(vaultauth.New(f.e.Svc, nil).Middleware(HTTPHandler(f.e.Svc, Options{})))
 	t.Cleanup(srv.Close)
 	return srv
 }
