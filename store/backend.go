@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -59,8 +58,6 @@ type Options struct {
 	// a search index); short-lived processes (a CLI command) leave it off
 	// so that Close does not wait for work they would abandon anyway.
 	Background bool
-	// Logger receives what the backend reports on its own; nil discards.
-	Logger *slog.Logger
 }
 
 // Opener opens a backend from the part of its URL after the scheme and

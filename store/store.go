@@ -1,4 +1,8 @@
-// Package store defines where offloaded results (workspaces) live.
+// Package store is the storage contract of ctxkit: a [Backend], opened by
+// URL ([Schemes]), hands out everything ctxkit keeps — the offload
+// workspaces ([Store]), a key-value store ([KV]), the vault registry
+// ([Registry]) and, per vault, its document index and episode store — and
+// every backend passes the suites of package storetest.
 //
 // A [Store] keeps workspaces: one stored result each, with its metadata
 // ([Workspace]) and its content, which has one of three shapes. A list keeps

@@ -133,6 +133,9 @@ func (s *Service) CreateVault(ctx context.Context, c Caller, req CreateVaultRequ
 	if err := s.checkFolder(dir); err != nil {
 		return VaultInfo{}, err
 	}
+	if scope == Local && !s.inProject(dir) {
+		return VaultInfo{}, invalid("path", "a local vault's folder must be inside the project %s; for a folder elsewhere, create a global vault", s.root)
+	}
 	rec, err := s.reg.CreateVault(ctx, store.VaultRecord{Name: req.Name, Type: string(t), Scope: string(scope), Dir: dir,
 		Restricted: req.Restricted, EmbeddingModel: model}, func(existing []store.VaultRecord) error {
 		for _, o := range existing {

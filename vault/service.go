@@ -132,11 +132,25 @@ func (s *Service) lookup(ctx context.Context, name string) (*Vault, error) {
 		return nil, err
 	}
 	for _, v := range all {
-		if v.Name == name && !v.Shadowed {
-			return v, nil
+		if v.Name != name || v.Shadowed {
+			continue
 		}
+		if v.Scope == Local && !s.inProject(v.Dir) {
+			// A project's config is checked in with the project: it must
+			// not lead ctxkit to folders outside it.
+			return nil, &Error{Kind: ErrInvalid, Field: "vault",
+				Msg: fmt.Sprintf("vault %q is recorded in the project's .ctxkit/config.json with a folder outside the project, which ctxkit does not follow", name),
+				Fix: "remove it from the project's config, and create it as a global vault if it is yours"}
+		}
+		return v, nil
 	}
 	return nil, noVault(name)
+}
+
+// inProject reports whether dir, as recorded (a link inside the project
+// is the owner's to make), lies in the project root or is it.
+func (s *Service) inProject(dir string) bool {
+	return s.root != "" && within(s.root, filepath.Clean(dir))
 }
 
 // noVault is the answer for a vault that does not exist, or that the

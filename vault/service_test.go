@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -397,4 +398,39 @@ func TestRefusedCreateLeavesNoFolder(t *testing.T) {
 			t.Errorf("a refused create of %s left its folder: %v", name, err)
 		}
 	}
+}
+
+// TestProjectConfigStaysInTheProject: a project's .ctxkit/config.json is
+// checked in with the project, so a local vault it records must lie in the
+// project: one whose folder is elsewhere is not followed, and none is
+// created there.
+func TestProjectConfigStaysInTheProject(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	_, err := e.svc.CreateVault(ctx, Owner(), CreateVaultRequest{Name: "out", Scope: Local, Path: t.TempDir()})
+	wantErr(t, "a local vault outside the project", err, ErrInvalid)
+
+	e.semantic(t, "notes", map[string]string{"a.md": "# A\n\nalpha\n"})
+	elsewhere := t.TempDir()
+	writeFile(t, elsewhere, "secret.md", "# Secret\n\nkeys\n")
+	cfg := filepath.Join(e.root, ".ctxkit", "config.json")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]map[string]map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["vaults"]["notes"]["path"] = elsewhere // as a hostile checkout would have it
+	if b, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.Index(ctx, Owner(), "notes", IndexRequest{}, nil)
+	wantErr(t, "indexing a vault recorded outside the project", err, ErrInvalid)
+	_, err = e.svc.ReadDoc(ctx, Owner(), "notes", "secret.md")
+	wantErr(t, "reading from it", err, ErrInvalid)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -84,21 +85,34 @@ func parseError(path string, data []byte, err error) error {
 // readConfig reads a config file; a missing or empty file is an empty
 // config.
 func readConfig(path string) (*configFile, error) {
-	data, err := readConfigData(path)
+	data, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
 	return parseConfig(path, data)
 }
 
-// readConfigData reads a config file's bytes; nil when it is missing.
-func readConfigData(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+// maxFileBytes bounds a registry file (a project's config comes with the
+// project, and may be anyone's): far beyond any real one.
+const maxFileBytes = 16 << 20
+
+// readFile reads one of the registry's files, at most maxFileBytes; nil
+// when it is missing.
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(data) > maxFileBytes {
+		return nil, fmt.Errorf("%s is over %d bytes: %w", path, maxFileBytes, store.ErrCorrupt)
 	}
 	return data, nil
 }
@@ -119,7 +133,7 @@ type parsedConfig struct {
 
 // read returns the config at path, which the caller must not change.
 func (p *parsedConfigs) read(path string) (*configFile, error) {
-	data, err := readConfigData(path)
+	data, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -258,18 +272,11 @@ func editConfig(ctx context.Context, path, scope string, fn func(*configFile) er
 
 // writeIfMissing creates path with text unless it exists.
 func writeIfMissing(path, text string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, fs.ErrExist) {
+	if fi, err := os.Lstat(path); err == nil && fi.Size() > 0 {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	if _, err := f.WriteString(text); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return f.Close()
+	// Missing, or left empty by a crash of an older version: written whole.
+	return atomicfile.WriteFile(path, []byte(text), 0o644, 0o700, nil)
 }
 
 // editJSON runs fn on the JSON document at path (v, a pointer, left at
@@ -298,12 +305,9 @@ func editJSON(ctx context.Context, path string, v any, fn func() (changed bool, 
 // readJSON reads the JSON document at path into v; a missing file leaves
 // v as it is.
 func readJSON(path string, v any) error {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
+	data, err := readFile(path)
+	if err != nil || data == nil {
+		return err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return parseError(path, data, err)

@@ -10,8 +10,10 @@
 //     log (audit.jsonl, append-only), the metadata of written documents
 //     (documents.json) and the embedder pin (embedding.json).
 //
-// Every edit holds an OS file lock and replaces the file atomically, so
-// that several processes share the registry. It implements
+// Every edit of a config, agents.json or documents.json holds an OS file
+// lock and replaces the file atomically; a pin is replaced atomically, an
+// audit event appended in one write: several processes share the
+// registry. It implements
 // [store.Registry] and passes storetest's registry suite.
 package fileregistry
 

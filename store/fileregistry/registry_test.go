@@ -553,6 +553,22 @@ func TestAuditFile(t *testing.T) {
 	if evs, err := p.r.Audit(ctx, v.ID, 1); err != nil || len(evs) != 1 || evs[0].Action != "last" {
 		t.Errorf("Audit after appending past a torn line = %+v, %v", evs, err)
 	}
+	// A line no ctxkit wrote, of 2 MiB, is skipped like a torn one (before,
+	// it failed the whole log).
+	long := `{"time":"2026-05-01T10:30:00Z","action":"` + strings.Repeat("x", 2<<20) + "\"}\n"
+	if f, err = os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(long); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := p.r.AppendAudit(ctx, v.ID, store.AuditEvent{Time: when, Agent: "bot", Action: "after", Outcome: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	if evs, err := p.r.Audit(ctx, v.ID, 0); err != nil || len(evs) != 5 || evs[4].Action != "after" {
+		t.Errorf("Audit past a 2 MiB line = %d events, %v; want 5, the last one after", len(evs), err)
+	}
 }
 
 // TestConcurrentCreates creates local and global vaults from many
@@ -639,5 +655,28 @@ func TestEditsSeenAtOnce(t *testing.T) {
 	_, err := p.r.Vault(t.Context(), "va")
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Vault after the config was removed: %v, want ErrNotFound", err)
+	}
+}
+
+// TestDataFolderIsNotFollowed: a vault folder from elsewhere (a clone) whose
+// data folder is a link does not get ctxkit's writes sent through it.
+func TestDataFolderIsNotFollowed(t *testing.T) {
+	p := newProject(t)
+	ctx := t.Context()
+	dir := filepath.Join(p.root, "v")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target := t.TempDir()
+	if err := os.Symlink(target, filepath.Join(dir, fileregistry.DataDirName)); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	v := p.vault(t, "v", store.ScopeLocal, dir)
+	err := p.r.AppendAudit(ctx, v.ID, store.AuditEvent{Time: time.Now(), Agent: "bot", Action: "query", Outcome: "ok"})
+	if !errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("AppendAudit through a linked data folder: %v, want store.ErrCorrupt", err)
+	}
+	if entries, _ := os.ReadDir(target); len(entries) != 0 {
+		t.Errorf("the link's target got %d files", len(entries))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -35,6 +36,11 @@ func (r *Registry) DataDir(ctx context.Context, id string, create bool) (string,
 		return "", err
 	}
 	dir := dataDir(v.Dir)
+	// A vault folder comes from anywhere (a clone): its data folder must
+	// be a folder, not a link that sends ctxkit's writes elsewhere.
+	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
+		return "", fmt.Errorf("vault %q: %s is not a folder (a link?), which ctxkit does not follow: %w", v.Name, dir, store.ErrCorrupt)
+	}
 	if !create {
 		return dir, nil
 	}
@@ -165,8 +171,12 @@ func (r *Registry) AppendAudit(ctx context.Context, id string, e store.AuditEven
 	return nil
 }
 
+// maxAuditLine bounds a line of audit.jsonl that Audit reads: the service
+// writes lines of a few hundred bytes; a longer one is not its.
+const maxAuditLine = 64 << 10
+
 // Audit returns the last n events of audit.jsonl. A line that does not
-// parse (a torn write after a crash) is skipped.
+// parse (a torn write after a crash) or is too long is skipped.
 func (r *Registry) Audit(ctx context.Context, id string, n int) ([]store.AuditEvent, error) {
 	dir, err := r.DataDir(ctx, id, false)
 	if err != nil {
@@ -182,14 +192,26 @@ func (r *Registry) Audit(ctx context.Context, id string, n int) ([]store.AuditEv
 	}
 	defer f.Close()
 	var out []store.AuditEvent
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
+	br := bufio.NewReaderSize(f, maxAuditLine)
+	for long := false; ; {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = true // skipped up to its end
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("read audit log %s: %w", path, err)
+		}
+		if len(line) == 0 && err != nil {
+			break
+		}
+		skip := long
+		long = false
 		var l auditLine
-		if json.Unmarshal(sc.Bytes(), &l) != nil {
+		if skip || json.Unmarshal(line, &l) != nil {
 			continue
 		}
 		t, err := time.Parse(time.RFC3339Nano, l.Time)
@@ -201,9 +223,6 @@ func (r *Registry) Audit(ctx context.Context, id string, n int) ([]store.AuditEv
 		if n > 0 && len(out) > 2*n {
 			out = append(out[:0], out[len(out)-n:]...)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read audit log %s: %w", path, err)
 	}
 	if n > 0 && len(out) > n {
 		out = out[len(out)-n:]

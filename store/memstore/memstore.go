@@ -1,9 +1,11 @@
-// Package memstore keeps workspaces in memory.
+// Package memstore keeps everything in memory: workspaces ([Store]), and as
+// the backend of the "memory:" scheme ([OpenBackend]) the key-value store,
+// the vault registry, and each vault's index and episodes (in-memory
+// SQLite databases, dropped with the vault).
 //
-// It is the backend for tests, for ephemeral sessions that need nothing to
-// outlive the process, and for the "memory:" store address. It implements
-// the whole [store.Store] contract and passes the storetest conformance
-// suite, so code tested against it behaves the same on a persistent backend.
+// It is the backend for tests and for ephemeral sessions that need nothing
+// to outlive the process. It passes the storetest conformance suites, so
+// code tested against it behaves the same on a persistent backend.
 //
 // # Limits
 //

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
 	"maps"
@@ -96,6 +97,9 @@ func (r *Registry) CreateVault(_ context.Context, v store.VaultRecord, check fun
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	v.Scope = cmp.Or(v.Scope, store.ScopeLocal)
+	if v.Scope != store.ScopeLocal && v.Scope != store.ScopeGlobal {
+		return store.VaultRecord{}, fmt.Errorf("scope %q: want %s or %s: %w", v.Scope, store.ScopeLocal, store.ScopeGlobal, store.ErrNoScope)
+	}
 	for _, o := range r.vaults {
 		if o.Scope == v.Scope && strings.EqualFold(o.Name, v.Name) {
 			return store.VaultRecord{}, fmt.Errorf("vault %q: %w", o.Name, store.ErrExists)
@@ -173,7 +177,7 @@ func (r *Registry) AgentByToken(_ context.Context, hash string) (store.AgentReco
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, a := range r.agents {
-		if a.TokenHash == hash {
+		if subtle.ConstantTimeCompare([]byte(a.TokenHash), []byte(hash)) == 1 {
 			return a, nil
 		}
 	}

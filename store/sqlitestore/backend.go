@@ -41,10 +41,10 @@ var _ store.Backend = (*Backend)(nil)
 // for $CTXKIT_HOME/ctxkit.db); it is the [store.Opener] of the "sqlite"
 // scheme.
 func OpenBackend(ctx context.Context, path string, opts store.Options) (store.Backend, error) {
+	if opts.Home == "" {
+		return nil, errors.New("sqlite: no ctxkit home for the registry's files")
+	}
 	if path == "" {
-		if opts.Home == "" {
-			return nil, errors.New("sqlite: no file named and no ctxkit home to put one in")
-		}
 		path = filepath.Join(opts.Home, "ctxkit.db")
 	}
 	ws, err := Open(ctx, path, Options{NoBackgroundIndex: !opts.Background})

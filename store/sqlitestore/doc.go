@@ -1,5 +1,9 @@
-// Package sqlitestore is the default [store.Store]: one SQLite file,
-// $CTXKIT_HOME/ctxkit.db, shared by every ctxkit process of a user. The MCP
+// Package sqlitestore is the default backend ([OpenBackend], the "sqlite"
+// scheme and a bare path): the workspaces ([Store]) and the key-value store
+// in one SQLite file, $CTXKIT_HOME/ctxkit.db, shared by every ctxkit
+// process of a user; the vault registry in files (package fileregistry);
+// each vault's index and episodes in SQLite files of its .ctxkit-vault
+// folder (packages sqliteindex and sqliteepisodic). The MCP
 // wrapper runs one process per wrapped server, and a result one of them
 // stores must be explorable from another, so the file is where all state
 // lives: nothing is cached in memory across calls.

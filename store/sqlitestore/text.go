@@ -167,7 +167,7 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("search text %q: %w: %w", id, store.ErrInvalidQuery, err)
+		return nil, fmt.Errorf("search text %q: %w", id, err)
 	}
 	return hits, nil
 }

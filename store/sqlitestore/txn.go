@@ -87,7 +87,7 @@ func (t *txn) exec(q string, args ...any) (sql.Result, error) {
 // Statements, named by what they do. Those in readQueries and writeQueries
 // are prepared when the store opens.
 const (
-	qLookup          = `SELECT key, shape, items, chars, tokens, next_seq, item_chars, indexed, version FROM workspaces WHERE id = ?`
+	qLookup          = `SELECT key, shape, items, chars, tokens, next_seq, item_chars, indexed FROM workspaces WHERE id = ?`
 	qStat            = `SELECT ` + wsColumns + ` FROM workspaces WHERE id = ?`
 	qOwner           = `SELECT key, shape, type, producer, session, indexed FROM workspaces WHERE id = ?`
 	qInsertWorkspace = `INSERT INTO workspaces (id, type, shape, format, items, chars, tokens, schema,

@@ -73,7 +73,6 @@ type wsRef struct {
 	nextSeq   int64
 	itemChars int64
 	indexed   bool
-	version   int64
 }
 
 // idBase is the first item or chunk id of the workspace with key key.
@@ -85,7 +84,7 @@ func lookup(t *txn, id string, shapes ...store.Shape) (*wsRef, error) {
 	var ref wsRef
 	var shape string
 	err := t.queryRow(qLookup, id).Scan(&ref.key, &shape, &ref.items, &ref.chars, &ref.tokens, &ref.nextSeq,
-		&ref.itemChars, &ref.indexed, &ref.version)
+		&ref.itemChars, &ref.indexed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("workspace %q: %w", id, store.ErrNotFound)
 	}

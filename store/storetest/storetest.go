@@ -22,9 +22,9 @@
 //		storetest.Bench(b, func(b *testing.B) store.Store { ... })
 //	}
 //
-// The suites check only what the store package documents, so that memory,
-// SQLite and PostgreSQL backends are held to the same contract and callers can
-// swap one for another. Queries mean the same on every backend
+// The suites check only what the store package documents, so that every
+// backend is held to the same contract and callers can swap one for
+// another. Queries mean the same on every backend
 // (internal/textsearch): the suite checks case and diacritics folding,
 // stemming, and the order relevance gives where term frequency, length and
 // rarity decide it, but not exact scores. Times are compared at microsecond precision, and JSON

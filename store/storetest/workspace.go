@@ -242,6 +242,14 @@ func checkNotFound(t *testing.T, s store.Store, id string) {
 	wantErr(t, err, store.ErrNotFound, "TextSlice")
 	_, err = s.SearchText(ctx, id, store.TextQuery{Text: "here"})
 	wantErr(t, err, store.ErrNotFound, "SearchText")
+	// Only a query the caller could fix is an invalid one: a missing
+	// workspace (or a busy database) is not.
+	_, _, errItems := s.SearchItems(ctx, id, store.Query{Text: "here"})
+	for what, err := range map[string]error{"SearchItems": errItems, "SearchText": err} {
+		if errors.Is(err, store.ErrInvalidQuery) {
+			t.Errorf("%s of a missing workspace: %v, which is not an invalid query", what, err)
+		}
+	}
 }
 
 // scanErr runs ScanItems to the end and returns the first error it yields.
