@@ -14,7 +14,7 @@ func newAgentCmd(g *globals, streams IO) *cobra.Command {
 		Use:   "agent",
 		Short: "Create and revoke agent identities for vaults",
 		Long: "Agents are identities with secret tokens: the HTTP API and the MCP server authenticate an agent " +
-			"by its token, never by a bare name. Only a hash of each token is kept, in $CTXKIT_HOME/agents.json.",
+			"by its token, never by a bare name. Only a hash of each token is kept (with the SQLite backend, in $CTXKIT_HOME/agents.json).",
 		GroupID: "vaults",
 	}
 	cmd.AddCommand(newAgentCreateCmd(g, streams), newAgentListCmd(g, streams), newAgentRevokeCmd(g, streams))

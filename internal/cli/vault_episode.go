@@ -464,6 +464,7 @@ func newVaultInvalidateCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command
 type VaultSuccessorOptions struct {
 	Vault, ID string
 	Req       vault.SuccessorRequest
+	Meta      []string
 	JSON      bool
 }
 
@@ -478,7 +479,7 @@ func newVaultReviseCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 func newSuccessorCmd(g *globals, f *vaultFlags, streams IO, supersede bool) *cobra.Command {
 	opts := &VaultSuccessorOptions{}
 	var entities []string
-	var salience float64
+	var salience, confidence float64
 	cmd := &cobra.Command{
 		Use:   "revise VAULT ID CONTENT",
 		Short: "Replace an open episode by a better wording (the world unchanged)",
@@ -491,6 +492,11 @@ func newSuccessorCmd(g *globals, f *vaultFlags, streams IO, supersede bool) *cob
 			opts.Vault, opts.ID, opts.Req.Content = args[0], args[1], args[2]
 			opts.Req.Entities = entitiesFlag(cmd, entities)
 			opts.Req.Salience = floatFlag(cmd, "salience", salience)
+			opts.Req.Confidence = floatFlag(cmd, "confidence", confidence)
+			var err error
+			if opts.Req.Metadata, err = metaFlag(opts.Meta, func(v string) any { return v }); err != nil {
+				return err
+			}
 			return g.withVaults(cmd.Context(), f, func(v *vaults) error {
 				do, verb := v.svc.Revise, "revised"
 				if supersede {
@@ -515,6 +521,13 @@ func newSuccessorCmd(g *globals, f *vaultFlags, streams IO, supersede bool) *cob
 	fl.StringArrayVarP(&entities, "entity", "e", nil, "an entity of the new statement (repeatable; replaces the inherited ones; -e '' clears them)")
 	fl.StringVar(&opts.Req.Source, "source", "", "who or what said it")
 	fl.Float64Var(&salience, "salience", 0, "how much it matters, 0..1 (default inherited)")
+	confidenceHelp := "how sure the writer is, 0..1 (default inherited)"
+	if supersede {
+		confidenceHelp = "how sure the writer is, 0..1 (default 1)"
+	}
+	fl.Float64Var(&confidence, "confidence", 1, confidenceHelp)
+	fl.StringVar(&opts.Req.OccurredAt, "occurred-at", "", "when it happened"+timeHelp)
+	fl.StringArrayVar(&opts.Meta, "meta", nil, "metadata, k=v with a string value (repeatable)")
 	if supersede {
 		fl.StringVar(&opts.Req.ValidFrom, "valid-from", "", "where the old statement ends and the new one starts, default now"+timeHelp)
 	}

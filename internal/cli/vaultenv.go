@@ -44,7 +44,8 @@ type vaults struct {
 func (v *vaults) Close() error { return v.b.Close() }
 
 // openVaults opens the backend and the vault service, and decides the
-// caller. keep makes the service keep searchers in memory (servers).
+// caller. keep is for servers: the service keeps searchers in memory, and
+// the backend indexes large workspaces in the background.
 func (g *globals) openVaults(ctx context.Context, f *vaultFlags, keep bool) (*vaults, error) {
 	p, err := getWorkPaths()
 	if err != nil {
