@@ -525,7 +525,7 @@ func newSuccessorCmd(g *globals, f *vaultFlags, streams IO, supersede bool) *cob
 	if supersede {
 		confidenceHelp = "how sure the writer is, 0..1 (default 1)"
 	}
-	fl.Float64Var(&confidence, "confidence", 1, confidenceHelp)
+	fl.Float64Var(&confidence, "confidence", 0, confidenceHelp)
 	fl.StringVar(&opts.Req.OccurredAt, "occurred-at", "", "when it happened"+timeHelp)
 	fl.StringArrayVar(&opts.Meta, "meta", nil, "metadata, k=v with a string value (repeatable)")
 	if supersede {
