@@ -346,7 +346,7 @@ func readBatches(ctx context.Context, t *txn, ref *wsRef, send func(*rowBatch) b
 	fail := func(err error) {
 		send(&rowBatch{err: err, done: make(chan struct{})})
 	}
-	st := t.stmt(qItemsBatch)
+	st := t.stmts.In(t.ctx, t.tx, qItemsBatch)
 	rows := projectBatch
 	if ref.items > 0 && ref.itemChars > 0 {
 		rows = int(min(max(projectBytes*int64(ref.items)/ref.itemChars, 1), projectBatch))

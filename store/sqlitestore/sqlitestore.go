@@ -59,9 +59,9 @@ const (
 type Store struct {
 	path       string
 	db         *sqlitedb.DB
-	w          *sql.DB // the one writer connection; every write transaction is immediate
-	r          *sql.DB // read-only connections
-	wst, rst   stmts   // statements prepared on w and r
+	w          *sql.DB        // the one writer connection; every write transaction is immediate
+	r          *sql.DB        // read-only connections
+	wst, rst   sqlitedb.Stmts // statements prepared on w and r
 	staged     *stager
 	indexer    *indexer
 	ckpt       *checkpointer
@@ -109,8 +109,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("sqlitestore: %s: %w", s.path, err)
 	}
 	s.w, s.r = s.db.Writer(), s.db.Reader()
-	if s.wst, err = prepareAll(ctx, s.w, writeQueries); err == nil {
-		s.rst, err = prepareAll(ctx, s.r, readQueries)
+	if s.wst, err = sqlitedb.Prepare(ctx, s.w, writeQueries...); err == nil {
+		s.rst, err = sqlitedb.Prepare(ctx, s.r, readQueries...)
 	}
 	if err != nil {
 		s.Close()
@@ -131,7 +131,7 @@ func (s *Store) Close() error {
 	if s.ckpt != nil {
 		s.ckpt.close()
 	}
-	return errors.Join(s.rst.close(), s.wst.close(), s.db.Close())
+	return errors.Join(s.rst.Close(), s.wst.Close(), s.db.Close())
 }
 
 // write runs fn in an immediate transaction on the writer connection and

@@ -3,46 +3,17 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
 	"unsafe"
+
+	"github.com/ctxkit/ctxkit/internal/sqlitedb"
 )
-
-// stmts holds statements prepared once when the store opens. They are all
-// prepared up front because the writer pool has a single connection:
-// preparing on it lazily from inside a transaction would wait forever for
-// the connection the transaction holds. database/sql re-prepares a
-// statement on each pooled connection the first time that connection runs
-// it, and keeps it there.
-type stmts map[string]*sql.Stmt
-
-func prepareAll(ctx context.Context, db *sql.DB, queries []string) (stmts, error) {
-	m := make(stmts, len(queries))
-	for _, q := range queries {
-		st, err := db.PrepareContext(ctx, q)
-		if err != nil {
-			m.close()
-			return nil, fmt.Errorf("prepare %q: %w", q, err)
-		}
-		m[q] = st
-	}
-	return m, nil
-}
-
-func (m stmts) close() error {
-	var errs []error
-	for _, st := range m {
-		errs = append(errs, st.Close())
-	}
-	return errors.Join(errs...)
-}
 
 // txn is a transaction with its context and the prepared statements of its
 // pool. Queries not prepared in advance run unprepared.
 type txn struct {
 	ctx   context.Context
 	tx    *sql.Tx
-	stmts stmts
+	stmts sqlitedb.Stmts
 	// wrote estimates the bytes a write transaction adds to the WAL.
 	wrote int64
 }
@@ -56,32 +27,16 @@ func textArg(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-func (t *txn) stmt(q string) *sql.Stmt {
-	if st, ok := t.stmts[q]; ok {
-		return t.tx.StmtContext(t.ctx, st)
-	}
-	return nil
-}
-
 func (t *txn) query(q string, args ...any) (*sql.Rows, error) {
-	if st := t.stmt(q); st != nil {
-		return st.QueryContext(t.ctx, args...)
-	}
-	return t.tx.QueryContext(t.ctx, q, args...)
+	return t.stmts.Query(t.ctx, t.tx, q, args...)
 }
 
 func (t *txn) queryRow(q string, args ...any) *sql.Row {
-	if st := t.stmt(q); st != nil {
-		return st.QueryRowContext(t.ctx, args...)
-	}
-	return t.tx.QueryRowContext(t.ctx, q, args...)
+	return t.stmts.QueryRow(t.ctx, t.tx, q, args...)
 }
 
 func (t *txn) exec(q string, args ...any) (sql.Result, error) {
-	if st := t.stmt(q); st != nil {
-		return st.ExecContext(t.ctx, args...)
-	}
-	return t.tx.ExecContext(t.ctx, q, args...)
+	return t.stmts.Exec(t.ctx, t.tx, q, args...)
 }
 
 // Statements, named by what they do. Those in readQueries and writeQueries

@@ -139,6 +139,7 @@ var options = sqlitedb.Options{Schema: schema, ApplicationID: applicationID}
 // Index is a vault index in one SQLite database.
 type Index struct {
 	db *sqlitedb.DB
+	w  sqlitedb.Stmts // the writes of Put and Delete, prepared once
 }
 
 var _ index.Index = (*Index)(nil)
@@ -151,7 +152,7 @@ func Open(ctx context.Context, path string) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
-	return &Index{db: db}, nil
+	return newIndex(ctx, db)
 }
 
 // OpenMemory opens a new, empty index that lives in memory, with no file,
@@ -161,11 +162,45 @@ func OpenMemory(ctx context.Context) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open an index in memory: %w", err)
 	}
-	return &Index{db: db}, nil
+	return newIndex(ctx, db)
+}
+
+// newIndex prepares the statements of the write path.
+func newIndex(ctx context.Context, db *sqlitedb.DB) (*Index, error) {
+	queries := []string{qState, qBumpGeneration, qSetMeta}
+	for _, t := range sets {
+		queries = append(queries, t.deleteChunks(), t.insertChunk(), t.upsertDoc())
+	}
+	w, err := sqlitedb.Prepare(ctx, db.Writer(), queries...)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Index{db: db, w: w}, nil
 }
 
 // Close closes the database.
-func (x *Index) Close() error { return x.db.Close() }
+func (x *Index) Close() error { return errors.Join(x.w.Close(), x.db.Close()) }
+
+// The statements of the write path.
+const (
+	qState = `SELECT
+		(SELECT value FROM meta WHERE key = 'current'), (SELECT value FROM meta WHERE key = 'building'),
+		(SELECT value FROM meta WHERE key = 'build'), (SELECT value FROM meta WHERE key = 'next_chunk')`
+	qBumpGeneration = "UPDATE meta SET value = value + 1 WHERE key = 'generation'"
+	qSetMeta        = "UPDATE meta SET value = ? WHERE key = ?"
+)
+
+func (t tables) deleteChunks() string { return "DELETE FROM " + t.chunks + " WHERE doc = ?" }
+
+func (t tables) insertChunk() string {
+	return "INSERT INTO " + t.chunks + " (id, doc, idx, heading, page, text, vector) VALUES (?, ?, ?, ?, ?, ?, ?)"
+}
+
+func (t tables) upsertDoc() string {
+	return "INSERT INTO " + t.docs + ` (path, hash, meta, chunks, indexed) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT(path) DO UPDATE SET hash = excluded.hash, meta = excluded.meta, chunks = excluded.chunks, indexed = excluded.indexed`
+}
 
 // state is the index's counters, as one transaction reads them.
 type state struct {
@@ -175,13 +210,11 @@ type state struct {
 	next     int64 // the next chunk id
 }
 
-// readState reads the counters in tx, in one statement.
-func readState(ctx context.Context, tx *sql.Tx) (state, error) {
+// readState reads the counters in tx, in one statement (prepared in m, a
+// nil m for a read transaction).
+func readState(ctx context.Context, m sqlitedb.Stmts, tx *sql.Tx) (state, error) {
 	st := state{building: -1}
-	err := tx.QueryRowContext(ctx, `SELECT
-		(SELECT value FROM meta WHERE key = 'current'), (SELECT value FROM meta WHERE key = 'building'),
-		(SELECT value FROM meta WHERE key = 'build'), (SELECT value FROM meta WHERE key = 'next_chunk')`).
-		Scan(&st.current, &st.building, &st.build, &st.next)
+	err := m.QueryRow(ctx, tx, qState).Scan(&st.current, &st.building, &st.build, &st.next)
 	if err != nil {
 		return st, fmt.Errorf("read the index's state: %w", err)
 	}
@@ -198,8 +231,8 @@ func (st state) live() []tables {
 	return out
 }
 
-func setMeta(ctx context.Context, tx *sql.Tx, key string, v int64) error {
-	if _, err := tx.ExecContext(ctx, "UPDATE meta SET value = ? WHERE key = ?", v, key); err != nil {
+func (x *Index) setMeta(ctx context.Context, tx *sql.Tx, key string, v int64) error {
+	if _, err := x.w.Exec(ctx, tx, qSetMeta, v, key); err != nil {
 		return fmt.Errorf("set %s: %w", key, err)
 	}
 	return nil
@@ -207,7 +240,7 @@ func setMeta(ctx context.Context, tx *sql.Tx, key string, v int64) error {
 
 // put replaces a document in the sets, with chunk ids from next (which it
 // moves past them).
-func put(ctx context.Context, tx *sql.Tx, in []tables, next *int64, doc index.Doc, chunks []index.Chunk) error {
+func (x *Index) put(ctx context.Context, tx *sql.Tx, in []tables, next *int64, doc index.Doc, chunks []index.Chunk) error {
 	meta, err := json.Marshal(doc.Meta)
 	if err != nil {
 		return fmt.Errorf("encode meta of %s: %w", doc.Path, err)
@@ -216,23 +249,17 @@ func put(ctx context.Context, tx *sql.Tx, in []tables, next *int64, doc index.Do
 		doc.Indexed = time.Now()
 	}
 	for _, t := range in {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t.chunks+" WHERE doc = ?", doc.Path); err != nil {
+		if _, err := x.w.Exec(ctx, tx, t.deleteChunks(), doc.Path); err != nil {
 			return fmt.Errorf("replace %s: %w", doc.Path, err)
 		}
-		ins, err := tx.PrepareContext(ctx, "INSERT INTO "+t.chunks+" (id, doc, idx, heading, page, text, vector) VALUES (?, ?, ?, ?, ?, ?, ?)")
-		if err != nil {
-			return err
-		}
+		ins := x.w.In(ctx, tx, t.insertChunk())
 		for i, c := range chunks {
 			if _, err := ins.ExecContext(ctx, *next, doc.Path, i, c.Heading, c.Page, c.Text, embed.VectorBytes(c.Vector)); err != nil {
-				ins.Close()
 				return fmt.Errorf("index %s chunk %d: %w", doc.Path, i, err)
 			}
 			*next++
 		}
-		ins.Close()
-		if _, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO "+t.docs+" (path, hash, meta, chunks, indexed) VALUES (?, ?, ?, ?, ?)",
-			doc.Path, doc.Hash, string(meta), len(chunks), doc.Indexed.UTC().Format(time.RFC3339Nano)); err != nil {
+		if _, err := x.w.Exec(ctx, tx, t.upsertDoc(), doc.Path, doc.Hash, string(meta), len(chunks), doc.Indexed.UTC().Format(time.RFC3339Nano)); err != nil {
 			return fmt.Errorf("record %s: %w", doc.Path, err)
 		}
 	}
@@ -254,21 +281,21 @@ func remove(ctx context.Context, tx *sql.Tx, t tables, path string) error {
 // current generation and in the one a rebuild is filling.
 func (x *Index) Put(ctx context.Context, doc index.Doc, chunks []index.Chunk) error {
 	return x.db.Write(ctx, func(tx *sql.Tx) error {
-		st, err := readState(ctx, tx)
+		st, err := readState(ctx, x.w, tx)
 		if err != nil {
 			return err
 		}
-		if err := put(ctx, tx, st.live(), &st.next, doc, chunks); err != nil {
+		if err := x.put(ctx, tx, st.live(), &st.next, doc, chunks); err != nil {
 			return err
 		}
-		return bump(ctx, tx, st.next)
+		return x.bump(ctx, tx, st.next)
 	})
 }
 
 // Delete removes a document and its chunks, from every live generation.
 func (x *Index) Delete(ctx context.Context, path string) error {
 	return x.db.Write(ctx, func(tx *sql.Tx) error {
-		st, err := readState(ctx, tx)
+		st, err := readState(ctx, x.w, tx)
 		if err != nil {
 			return err
 		}
@@ -283,18 +310,19 @@ func (x *Index) Delete(ctx context.Context, path string) error {
 				return fmt.Errorf("delete %s: %w", path, err)
 			}
 		}
-		return bump(ctx, tx, st.next)
+		return x.bump(ctx, tx, st.next)
 	})
 }
 
-// bump moves the generation and records the next chunk id.
-func bump(ctx context.Context, tx *sql.Tx, next int64) error {
-	_, err := tx.ExecContext(ctx, `UPDATE meta SET value = CASE key WHEN 'generation' THEN value + 1 ELSE ? END
-		WHERE key IN ('generation', 'next_chunk')`, next)
-	if err != nil {
+// bump moves the generation and records the next chunk id. Each statement
+// changes one row: a statement that may change several takes a savepoint,
+// at which FTS5 writes out the terms pending in the transaction, one more
+// segment per document indexed.
+func (x *Index) bump(ctx context.Context, tx *sql.Tx, next int64) error {
+	if _, err := x.w.Exec(ctx, tx, qBumpGeneration); err != nil {
 		return fmt.Errorf("bump the generation: %w", err)
 	}
-	return nil
+	return x.setMeta(ctx, tx, "next_chunk", next)
 }
 
 // Generation returns the index's generation, which every Put, Delete and
@@ -310,7 +338,7 @@ func (x *Index) Generation(ctx context.Context) (int64, error) {
 func (x *Index) Rebuild(ctx context.Context) (index.Builder, error) {
 	b := &builder{x: x, id: rand.Int64N(math.MaxInt64) + 1}
 	err := x.db.Write(ctx, func(tx *sql.Tx) error {
-		st, err := readState(ctx, tx)
+		st, err := readState(ctx, x.w, tx)
 		if err != nil {
 			return err
 		}
@@ -318,10 +346,10 @@ func (x *Index) Rebuild(ctx context.Context) (index.Builder, error) {
 		if err := b.empty(ctx, tx, sets[b.set]); err != nil {
 			return err
 		}
-		if err := setMeta(ctx, tx, "building", b.set); err != nil {
+		if err := x.setMeta(ctx, tx, "building", b.set); err != nil {
 			return err
 		}
-		return setMeta(ctx, tx, "build", b.id)
+		return x.setMeta(ctx, tx, "build", b.id)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start a rebuild: %w", err)
@@ -340,7 +368,7 @@ type builder struct {
 // mine reads the index's state in tx and checks that this rebuild has not
 // been superseded.
 func (b *builder) mine(ctx context.Context, tx *sql.Tx) (state, error) {
-	st, err := readState(ctx, tx)
+	st, err := readState(ctx, b.x.w, tx)
 	if err == nil && (st.build != b.id || st.building != b.set) {
 		err = index.ErrSuperseded
 	}
@@ -376,10 +404,10 @@ func (b *builder) Put(ctx context.Context, doc index.Doc, chunks []index.Chunk) 
 		if changed {
 			return nil
 		}
-		if err := put(ctx, tx, []tables{t}, &st.next, doc, chunks); err != nil {
+		if err := b.x.put(ctx, tx, []tables{t}, &st.next, doc, chunks); err != nil {
 			return err
 		}
-		return setMeta(ctx, tx, "next_chunk", st.next)
+		return b.x.setMeta(ctx, tx, "next_chunk", st.next)
 	})
 }
 
@@ -389,16 +417,16 @@ func (b *builder) Commit(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := setMeta(ctx, tx, "current", b.set); err != nil {
+		if err := b.x.setMeta(ctx, tx, "current", b.set); err != nil {
 			return err
 		}
-		if err := setMeta(ctx, tx, "building", -1); err != nil {
+		if err := b.x.setMeta(ctx, tx, "building", -1); err != nil {
 			return err
 		}
 		if err := b.empty(ctx, tx, sets[1-b.set]); err != nil {
 			return err
 		}
-		return bump(ctx, tx, st.next)
+		return b.x.bump(ctx, tx, st.next)
 	})
 }
 
@@ -409,7 +437,7 @@ func (b *builder) Abort(ctx context.Context) error {
 		} else if err != nil {
 			return err
 		}
-		if err := setMeta(ctx, tx, "building", -1); err != nil {
+		if err := b.x.setMeta(ctx, tx, "building", -1); err != nil {
 			return err
 		}
 		return b.empty(ctx, tx, sets[b.set])
@@ -419,7 +447,7 @@ func (b *builder) Abort(ctx context.Context) error {
 // read runs fn in a read transaction with the current generation's tables.
 func (x *Index) read(ctx context.Context, fn func(tx *sql.Tx, t tables) error) error {
 	return x.db.Read(ctx, func(tx *sql.Tx) error {
-		st, err := readState(ctx, tx)
+		st, err := readState(ctx, nil, tx) // a reader's transaction: nothing prepared
 		if err != nil {
 			return err
 		}
