@@ -48,7 +48,9 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(root)
-	env := append(os.Environ(), "CTXKIT_HOME="+filepath.Join(root, "home"), "CTXKIT_STORE=memory:")
+	// The default backend: the setup commands and the server are separate
+	// processes, which share it.
+	env := append(os.Environ(), "CTXKIT_HOME="+filepath.Join(root, "home"))
 	project := filepath.Join(root, "project")
 	if err := os.MkdirAll(project, 0o755); err != nil {
 		log.Fatal(err)
@@ -109,7 +111,7 @@ func main() {
 	for c := range *clients {
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil; i++ {
-				kind, path, body := "query", "/v1/vaults/kb/query", fmt.Sprintf(`{"query": %q, "n": 5}`, words[(c*7919+i*104729)%len(words)]+" "+words[(c*31+i*17)%len(words)])
+				kind, path, body := "query", "/v1/vaults/kb/query", fmt.Sprintf(`{"query": %q, "n_results": 5}`, words[(c*7919+i*104729)%len(words)]+" "+words[(c*31+i*17)%len(words)])
 				if i%4 == 3 {
 					kind, path, body = "write-episode", "/v1/vaults/memory/episodes", fmt.Sprintf(`{"content": "client %d noted fact %d about %s", "entities": ["client-%d"]}`, c, i, words[i%len(words)], c)
 				}

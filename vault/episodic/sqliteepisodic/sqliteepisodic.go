@@ -633,6 +633,11 @@ func (s *Store) Scan(ctx context.Context, f episodic.Filter, order episodic.Orde
 	} else {
 		q = "SELECT " + columns + " FROM versions v JOIN statements s ON s.n = v.statement WHERE " + where + " ORDER BY " + orderBy
 	}
+	done, err := s.db.ReadTurn(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
 	rows, err := s.db.Reader().QueryContext(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("scan episodes: %w", err)
@@ -673,6 +678,11 @@ func (s *Store) Search(ctx context.Context, f episodic.Filter, text string, limi
 	}
 	q += " ORDER BY m.rank, v.seq DESC LIMIT ?"
 	args = append(args, limit)
+	done, err := s.db.ReadTurn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	rows, err := s.db.Reader().QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search episodes: %w", err)

@@ -406,6 +406,11 @@ func rebuild(t *testing.T, x index.Index) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	for id := range oldIDs {
+		if c, err := x.Chunk(ctx, id); !errors.Is(err, index.ErrNotFound) {
+			t.Errorf("chunk %d of the old generation after Commit: %+v, %v", id, c, err)
+		}
+	}
 
 	// Abort: nothing changes, and the next rebuild starts empty.
 	b, err = x.Rebuild(ctx)

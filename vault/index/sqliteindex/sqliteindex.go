@@ -140,6 +140,7 @@ var options = sqlitedb.Options{Schema: schema, ApplicationID: applicationID}
 type Index struct {
 	db *sqlitedb.DB
 	w  sqlitedb.Stmts // the writes of Put and Delete, prepared once
+	r  *sql.Stmt      // qChunk, prepared on the readers
 }
 
 var _ index.Index = (*Index)(nil)
@@ -176,11 +177,17 @@ func newIndex(ctx context.Context, db *sqlitedb.DB) (*Index, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Index{db: db, w: w}, nil
+	r, err := db.Reader().PrepareContext(ctx, qChunk)
+	if err != nil {
+		w.Close()
+		db.Close()
+		return nil, fmt.Errorf("prepare %q: %w", qChunk, err)
+	}
+	return &Index{db: db, w: w, r: r}, nil
 }
 
 // Close closes the database.
-func (x *Index) Close() error { return errors.Join(x.w.Close(), x.db.Close()) }
+func (x *Index) Close() error { return errors.Join(x.r.Close(), x.w.Close(), x.db.Close()) }
 
 // The statements of the write path.
 const (
@@ -189,6 +196,12 @@ const (
 		(SELECT value FROM meta WHERE key = 'build'), (SELECT value FROM meta WHERE key = 'next_chunk')`
 	qBumpGeneration = "UPDATE meta SET value = value + 1 WHERE key = 'generation'"
 	qSetMeta        = "UPDATE meta SET value = ? WHERE key = ?"
+	// qChunk reads a chunk of the current set: one statement is one
+	// snapshot, so no transaction is needed to read the set and the chunk.
+	qChunk = `SELECT id, doc, idx, heading, page, text, vector FROM chunks
+		WHERE id = ?1 AND (SELECT value & 1 FROM meta WHERE key = 'current') = 0
+	UNION ALL SELECT id, doc, idx, heading, page, text, vector FROM chunks_1
+		WHERE id = ?1 AND (SELECT value & 1 FROM meta WHERE key = 'current') = 1`
 )
 
 func (t tables) deleteChunks() string { return "DELETE FROM " + t.chunks + " WHERE doc = ?" }
@@ -508,14 +521,12 @@ func scanDoc(s scanner) (index.Doc, error) {
 	return d, nil
 }
 
-// Chunk returns one chunk of the current generation.
+// Chunk returns one chunk of the current generation, in one statement:
+// a server asks for the few it answers with, at every query.
 func (x *Index) Chunk(ctx context.Context, id int64) (index.Chunk, error) {
 	var c index.Chunk
 	var vec []byte
-	err := x.read(ctx, func(tx *sql.Tx, t tables) error {
-		return tx.QueryRowContext(ctx, "SELECT id, doc, idx, heading, page, text, vector FROM "+t.chunks+" WHERE id = ?", id).
-			Scan(&c.ID, &c.Doc, &c.Index, &c.Heading, &c.Page, &c.Text, &vec)
-	})
+	err := x.r.QueryRowContext(ctx, id).Scan(&c.ID, &c.Doc, &c.Index, &c.Heading, &c.Page, &c.Text, &vec)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("chunk %d: %w", id, index.ErrNotFound)
 	}
