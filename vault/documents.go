@@ -18,6 +18,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/extract"
 	"github.com/ctxkit/ctxkit/store"
 	"github.com/ctxkit/ctxkit/vault/embed"
+	"github.com/ctxkit/ctxkit/vault/episodic"
 	"github.com/ctxkit/ctxkit/vault/index"
 )
 
@@ -30,10 +31,6 @@ const (
 	DefaultQueryResults = 5
 	MaxQueryResults     = 100
 )
-
-// timeFormat is how the service writes times in metadata: UTC, RFC 3339
-// with microseconds.
-const timeFormat = "2006-01-02T15:04:05.000000Z07:00"
 
 // IndexRequest asks for an index run of a semantic vault.
 type IndexRequest struct {
@@ -707,7 +704,7 @@ func (s *Service) WriteDoc(ctx context.Context, c Caller, name, path string, req
 		meta = map[string]string{}
 	}
 	meta["written_by"] = c.String()
-	meta["written_at"] = s.now().UTC().Format(timeFormat)
+	meta["written_at"] = s.now().UTC().Format(episodic.TimeFormat) // as every time ctxkit writes
 	if err := s.reg.SetDocMeta(ctx, v.ID, map[string]map[string]string{rel: meta}); err != nil {
 		return WriteDocResult{}, fmt.Errorf("record the metadata of %s: %w", rel, err)
 	}
