@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	neturl "net/url"
 	"slices"
 	"strings"
 
@@ -102,21 +103,26 @@ func SplitURL(url string) (scheme, rest string) {
 	return strings.ToLower(url[:i]), url[i+1:]
 }
 
-// Redact returns url without the password of its user info, for messages
-// and logs ("postgres://u:secret@h/db" becomes "postgres://u:***@h/db").
-func Redact(url string) string {
-	_, rest, ok := strings.Cut(url, "://")
+// Redact returns url with its password masked, for messages and logs:
+// the password of its user info ("postgres://u:secret@h/db" becomes
+// "postgres://u:***@h/db") and a password query parameter. A URL with a
+// scheme that does not parse is masked whole after the scheme, since it
+// might hold a password in a form not understood here.
+func Redact(raw string) string {
+	scheme, _, ok := strings.Cut(raw, "://")
 	if !ok {
-		return url
+		return raw
 	}
-	at := strings.IndexByte(rest, '@')
-	if slash := strings.IndexByte(rest, '/'); at < 0 || (slash >= 0 && slash < at) {
-		return url
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return scheme + "://***"
 	}
-	user, _, hasPass := strings.Cut(rest[:at], ":")
-	if !hasPass {
-		return url
+	if _, has := u.User.Password(); has {
+		u.User = neturl.UserPassword(u.User.Username(), "***")
 	}
-	start := len(url) - len(rest)
-	return url[:start] + user + ":***" + rest[at:]
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "***")
+		u.RawQuery = q.Encode()
+	}
+	return strings.Replace(u.String(), "%2A%2A%2A", "***", -1)
 }

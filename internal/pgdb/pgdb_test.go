@@ -1,0 +1,71 @@
+package pgdb_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ctxkit/ctxkit/internal/migrate"
+	"github.com/ctxkit/ctxkit/internal/pgdb"
+	"github.com/ctxkit/ctxkit/internal/pgdb/pgtest"
+)
+
+func open(t *testing.T, url string) *pgdb.DB {
+	t.Helper()
+	db, err := pgdb.Open(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
+}
+
+// TestMigrateOnceConcurrently starts eight pools on one new schema at
+// once: every migration succeeds and each step ran exactly once (a step
+// that ran twice would fail on CREATE TABLE, and the counter says so).
+func TestMigrateOnceConcurrently(t *testing.T) {
+	url := pgtest.URL(t)
+	steps := []migrate.Step[pgx.Tx]{
+		pgdb.Exec(`CREATE TABLE runs (step int); INSERT INTO runs VALUES (1)`),
+		pgdb.Exec(`CREATE TABLE two (x int); INSERT INTO runs VALUES (2)`),
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		db := open(t, url)
+		wg.Go(func() { errs[i] = pgdb.Migrate(t.Context(), db, "test", steps...) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := open(t, url)
+	var n int
+	if err := db.Pool.QueryRow(t.Context(), `SELECT count(*) FROM runs`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("steps ran %d times in all (err %v), want 2", n, err)
+	}
+	// A newer schema than the code is refused.
+	err := pgdb.Migrate(t.Context(), db, "test", steps[:1]...)
+	if err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Fatalf("older code on a newer schema: %v", err)
+	}
+}
+
+// TestOpenDownNamesURLWithoutPassword: a server that does not answer gives
+// an error naming the URL, its password masked.
+func TestOpenDownNamesURLWithoutPassword(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	_, err := pgdb.Open(ctx, "postgres://ctxkit:hunter2@127.0.0.1:1/db?sslmode=disable&connect_timeout=2")
+	if err == nil {
+		t.Fatal("no error from a port nothing listens on")
+	}
+	if msg := err.Error(); strings.Contains(msg, "hunter2") || !strings.Contains(msg, "postgres://ctxkit:***@127.0.0.1:1/db") {
+		t.Fatalf("error %q: want the URL with the password masked", msg)
+	}
+}
