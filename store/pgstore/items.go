@@ -35,17 +35,15 @@ func insertItems(ctx context.Context, tx pgx.Tx, key, seq int64, idx int, p *pre
 	if err != nil {
 		return fmt.Errorf("insert items %d to %d: %w", idx, idx+len(p.data)-1, err)
 	}
-	i, j := 0, 0
+	postings := sortedPostings(p.terms, seq)
+	k := 0
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"ws_item_terms"}, []string{"ws", "term", "seq"},
 		pgx.CopyFromFunc(func() ([]any, error) {
-			for i < len(p.terms) && j == len(p.terms[i]) {
-				i, j = i+1, 0
-			}
-			if i == len(p.terms) {
+			if k == len(postings) {
 				return nil, nil
 			}
-			j++
-			return []any{key, p.terms[i][j-1], seq + int64(i)}, nil
+			k++
+			return []any{key, postings[k-1].term, postings[k-1].row}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("index items: %w", err)

@@ -23,19 +23,16 @@ func Migrate(ctx context.Context, db *pgdb.DB) error {
 // workspaceSteps are the workspaces' schema: step i moves it from version
 // i to i+1. A published step is never edited, only followed by new ones.
 //
-// Every content table is keyed by the workspace's key (ws), which a
-// replaced workspace keeps: Put replaces the content of the locked row in
-// one transaction. There are no foreign keys; deleting a workspace deletes
+// Every content table is keyed by the workspace's key (ws), never reused:
+// a replaced workspace gets a new one. There are no foreign keys; deleting a workspace deletes
 // its rows in each table in the same transaction. Bytes that may not be
 // valid UTF-8 or may hold NUL (items, text, raw bytes, dict values, index
 // terms) are bytea, since text cannot hold them.
 var workspaceSteps = []migrate.Step[pgx.Tx]{
 	// 1: the initial schema.
 	pgdb.Exec(`
-CREATE SEQUENCE ws_put_seq;
 CREATE TABLE ws_workspaces (
-	key         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-	put_seq     bigint NOT NULL, -- from ws_put_seq at every Put: the later Put lists first among equal times
+	key         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, -- never reused; lists the later Put first among equal times
 	id          text NOT NULL UNIQUE,
 	type        text NOT NULL,
 	shape       text NOT NULL CHECK (shape IN ('list', 'dict', 'text')),
@@ -55,7 +52,7 @@ CREATE TABLE ws_workspaces (
 	next_seq    bigint NOT NULL DEFAULT 0, -- list: sequence number of the next item; text: chunks
 	item_chars  bigint NOT NULL DEFAULT 0  -- list: characters of all items together
 );
-CREATE INDEX ws_workspaces_created ON ws_workspaces (created_at DESC NULLS LAST, put_seq DESC);
+CREATE INDEX ws_workspaces_created ON ws_workspaces (created_at DESC NULLS LAST, key DESC);
 CREATE INDEX ws_workspaces_session ON ws_workspaces (session, created_at);
 CREATE INDEX ws_workspaces_type ON ws_workspaces (type, created_at);
 CREATE INDEX ws_workspaces_expires ON ws_workspaces (expires_at) WHERE expires_at IS NOT NULL;

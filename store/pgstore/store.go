@@ -275,29 +275,25 @@ func prepareItems(items []json.RawMessage) (*preparedItems, error) {
 }
 
 const (
-	qOwner = `SELECT key, type, producer, session FROM ws_workspaces WHERE id = $1 FOR UPDATE`
-	// wsValues are the metadata of qInsert and qReplace, $1 to $18.
-	qInsert = `INSERT INTO ws_workspaces (id, type, shape, format, items, chars, tokens, schema,
-		producer, args, meta, session, created_at, accessed_at, ttl, expires_at, next_seq, item_chars, put_seq)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, nextval('ws_put_seq'))
+	qPutLock = `SELECT pg_advisory_xact_lock(hashtextextended('ctxkit workspace ' || current_schema() || ' ' || $1, 0))`
+	qOwner   = `SELECT key, type, producer, session FROM ws_workspaces WHERE id = $1 FOR UPDATE`
+	qInsert  = `INSERT INTO ws_workspaces (id, type, shape, format, items, chars, tokens, schema,
+		producer, args, meta, session, created_at, accessed_at, ttl, expires_at, next_seq, item_chars)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
 		ON CONFLICT (id) DO NOTHING RETURNING key`
-	qReplace = `UPDATE ws_workspaces SET type = $2, shape = $3, format = $4, items = $5, chars = $6, tokens = $7,
-		schema = $8, producer = $9, args = $10, meta = $11, session = $12, created_at = $13, accessed_at = $14,
-		ttl = $15, expires_at = $16, next_seq = $17, item_chars = $18, put_seq = nextval('ws_put_seq')
-		WHERE id = $1`
 )
 
 // Put creates the workspace or replaces the one with the same id, in one
 // transaction: readers see either the old workspace or the new one whole.
-// A replaced workspace keeps its row, locked while its content is
-// replaced, so that concurrent Puts of one id queue on the lock; two
-// Puts creating one id at once meet at its unique index, and the later
-// then replaces what the earlier created.
+// Puts of one id queue on an advisory lock of the id; replacing locks the
+// old row too, as every write does, and deletes it with its content. The new workspace gets a new key (never reused), so that its
+// rows never meet the old ones' in the indexes.
 //
 // The content is indexed for search in the same transaction: a list's
 // items and index terms, or a text's chunks and theirs, are sent with
-// COPY. That makes Put of a large list cost about as much again as
-// storing it, which sqlitestore defers, but a search never has to index.
+// COPY, the terms sorted in index order. That makes Put of a list cost
+// several times what storing its items alone does (sqlitestore defers
+// indexing large content), but a search never has to index.
 func (s *Store) Put(ctx context.Context, ws *store.Workspace, c *store.Content) error {
 	p, err := prepare(ws, c, s.chunkRunes)
 	if err != nil {
@@ -341,40 +337,52 @@ func (s *Store) Put(ctx context.Context, ws *store.Workspace, c *store.Content) 
 	return nil
 }
 
-// claim locks the workspace ws.ID and empties it, or creates it, and
-// returns its key.
+// claim deletes the workspace ws.ID, locked, if there is one, checking
+// that it may be replaced, and inserts the new row with args; it returns
+// the new key.
 func claim(ctx context.Context, tx pgx.Tx, ws *store.Workspace, args []any) (int64, error) {
 	for range 5 {
 		var (
 			key             int64
 			typ, prod, sess string
 		)
-		err := tx.QueryRow(ctx, qOwner, ws.ID).Scan(&key, &typ, &prod, &sess)
-		switch {
-		case err == nil:
+		// The advisory lock serialises the Puts of one id, so that one
+		// never finds the row it waited for replaced by another; the row
+		// lock, taken in the next statement (which sees what the lock's
+		// previous holder committed), serialises Put with every other
+		// write.
+		b := &pgx.Batch{}
+		b.Queue(qPutLock, ws.ID)
+		owner := b.Queue(qOwner, ws.ID)
+		owner.QueryRow(func(row pgx.Row) error {
+			err := row.Scan(&key, &typ, &prod, &sess)
+			if errors.Is(err, pgx.ErrNoRows) {
+				key = 0
+				return nil
+			}
+			return err
+		})
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return 0, fmt.Errorf("look up workspace: %w", err)
+		}
+		if key != 0 {
 			if typ != ws.Type || prod != ws.Producer || sess != ws.Session {
 				return 0, fmt.Errorf("existing workspace has type %q, producer %q, session %q: %w", typ, prod, sess, store.ErrConflict)
 			}
-			if err := deleteContent(ctx, tx, key); err != nil {
+			if err := deleteWorkspace(ctx, tx, key); err != nil {
 				return 0, err
 			}
-			if _, err := tx.Exec(ctx, qReplace, args...); err != nil {
-				return 0, fmt.Errorf("replace workspace: %w", err)
-			}
-			return key, nil
-		case !errors.Is(err, pgx.ErrNoRows):
-			return 0, fmt.Errorf("look up workspace: %w", err)
 		}
-		err = tx.QueryRow(ctx, qInsert, args...).Scan(&key)
+		err := tx.QueryRow(ctx, qInsert, args...).Scan(&key)
 		if err == nil {
 			return key, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return 0, fmt.Errorf("insert workspace: %w", err)
 		}
-		// Another transaction created it since the lookup: lock that one.
+		// Created since the lookup by a writer that took no advisory lock.
 	}
-	return 0, errors.New("workspace keeps being created and deleted by others")
+	return 0, errors.New("workspace keeps being created by others")
 }
 
 // insertRaw stores the original bytes in pieces; empty bytes are one
@@ -404,8 +412,7 @@ func idOf(ws *store.Workspace) string {
 	return ws.ID
 }
 
-// deleteContent removes a workspace's content and index terms, keeping
-// its row.
+// deleteContent removes a workspace's content and index terms.
 func deleteContent(ctx context.Context, tx pgx.Tx, key int64) error {
 	b := &pgx.Batch{}
 	for _, table := range []string{"ws_raw", "ws_values", "ws_items", "ws_item_terms", "ws_chunks", "ws_chunk_terms"} {
@@ -471,7 +478,7 @@ func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]*store.Work
 		args = append(args, opts.Sessions)
 		q += fmt.Sprintf(` AND session = ANY($%d)`, len(args))
 	}
-	q += ` ORDER BY created_at DESC NULLS LAST, put_seq DESC`
+	q += ` ORDER BY created_at DESC NULLS LAST, key DESC`
 	var out []*store.Workspace
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		out = out[:0]

@@ -1,7 +1,10 @@
 package pgstore
 
 import (
+	"bytes"
+	"cmp"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/ctxkit/ctxkit/internal/jsonscan"
@@ -80,4 +83,35 @@ func prefixEnd(prefix []byte) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// posting is one row of a term table: a term and an item or chunk holding
+// it.
+type posting struct {
+	term []byte
+	row  int64
+}
+
+// sortedPostings returns the rows of terms, where terms[i] are those of
+// row first+i, sorted by term and row: inserted in the order of the
+// table's B-tree, they fill its pages from left to right instead of
+// splitting pages all over it.
+func sortedPostings(terms [][][]byte, first int64) []posting {
+	n := 0
+	for _, t := range terms {
+		n += len(t)
+	}
+	out := make([]posting, 0, n)
+	for i, t := range terms {
+		for _, term := range t {
+			out = append(out, posting{term, first + int64(i)})
+		}
+	}
+	slices.SortFunc(out, func(a, b posting) int {
+		if c := bytes.Compare(a.term, b.term); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.row, b.row)
+	})
+	return out
 }
