@@ -75,31 +75,28 @@ func (s *Store) Items(ctx context.Context, id string, offset, limit int) ([]json
 	var out []json.RawMessage
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		out = nil
-		ref, err := lookup(ctx, tx, id, false, store.ShapeList)
-		if err != nil {
-			return err
-		}
-		if offset < 0 {
-			return fmt.Errorf("offset %d: %w", offset, store.ErrOutOfRange)
-		}
-		n := min(limit, ref.items-offset)
-		if n <= 0 {
-			return nil
-		}
-		rows, err := tx.Query(ctx, `SELECT data FROM ws_items WHERE ws = $1 AND idx >= $2 ORDER BY idx LIMIT $3`, ref.key, offset, n)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		out = make([]json.RawMessage, 0, n)
-		for rows.Next() {
-			var data []byte
-			if err := rows.Scan(&data); err != nil {
+		if offset < 0 || limit <= 0 {
+			if _, err := lookup(ctx, tx, id, false, store.ShapeList); err != nil {
 				return err
 			}
-			out = append(out, data)
+			if offset < 0 {
+				return fmt.Errorf("offset %d: %w", offset, store.ErrOutOfRange)
+			}
+			return nil
 		}
-		return rows.Err()
+		return lookupWith(ctx, tx, id, []store.Shape{store.ShapeList},
+			`SELECT data FROM ws_items WHERE ws = (SELECT key FROM ws_workspaces WHERE id = $1) AND idx >= $2 ORDER BY idx LIMIT $3`,
+			[]any{offset, limit}, func(ref *wsRef, rows pgx.Rows) error {
+				out = make([]json.RawMessage, 0, max(min(limit, ref.items-offset), 0))
+				for rows.Next() {
+					var data []byte
+					if err := rows.Scan(&data); err != nil {
+						return err
+					}
+					out = append(out, data)
+				}
+				return rows.Err()
+			})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("items of %q: %w", id, err)

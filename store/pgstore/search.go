@@ -24,6 +24,8 @@ const (
 	maxLimit     = 10000
 	// loadBatch is how many items go to a matching worker at once.
 	loadBatch = 256
+	// chunkBatch is how many chunks SearchText reads at once.
+	chunkBatch = 8
 )
 
 // termTable is a table of index terms: ws_item_terms (rows are items, by
@@ -542,7 +544,12 @@ func searchChunks(ctx context.Context, tx pgx.Tx, ref *wsRef, q *textsearch.Quer
 		hits    []store.TextHit
 		matches []textsearch.Occurrence
 	)
-	for _, c := range order {
+	type readChunk struct {
+		start int64
+		text  []byte
+	}
+	read := map[int]readChunk{}
+	for k, c := range order {
 		bound := present[c].Len()
 		if len(hits) >= limit {
 			slices.SortFunc(hits, compareTextHits)
@@ -551,13 +558,34 @@ func searchChunks(ctx context.Context, tx pgx.Tx, ref *wsRef, q *textsearch.Quer
 				break
 			}
 		}
-		var start int64
-		var text []byte
-		if err := tx.QueryRow(ctx, `SELECT start, text FROM ws_chunks WHERE ws = $1 AND n = $2`, ref.key, c).Scan(&start, &text); err != nil {
-			return nil, fmt.Errorf("read chunk %d: %w", c, err)
+		if _, ok := read[c]; !ok {
+			// This chunk and the next few in order, in one query.
+			clear(read)
+			next := order[k:min(k+chunkBatch, len(order))]
+			rows, err := tx.Query(ctx, `SELECT n, start, text FROM ws_chunks WHERE ws = $1 AND n = ANY($2)`, ref.key, next)
+			if err != nil {
+				return nil, fmt.Errorf("read chunks: %w", err)
+			}
+			for rows.Next() {
+				var ch readChunk
+				var n int
+				if err := rows.Scan(&n, &ch.start, &ch.text); err != nil {
+					rows.Close()
+					return nil, fmt.Errorf("read chunks: %w", err)
+				}
+				read[n] = ch
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return nil, fmt.Errorf("read chunks: %w", err)
+			}
 		}
-		matches = m.Locate(matches[:0], string(text), &present[c])
-		hits = appendPassages(hits, matches, start, idf)
+		ch, ok := read[c]
+		if !ok {
+			return nil, fmt.Errorf("chunk %d of %d is missing", c, nchunks)
+		}
+		matches = m.Locate(matches[:0], string(ch.text), &present[c])
+		hits = appendPassages(hits, matches, ch.start, idf)
 	}
 	slices.SortFunc(hits, compareTextHits)
 	return hits[:min(limit, len(hits))], nil

@@ -159,9 +159,14 @@ func lookup(ctx context.Context, tx pgx.Tx, id string, locked bool, shapes ...st
 	if locked {
 		q = qLookupLocked
 	}
+	return scanRef(tx.QueryRow(ctx, q, id), id, shapes...)
+}
+
+// scanRef reads the result of qLookup.
+func scanRef(row pgx.Row, id string, shapes ...store.Shape) (*wsRef, error) {
 	var ref wsRef
 	var shape string
-	err := tx.QueryRow(ctx, q, id).Scan(&ref.key, &shape, &ref.items, &ref.chars, &ref.tokens, &ref.nextSeq, &ref.itemChars)
+	err := row.Scan(&ref.key, &shape, &ref.items, &ref.chars, &ref.tokens, &ref.nextSeq, &ref.itemChars)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("workspace %q: %w", id, store.ErrNotFound)
 	}
@@ -173,6 +178,33 @@ func lookup(ctx context.Context, tx pgx.Tx, id string, locked bool, shapes ...st
 		return nil, fmt.Errorf("workspace %q is a %s: %w", id, ref.shape, store.ErrWrongShape)
 	}
 	return &ref, nil
+}
+
+// lookupWith looks workspace id up and runs q, whose $1 is id (it finds
+// the key as (SELECT key FROM ws_workspaces WHERE id = $1)), in one round
+// trip, and calls fn with q's rows when the workspace has one of shapes.
+// It is for reads, whose statements share a snapshot.
+func lookupWith(ctx context.Context, tx pgx.Tx, id string, shapes []store.Shape, q string, args []any, fn func(ref *wsRef, rows pgx.Rows) error) error {
+	var (
+		ref  *wsRef
+		lerr error
+	)
+	b := &pgx.Batch{}
+	b.Queue(qLookup, id).QueryRow(func(row pgx.Row) error {
+		ref, lerr = scanRef(row, id, shapes...)
+		return nil
+	})
+	b.Queue(q, append([]any{id}, args...)...).Query(func(rows pgx.Rows) error {
+		if lerr != nil {
+			return nil
+		}
+		return fn(ref, rows)
+	})
+	err := tx.SendBatch(ctx, b).Close()
+	if lerr != nil {
+		return lerr
+	}
+	return err
 }
 
 func contains[T comparable](xs []T, x T) bool {

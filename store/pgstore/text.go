@@ -59,46 +59,44 @@ func (s *Store) TextSlice(ctx context.Context, id string, offset, n int64) (stri
 	var b strings.Builder
 	err := s.read(ctx, func(tx pgx.Tx) error {
 		b.Reset()
-		ref, err := lookup(ctx, tx, id, false, store.ShapeText)
-		if err != nil {
-			return err
-		}
-		if offset < 0 {
-			return fmt.Errorf("offset %d: %w", offset, store.ErrOutOfRange)
-		}
-		if n <= 0 {
+		if offset < 0 || n <= 0 {
+			if _, err := lookup(ctx, tx, id, false, store.ShapeText); err != nil {
+				return err
+			}
+			if offset < 0 {
+				return fmt.Errorf("offset %d: %w", offset, store.ErrOutOfRange)
+			}
 			return nil
 		}
 		end := offset + min(n, math.MaxInt64-offset)
-		rows, err := tx.Query(ctx, `SELECT start, text FROM ws_chunks
-			WHERE ws = $1 AND start < $3
-			AND start >= (SELECT coalesce(max(start), 0) FROM ws_chunks WHERE ws = $1 AND start <= $2)
-			ORDER BY start`, ref.key, offset, end)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var start int64
-			var text []byte
-			if err := rows.Scan(&start, &text); err != nil {
-				return err
+		return lookupWith(ctx, tx, id, []store.Shape{store.ShapeText}, `
+			WITH w AS (SELECT key FROM ws_workspaces WHERE id = $1)
+			SELECT start, text FROM ws_chunks
+			WHERE ws = (SELECT key FROM w) AND start < $3
+			AND start >= (SELECT coalesce(max(start), 0) FROM ws_chunks WHERE ws = (SELECT key FROM w) AND start <= $2)
+			ORDER BY start`, []any{offset, end}, func(_ *wsRef, rows pgx.Rows) error {
+			for rows.Next() {
+				var start int64
+				var text []byte
+				if err := rows.Scan(&start, &text); err != nil {
+					return err
+				}
+				from := max(offset-start, 0) // characters to skip in this chunk
+				want := end - max(start, offset)
+				i := 0
+				for ; from > 0 && i < len(text); from-- {
+					_, w := utf8.DecodeRune(text[i:])
+					i += w
+				}
+				j := i
+				for ; want > 0 && j < len(text); want-- {
+					_, w := utf8.DecodeRune(text[j:])
+					j += w
+				}
+				b.Write(text[i:j])
 			}
-			from := max(offset-start, 0) // characters to skip in this chunk
-			want := end - max(start, offset)
-			i := 0
-			for ; from > 0 && i < len(text); from-- {
-				_, w := utf8.DecodeRune(text[i:])
-				i += w
-			}
-			j := i
-			for ; want > 0 && j < len(text); want-- {
-				_, w := utf8.DecodeRune(text[j:])
-				j += w
-			}
-			b.Write(text[i:j])
-		}
-		return rows.Err()
+			return rows.Err()
+		})
 	})
 	if err != nil {
 		return "", fmt.Errorf("text slice of %q: %w", id, err)
