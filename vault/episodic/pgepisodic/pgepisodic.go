@@ -18,18 +18,24 @@
 //
 // Text search ranks exactly as sqliteepisodic's FTS5 table: the terms of
 // a statement's content and entities (textsearch.Tokenize, over the same
-// text FTS5 indexes) are rows of ep_terms with their frequencies, the
-// statement's length is stored with it and the vault's totals are kept in
-// ep_clock, and Search computes FTS5's bm25() from them in Go
+// text FTS5 indexes) are kept with it with their frequencies, and with its
+// entity keys in an array under a GIN index (keys, prefixed by a hash of
+// the vault); its length is stored with it, the vault's totals in
+// ep_clock and each term's document count in ep_df, and Search computes FTS5's bm25() from them in Go
 // (textsearch.IDF, Norm and Weight, in FTS5's order of operations).
 package pgepisodic
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -71,6 +77,8 @@ CREATE TABLE ep_statements (
 	recorded_at timestamptz NOT NULL,
 	embedding   real[],
 	length      integer NOT NULL,
+	keys        text[] COLLATE "C" NOT NULL,
+	freqs       integer[] NOT NULL,
 	PRIMARY KEY (vault_id, n),
 	CONSTRAINT ep_statements_id UNIQUE (vault_id, id)
 );
@@ -91,18 +99,12 @@ CREATE TABLE ep_versions (
 );
 CREATE INDEX ep_versions_statement ON ep_versions (vault_id, statement, tx_from);
 CREATE INDEX ep_versions_valid ON ep_versions (vault_id, valid_from, seq);
-CREATE TABLE ep_entities (
-	vault_id  text COLLATE "C" NOT NULL,
-	norm      text COLLATE "C" NOT NULL,
-	statement bigint NOT NULL,
-	PRIMARY KEY (vault_id, norm, statement)
-);
-CREATE TABLE ep_terms (
-	vault_id  text COLLATE "C" NOT NULL,
-	term      text COLLATE "C" NOT NULL,
-	statement bigint NOT NULL,
-	freq      integer NOT NULL,
-	PRIMARY KEY (vault_id, term, statement) INCLUDE (freq)
+CREATE INDEX ep_statements_keys ON ep_statements USING gin (keys) WITH (gin_pending_list_limit = 512);
+CREATE TABLE ep_df (
+	vault_id text COLLATE "C" NOT NULL,
+	term     text COLLATE "C" NOT NULL,
+	df       bigint NOT NULL,
+	PRIMARY KEY (vault_id, term)
 );
 CREATE TABLE ep_attestations (
 	vault_id  text COLLATE "C" NOT NULL,
@@ -141,8 +143,9 @@ func Migrate(ctx context.Context, db *pgdb.DB) error {
 // Store is the episodic store of one vault in a PostgreSQL database. It
 // is safe for concurrent use, by several processes too.
 type Store struct {
-	db    *pgdb.DB
-	vault string
+	db     *pgdb.DB
+	vault  string
+	prefix string // of the vault's index keys
 }
 
 var _ episodic.Store = (*Store)(nil)
@@ -150,7 +153,7 @@ var _ episodic.Store = (*Store)(nil)
 // New returns the store of vault vaultID in db (migrated by Migrate). It
 // costs nothing: the vault's rows are made by its first write.
 func New(db *pgdb.DB, vaultID string) *Store {
-	return &Store{db: db, vault: vaultID}
+	return &Store{db: db, vault: vaultID, prefix: keyPrefix(vaultID)}
 }
 
 // Close releases nothing: the pool belongs to the caller.
@@ -160,7 +163,7 @@ func (s *Store) Close() error { return nil }
 func Drop(ctx context.Context, db *pgdb.DB, vaultID string) error {
 	err := db.Write(ctx, func(tx pgx.Tx) error {
 		// The clock row first: writers of the vault wait for it.
-		for _, table := range []string{"ep_clock", "ep_statements", "ep_versions", "ep_entities", "ep_terms", "ep_attestations", "ep_disputes", "ep_recalls"} {
+		for _, table := range []string{"ep_clock", "ep_statements", "ep_versions", "ep_df", "ep_attestations", "ep_disputes", "ep_recalls"} {
 			if _, err := tx.Exec(ctx, "DELETE FROM "+table+" WHERE vault_id = $1", vaultID); err != nil {
 				return err
 			}
@@ -207,25 +210,35 @@ func tsPtr(t *time.Time) pgtype.Timestamptz {
 	return ts(*t)
 }
 
-// text is what the text index holds of a statement: its terms with their
-// frequencies and its length in tokens, over its content and its entities
-// as FTS5 indexes them (the JSON sqliteepisodic stores).
-type text struct {
-	terms  map[string]int32
-	length int32
-}
-
 // prepared is a statement ready to insert, computed before the
-// transaction.
+// transaction. What the text index holds of it are its terms with their
+// frequencies and its length in tokens, over its content and its
+// entities as FTS5 indexes them (the JSON sqliteepisodic stores).
 type prepared struct {
 	st       *episodic.Statement
 	entities string // JSON
 	meta     pgtype.Text
-	norms    []string
-	text     text
+	// keys are the statement's index keys, as an array literal: its
+	// distinct terms, then its entity keys; freqs are the terms'
+	// frequencies.
+	keys, freqs string
+	terms       []string
+	length      int32
 }
 
-func prepare(st *episodic.Statement, tz *textsearch.Tokenizer) (prepared, error) {
+// termKey and entityKey are the index keys of a term and an entity key
+// in a vault whose keys start with prefix.
+func termKey(prefix, term string) string  { return prefix + "t" + term }
+func entityKey(prefix, norm string) string { return prefix + "e" + norm }
+
+// keyPrefix starts the index keys of a vault, so that the keys of one
+// vault are mostly not another's (a shared one only costs a row read).
+func keyPrefix(vault string) string {
+	h := sha256.Sum256([]byte(vault))
+	return hex.EncodeToString(h[:4])
+}
+
+func prepare(st *episodic.Statement, tz *textsearch.Tokenizer, prefix string) (prepared, error) {
 	p := prepared{st: st}
 	b, err := json.Marshal(st.Entities)
 	if err != nil {
@@ -239,20 +252,57 @@ func prepare(st *episodic.Statement, tz *textsearch.Tokenizer) (prepared, error)
 		}
 		p.meta = pgtype.Text{String: string(b), Valid: true}
 	}
-	for _, e := range st.Entities {
-		if k := episodic.EntityKey(e); !slices.Contains(p.norms, k) {
-			p.norms = append(p.norms, k)
-		}
-	}
-	p.text.terms = map[string]int32{}
+	freq := map[string]int32{}
 	count := func(t *textsearch.Token) bool {
-		p.text.terms[string(textsearch.Stem(t.Folded))]++
-		p.text.length++
+		term := string(textsearch.Stem(t.Folded))
+		if freq[term] == 0 {
+			p.terms = append(p.terms, term)
+		}
+		freq[term]++
+		p.length++
 		return true
 	}
 	tz.Each(st.Content, count)
 	tz.Each(p.entities, count)
+	keys := make([]string, 0, len(p.terms)+len(st.Entities))
+	freqs := make([]byte, 0, 4*len(p.terms))
+	freqs = append(freqs, '{')
+	for i, t := range p.terms {
+		keys = append(keys, termKey(prefix, t))
+		if i > 0 {
+			freqs = append(freqs, ',')
+		}
+		freqs = strconv.AppendInt(freqs, int64(freq[t]), 10)
+	}
+	p.freqs = string(append(freqs, '}'))
+	for _, e := range st.Entities {
+		if k := entityKey(prefix, episodic.EntityKey(e)); !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	p.keys = arrayLiteral(keys)
 	return p, nil
+}
+
+// arrayLiteral writes a text[] literal of ss, every element quoted.
+func arrayLiteral(ss []string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, s := range ss {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		for _, c := range []byte(s) {
+			if c == '"' || c == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(c)
+		}
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
 }
 
 // rows buffers the rows of one write, column by column, to insert each
@@ -269,12 +319,9 @@ type rows struct {
 	stEmbLen                    []pgtype.Int4
 	stLen                       []int32
 	stSupOK, stRevOK            []bool
+	stKeys, stFreqs             []string
 	emb                         []float32
-	enNorm                      []string
-	enSt                        []int64
-	tmTerm                      []string
-	tmSt                        []int64
-	tmFreq                      []int32
+	df                          map[string]int64
 	vSeq, vSt                   []int64
 	vFrom, vTo, vTxFrom, vTxTo  []pgtype.Timestamptz
 	vState, vNote               []string
@@ -311,18 +358,17 @@ func (r *rows) statement(p *prepared, n int64, sup, rev *int64, recorded pgtype.
 		r.stEmbLen = append(r.stEmbLen, pgtype.Int4{Int32: int32(len(st.Embedding)), Valid: true})
 		r.emb = append(r.emb, st.Embedding...)
 	}
-	r.stLen = append(r.stLen, p.text.length)
-	for _, k := range p.norms {
-		r.enNorm = append(r.enNorm, k)
-		r.enSt = append(r.enSt, n)
+	r.stLen = append(r.stLen, p.length)
+	r.stKeys = append(r.stKeys, p.keys)
+	r.stFreqs = append(r.stFreqs, p.freqs)
+	if r.df == nil {
+		r.df = map[string]int64{}
 	}
-	for term, f := range p.text.terms {
-		r.tmTerm = append(r.tmTerm, term)
-		r.tmSt = append(r.tmSt, n)
-		r.tmFreq = append(r.tmFreq, f)
+	for _, t := range p.terms {
+		r.df[t]++
 	}
 	r.docs++
-	r.tokens += int64(p.text.length)
+	r.tokens += int64(p.length)
 	r.statements++
 }
 
@@ -373,15 +419,15 @@ func (r *rows) full() bool { return r.statements >= 2000 || r.others >= 20000 }
 // each statement's slice of it given by an offset and a length (NULL for
 // none).
 const (
-	insertStatements = `INSERT INTO ep_statements (vault_id, n, id, content, entities, source, confidence, salience, occurred_at, metadata, supersedes, revises, recorded_at, embedding, length)
+	insertStatements = `INSERT INTO ep_statements (vault_id, n, id, content, entities, source, confidence, salience, occurred_at, metadata, supersedes, revises, recorded_at, embedding, length, keys, freqs)
 SELECT $1, x.n, x.id, x.content, x.entities, x.source, x.confidence, x.salience, x.occurred_at, x.metadata::jsonb,
 	CASE WHEN x.sup_ok THEN x.sup END, CASE WHEN x.rev_ok THEN x.rev END, x.recorded_at,
-	CASE WHEN x.emb_len IS NOT NULL THEN ($16::real[])[x.emb_off + 1 : x.emb_off + x.emb_len] END, x.length
+	CASE WHEN x.emb_len IS NOT NULL THEN ($16::real[])[x.emb_off + 1 : x.emb_off + x.emb_len] END, x.length, x.keys::text[], x.freqs::int[]
 FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::float8[], $9::timestamptz[], $10::text[],
-	$11::bigint[], $12::bool[], $13::bigint[], $14::bool[], $15::timestamptz[], $17::bigint[], $18::int[], $19::int[])
-	AS x(n, id, content, entities, source, confidence, salience, occurred_at, metadata, sup, sup_ok, rev, rev_ok, recorded_at, emb_off, emb_len, length)`
-	insertEntities    = `INSERT INTO ep_entities (vault_id, norm, statement) SELECT $1, * FROM unnest($2::text[], $3::bigint[]) ON CONFLICT DO NOTHING`
-	insertTerms       = `INSERT INTO ep_terms (vault_id, term, statement, freq) SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::int[])`
+	$11::bigint[], $12::bool[], $13::bigint[], $14::bool[], $15::timestamptz[], $17::bigint[], $18::int[], $19::int[], $20::text[], $21::text[])
+	AS x(n, id, content, entities, source, confidence, salience, occurred_at, metadata, sup, sup_ok, rev, rev_ok, recorded_at, emb_off, emb_len, length, keys, freqs)`
+	insertDF = `INSERT INTO ep_df AS d (vault_id, term, df) SELECT $1, * FROM unnest($2::text[], $3::bigint[])
+	ON CONFLICT (vault_id, term) DO UPDATE SET df = d.df + excluded.df`
 	insertVersions    = `INSERT INTO ep_versions (vault_id, seq, statement, valid_from, valid_to, tx_from, tx_to, state, note) SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[], $7::timestamptz[], $8::text[], $9::text[])`
 	insertAttestation = `INSERT INTO ep_attestations (vault_id, statement, at, source, tx) SELECT $1, x.statement, x.at, x.source, x.tx FROM unnest($2::bigint[], $3::timestamptz[], $4::text[], $5::timestamptz[]) WITH ORDINALITY AS x(statement, at, source, tx, o) ORDER BY o`
 	insertDisputes    = `INSERT INTO ep_disputes (vault_id, a, b, note, tx) SELECT $1, x.a, x.b, x.note, x.tx FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::timestamptz[]) WITH ORDINALITY AS x(a, b, note, tx, o) ORDER BY o`
@@ -393,13 +439,17 @@ func (r *rows) queue(b *pgx.Batch) {
 	v := r.vault
 	if len(r.stN) > 0 {
 		b.Queue(insertStatements, v, r.stN, r.stID, r.stContent, r.stEntities, r.stSource, r.stConf, r.stSal, r.stOcc, r.stMeta,
-			r.stSup, r.stSupOK, r.stRev, r.stRevOK, r.stRec, r.emb, r.stEmbOff, r.stEmbLen, r.stLen)
+			r.stSup, r.stSupOK, r.stRev, r.stRevOK, r.stRec, r.emb, r.stEmbOff, r.stEmbLen, r.stLen, r.stKeys, r.stFreqs)
 	}
-	if len(r.enNorm) > 0 {
-		b.Queue(insertEntities, v, r.enNorm, r.enSt)
-	}
-	if len(r.tmTerm) > 0 {
-		b.Queue(insertTerms, v, r.tmTerm, r.tmSt, r.tmFreq)
+	if len(r.df) > 0 {
+		// In a fixed order: writers of a vault are serialised anyway, but
+		// rows locked in order cannot deadlock.
+		terms := slices.Sorted(maps.Keys(r.df))
+		dfs := make([]int64, len(terms))
+		for i, t := range terms {
+			dfs[i] = r.df[t]
+		}
+		b.Queue(insertDF, v, terms, dfs)
 	}
 	if len(r.vSeq) > 0 {
 		b.Queue(insertVersions, v, r.vSeq, r.vSt, r.vFrom, r.vTo, r.vTxFrom, r.vTxTo, r.vState, r.vNote)
@@ -471,7 +521,7 @@ func (s *Store) Apply(ctx context.Context, c *episodic.Change, now time.Time) (t
 	preps := make([]prepared, len(c.Statements))
 	for i := range c.Statements {
 		var err error
-		if preps[i], err = prepare(&c.Statements[i], &tz); err != nil {
+		if preps[i], err = prepare(&c.Statements[i], &tz, s.prefix); err != nil {
 			return time.Time{}, err
 		}
 	}
@@ -699,7 +749,7 @@ func (s *Store) Import(ctx context.Context, recs []*episodic.Record) error {
 			return fmt.Errorf("%w: episode %s has no version", episodic.ErrInvalid, rec.Statement.ID)
 		}
 		var err error
-		if preps[i], err = prepare(&rec.Statement, &tz); err != nil {
+		if preps[i], err = prepare(&rec.Statement, &tz, s.prefix); err != nil {
 			return err
 		}
 		ref(rec.Statement.ID)

@@ -124,7 +124,7 @@ func scanView(sc pgx.Row, extra ...any) (row, error) {
 }
 
 // conditions builds the WHERE terms of f for the version v of statement s.
-func conditions(f *episodic.Filter, p *params) (string, error) {
+func (s *Store) conditions(f *episodic.Filter, p *params) (string, error) {
 	var terms []string
 	if f.KnownAt == nil {
 		terms = append(terms, "v.tx_to IS NULL")
@@ -139,9 +139,11 @@ func conditions(f *episodic.Filter, p *params) (string, error) {
 	if len(f.Entities) > 0 {
 		keys := make([]string, len(f.Entities))
 		for i, e := range f.Entities {
-			keys[i] = episodic.EntityKey(e)
+			keys[i] = entityKey(s.prefix, episodic.EntityKey(e))
 		}
-		terms = append(terms, "s.n IN (SELECT e.statement FROM ep_entities e WHERE e.vault_id = $1 AND e.norm = ANY("+p.add(keys)+"::text[]))")
+		// The statements naming them drive the query (the planner
+		// misjudges how few they are and reads by time instead).
+		terms = append(terms, "v.statement = ANY(ARRAY(SELECT e.n FROM ep_statements e WHERE e.vault_id = $1 AND e.keys && "+p.add(keys)+"::text[]))")
 	}
 	if f.Source != "" {
 		terms = append(terms, "s.source = "+p.add(f.Source)+"::text")
@@ -212,7 +214,7 @@ func disputed(f *episodic.Filter, p *params) string {
 // stopped early reads no further.
 func (s *Store) Scan(ctx context.Context, f episodic.Filter, order episodic.Order, fn func(*episodic.Episode) bool) error {
 	p := params{s.vault}
-	where, err := conditions(&f, &p)
+	where, err := s.conditions(&f, &p)
 	if err != nil {
 		return err
 	}
@@ -282,18 +284,19 @@ func (s *Store) Search(ctx context.Context, f episodic.Filter, text string, limi
 	terms := slices.Clone(phrases)
 	slices.Sort(terms)
 	terms = slices.Compact(terms)
+	keys := make([]string, len(terms))
+	for i, t := range terms {
+		keys[i] = termKey(s.prefix, t)
+	}
 	p := params{s.vault}
-	tp := p.add(terms)
-	where, err := conditions(&f, &p)
+	tp := p.add(keys)
+	where, err := s.conditions(&f, &p)
 	if err != nil {
 		return nil, err
 	}
-	candidates := `SELECT v.seq, s.length, m.terms, m.freqs
-		FROM (SELECT t.statement, array_agg(t.term) AS terms, array_agg(t.freq) AS freqs FROM ep_terms t
-			WHERE t.vault_id = $1 AND t.term = ANY(` + tp + `::text[]) GROUP BY t.statement) m
-		JOIN ep_statements s ON s.vault_id = $1 AND s.n = m.statement
-		JOIN ep_versions v ON v.vault_id = $1 AND v.statement = m.statement
-		WHERE ` + where
+	// The terms of a candidate are the first keys, as many as it has
+	// frequencies.
+	candidates := `SELECT v.seq, s.length, s.keys[1:cardinality(s.freqs)], s.freqs` + from + `s.keys && ` + tp + `::text[] AND ` + where
 	type cand struct {
 		seq   int64
 		score float64
@@ -311,7 +314,7 @@ func (s *Store) Search(ctx context.Context, f episodic.Filter, text string, limi
 			}
 			return nil
 		})
-		b.Queue(`SELECT term, count(*) FROM ep_terms WHERE vault_id = $1 AND term = ANY($2::text[]) GROUP BY term`, s.vault, terms).Query(func(rows pgx.Rows) error {
+		b.Queue(`SELECT term, df FROM ep_df WHERE vault_id = $1 AND term = ANY($2::text[])`, s.vault, terms).Query(func(rows pgx.Rows) error {
 			var term string
 			var n int64
 			_, err := pgx.ForEachRow(rows, []any{&term, &n}, func() error {
@@ -355,8 +358,8 @@ func (s *Store) Search(ctx context.Context, f episodic.Filter, text string, limi
 		freq := map[string]int32{}
 		for _, m := range measured {
 			clear(freq)
-			for i, t := range m.terms {
-				freq[t] = m.freqs[i]
+			for i, k := range m.terms {
+				freq[strings.TrimPrefix(k, s.prefix+"t")] = m.freqs[i]
 			}
 			norm := textsearch.Norm(float64(m.length), avgdl)
 			score := 0.0
@@ -414,7 +417,7 @@ func (s *Store) Episodes(ctx context.Context, f episodic.Filter, ids []string) (
 	}
 	p := params{s.vault}
 	in := p.add(ids)
-	where, err := conditions(&f, &p)
+	where, err := s.conditions(&f, &p)
 	if err != nil {
 		return nil, err
 	}
@@ -442,7 +445,7 @@ func (s *Store) Get(ctx context.Context, id string, known *time.Time) (episodic.
 	f := episodic.Filter{KnownAt: known}
 	p := params{s.vault}
 	in := p.add(id)
-	where, err := conditions(&f, &p)
+	where, err := s.conditions(&f, &p)
 	if err != nil {
 		return episodic.Episode{}, false, err
 	}
@@ -690,7 +693,7 @@ func (s *Store) EachVector(ctx context.Context, fn func(id string, v []float32) 
 // Entities counts the episodes f selects per entity.
 func (s *Store) Entities(ctx context.Context, f episodic.Filter) ([]episodic.EntityCount, error) {
 	p := params{s.vault}
-	where, err := conditions(&f, &p)
+	where, err := s.conditions(&f, &p)
 	if err != nil {
 		return nil, err
 	}
@@ -732,7 +735,7 @@ func (s *Store) Entities(ctx context.Context, f episodic.Filter) ([]episodic.Ent
 func (s *Store) Stats(ctx context.Context, known *time.Time) (episodic.Stats, error) {
 	f := episodic.Filter{KnownAt: known}
 	p := params{s.vault}
-	where, err := conditions(&f, &p)
+	where, err := s.conditions(&f, &p)
 	if err != nil {
 		return episodic.Stats{}, err
 	}
