@@ -228,7 +228,7 @@ type prepared struct {
 
 // termKey and entityKey are the index keys of a term and an entity key
 // in a vault whose keys start with prefix.
-func termKey(prefix, term string) string  { return prefix + "t" + term }
+func termKey(prefix, term string) string   { return prefix + "t" + term }
 func entityKey(prefix, norm string) string { return prefix + "e" + norm }
 
 // keyPrefix starts the index keys of a vault, so that the keys of one
