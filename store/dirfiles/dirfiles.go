@@ -279,9 +279,11 @@ func (f *Files) Remove(ctx context.Context, name string) error {
 
 // Walk calls fn with every regular file under dir, hidden files and
 // folders left out, in the byte order of their paths. A link to a file of
-// the folder is walked under its own path, with its file's size and time;
-// links to folders are not followed, and links that lead out of the
-// folder or into a hidden place are left out.
+// the folder is walked under its own path, with its file's size and time.
+// A link to a folder of the folder is not followed but walked as it is,
+// size 0 (reading it is ErrNotFound), so that an indexer reports it rather
+// than miss it silently; links that lead out of the folder, into a hidden
+// place or nowhere are left out.
 func (f *Files) Walk(ctx context.Context, dir string, fn func(store.FileInfo) error) error {
 	r, err := f.open()
 	if err != nil {
@@ -345,8 +347,12 @@ func (f *Files) Walk(ctx context.Context, dir string, fn func(store.FileInfo) er
 				if err != nil {
 					continue // leads out, or into a hidden place
 				}
-				if fi, err := r.Lstat(target); err == nil && fi.Mode().IsRegular() {
-					out = append(out, store.FileInfo{Path: child, Size: fi.Size(), ModTime: fi.ModTime()})
+				if fi, err := r.Lstat(target); err == nil {
+					size := fi.Size()
+					if !fi.Mode().IsRegular() {
+						size = 0
+					}
+					out = append(out, store.FileInfo{Path: child, Size: size, ModTime: fi.ModTime()})
 				}
 			}
 		}
