@@ -104,6 +104,7 @@ func TestSymlinks(t *testing.T) {
 		"notes/loop.md":  "loop2.md",
 		"notes/loop2.md": "loop.md",
 		"dangling.md":    "nowhere.md",
+		"folder.md":      "notes",
 	}
 	for name, target := range links {
 		if err := os.Symlink(target, filepath.Join(dir, filepath.FromSlash(name))); err != nil {
@@ -146,8 +147,11 @@ func TestSymlinks(t *testing.T) {
 		t.Error("Read of a link loop succeeded")
 	}
 	// Links to folders inside are listed (reading them fails), not followed.
-	if got := walk(t, f, ""); !slices.Equal(got, []string{"in.md", "notes/real.md", "up.md"}) {
+	if got := walk(t, f, ""); !slices.Equal(got, []string{"folder.md", "in.md", "notes/real.md", "up.md"}) {
 		t.Errorf("Walk = %q", got)
+	}
+	if _, err := f.Read(ctx, "folder.md"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Read of a link to a folder: %v", err)
 	}
 	// Writing through a link inside replaces the file it leads to.
 	if err := f.Write(ctx, "in.md", []byte("new"), true); err != nil {
