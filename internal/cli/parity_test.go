@@ -382,7 +382,7 @@ func newParityEnv(t *testing.T) *parityEnv {
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.DiscardHandler)
-	p.srv = httptest.NewServer(serveHandler(p.svc, offload.New(memstore.New(memstore.Options{})), logger))
+	p.srv = httptest.NewServer(serveHandler(p.svc, offload.New(memstore.New(memstore.Options{})), false, logger))
 	t.Cleanup(p.srv.Close)
 	return p
 }

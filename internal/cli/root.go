@@ -17,6 +17,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/home"
 	"github.com/ctxkit/ctxkit/store"
 	"github.com/ctxkit/ctxkit/store/memstore"
+	"github.com/ctxkit/ctxkit/store/pgstore"
 	"github.com/ctxkit/ctxkit/store/sqlitestore"
 )
 
@@ -82,8 +83,10 @@ func newRoot(streams IO) *cobra.Command {
 // schemes are the store backends this program is built with, by URL
 // scheme.
 var schemes = store.Schemes{
-	"memory": memstore.OpenBackend,
-	"sqlite": sqlitestore.OpenBackend,
+	"memory":     memstore.OpenBackend,
+	"sqlite":     sqlitestore.OpenBackend,
+	"postgres":   pgstore.OpenBackend,
+	"postgresql": pgstore.OpenBackend,
 }
 
 // storeURL is the store named by --store, $CTXKIT_STORE, or "" for the

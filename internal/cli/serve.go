@@ -18,6 +18,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/vaultauth"
 	"github.com/ctxkit/ctxkit/internal/vaultmcp"
 	"github.com/ctxkit/ctxkit/offload"
+	"github.com/ctxkit/ctxkit/store"
 	"github.com/ctxkit/ctxkit/vault"
 )
 
@@ -27,10 +28,16 @@ type ServeOptions struct {
 	TLSCert  string
 	TLSKey   string
 	Insecure bool
+	// MCPStateless serves MCP without sessions, for instances behind a
+	// load balancer; the default on a backend several machines share.
+	MCPStateless bool
 	// Grace is how long in-flight requests may take to finish at shutdown.
 	Grace time.Duration
 	// Limits are the server's (zero: the defaults; tests shorten them).
 	Limits httpserver.Limits
+
+	mcpStatelessSet bool // --mcp-stateless was given
+
 }
 
 func newServeCmd(g *globals, streams IO) *cobra.Command {
@@ -48,6 +55,7 @@ func newServeCmd(g *globals, streams IO) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			opts.mcpStatelessSet = cmd.Flags().Changed("mcp-stateless")
 			return runServe(ctx, g, opts, streams, nil)
 		},
 	}
@@ -55,6 +63,8 @@ func newServeCmd(g *globals, streams IO) *cobra.Command {
 	cmd.Flags().StringVar(&opts.TLSCert, "tls-cert", "", "TLS certificate file (PEM)")
 	cmd.Flags().StringVar(&opts.TLSKey, "tls-key", "", "TLS key file (PEM)")
 	cmd.Flags().BoolVar(&opts.Insecure, "insecure", false, "allow plain HTTP on a non-loopback address")
+	cmd.Flags().BoolVar(&opts.MCPStateless, "mcp-stateless", false, "serve MCP without sessions, so that any of several instances behind a load balancer answers any request "+
+		"(stored results stay private to the caller; the default on a shared store such as postgres://)")
 	cmd.Flags().DurationVar(&opts.Grace, "grace", 30*time.Second, "how long requests in flight may take to finish at shutdown")
 	return cmd
 }
@@ -62,13 +72,13 @@ func newServeCmd(g *globals, streams IO) *cobra.Command {
 // serveHandler is the vault server's handler: the REST API (which also
 // serves the compatibility routes), the MCP endpoint behind the same
 // authentication, and the health check.
-func serveHandler(svc *vault.Service, engine *offload.Engine, logger *slog.Logger) http.Handler {
+func serveHandler(svc *vault.Service, engine *offload.Engine, stateless bool, logger *slog.Logger) http.Handler {
 	auth := vaultauth.New(svc, logger)
 	mux := http.NewServeMux()
 	api := vaultapi.New(svc, vaultapi.Options{Auth: auth, Logger: logger})
 	mux.Handle("/v1/", api)
 	mux.Handle("/ctxvault/", api)
-	mux.Handle("/mcp", auth.Middleware(vaultmcp.HTTPHandler(svc, vaultmcp.Options{Engine: engine, Version: version(), Logger: logger})))
+	mux.Handle("/mcp", auth.Middleware(vaultmcp.HTTPHandler(svc, vaultmcp.Options{Engine: engine, Version: version(), Logger: logger, Stateless: stateless})))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintln(w, `{"status":"ok"}`)
@@ -95,9 +105,13 @@ func runServe(ctx context.Context, g *globals, opts *ServeOptions, streams IO, r
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(streams.Err, nil))
+	stateless := opts.MCPStateless
+	if !opts.mcpStatelessSet && v.b.Hosted() {
+		stateless = true
+	}
 	srv, err := httpserver.Listen(httpserver.Options{
 		Addr:    opts.Addr,
-		Handler: serveHandler(v.svc, offload.New(v.b.Workspaces(), offload.WithLogger(logger)), logger),
+		Handler: serveHandler(v.svc, offload.New(v.b.Workspaces(), offload.WithLogger(logger)), stateless, logger),
 		Logger:  logger,
 		TLSCert: opts.TLSCert, TLSKey: opts.TLSKey,
 		Grace:  opts.Grace,
@@ -106,7 +120,15 @@ func runServe(ctx context.Context, g *globals, opts *ServeOptions, streams IO, r
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(streams.Err, "ctxkit serve: %s (REST /v1, /ctxvault, MCP /mcp); owner token in %s\n", srv.URL(), v.svc.OwnerTokenPath())
+	mcpMode := "MCP /mcp"
+	if stateless {
+		mcpMode = "MCP /mcp without sessions"
+	}
+	storeName := store.Redact(g.storeURL())
+	if storeName == "" {
+		storeName = "the default (SQLite in the data directory)"
+	}
+	fmt.Fprintf(streams.Err, "ctxkit serve: %s (REST /v1, /ctxvault, %s); store %s; owner token in %s\n", srv.URL(), mcpMode, storeName, v.svc.OwnerTokenPath())
 	if ready != nil {
 		ready(srv.Addr().String())
 	}

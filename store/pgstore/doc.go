@@ -1,7 +1,10 @@
-// Package pgstore keeps ctxkit's offload workspaces ([Store], a
-// [store.Store]) and its key-value store ([KV], a [store.KV]) in a
-// PostgreSQL database (package internal/pgdb), shared by every ctxkit
-// process that uses it. The pool and the schema belong to the backend:
+// Package pgstore is the PostgreSQL backend ([Backend], opened by
+// "postgres://…" URLs): ctxkit's offload workspaces ([Store], a
+// [store.Store]), its key-value store ([KV], a [store.KV]) and hosted vault
+// files ([Files]) in a PostgreSQL database (package internal/pgdb), shared
+// by every ctxkit process that uses it, with the registry (pgregistry),
+// the vault indexes (pgindex) and the episodes (pgepisodic) in the same
+// database and schema. The pool and the schema belong to the backend:
 // [Migrate] brings the tables up to date once per process, and [NewStore]
 // and [NewKV] are cheap handles on the pool.
 //
