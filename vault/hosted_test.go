@@ -17,13 +17,18 @@ import (
 // vaults' documents itself (vaulttest's "hosted" scheme), as a database
 // several machines share does.
 
-func hostedEnv(t *testing.T) *vaulttest.Env {
-	t.Helper()
-	e := vaulttest.New(t, vaulttest.Options{Scheme: "hosted"})
-	if !e.Svc.Hosted() {
-		t.Fatal("the hosted backend does not host")
+// onHosted runs test on each hosting backend: vaulttest's "hosted" (in
+// memory) and PostgreSQL (skipped without $CTXKIT_TEST_POSTGRES).
+func onHosted(t *testing.T, test func(*testing.T, *vaulttest.Env)) {
+	for _, scheme := range []string{"hosted", "postgres"} {
+		t.Run(scheme, func(t *testing.T) {
+			e := vaulttest.New(t, vaulttest.Options{Scheme: scheme})
+			if !e.Svc.Hosted() {
+				t.Fatalf("the %s backend does not host", scheme)
+			}
+			test(t, e)
+		})
 	}
-	return e
 }
 
 func wantKind(t *testing.T, what string, err, kind error) {
@@ -63,8 +68,9 @@ func noFolders(t *testing.T, e *vaulttest.Env) {
 	}
 }
 
-func TestHostedCreate(t *testing.T) {
-	e := hostedEnv(t)
+func TestHostedCreate(t *testing.T) { onHosted(t, testHostedCreate) }
+
+func testHostedCreate(t *testing.T, e *vaulttest.Env) {
 	ctx := t.Context()
 	info, err := e.Svc.CreateVault(ctx, vault.Owner(), vault.CreateVaultRequest{Name: "notes"})
 	if err != nil {
@@ -94,8 +100,9 @@ func TestHostedCreate(t *testing.T) {
 	}
 }
 
-func TestHostedDocuments(t *testing.T) {
-	e := hostedEnv(t)
+func TestHostedDocuments(t *testing.T) { onHosted(t, testHostedDocuments) }
+
+func testHostedDocuments(t *testing.T, e *vaulttest.Env) {
 	ctx := t.Context()
 	owner := vault.Owner()
 	e.Vault(t, vault.CreateVaultRequest{Name: "notes", EmbeddingModel: "none"})
@@ -203,8 +210,9 @@ func TestHostedDocuments(t *testing.T) {
 
 // TestHostedPathsStayInside: every way out of the vault is refused, as in
 // a folder vault, and nothing is written.
-func TestHostedPathsStayInside(t *testing.T) {
-	e := hostedEnv(t)
+func TestHostedPathsStayInside(t *testing.T) { onHosted(t, testHostedPathsStayInside) }
+
+func testHostedPathsStayInside(t *testing.T, e *vaulttest.Env) {
 	ctx := t.Context()
 	e.Vault(t, vault.CreateVaultRequest{Name: "notes", EmbeddingModel: "none"})
 	e.Vault(t, vault.CreateVaultRequest{Name: "skills", Type: vault.Skill})
@@ -228,8 +236,9 @@ func TestHostedPathsStayInside(t *testing.T) {
 	}
 }
 
-func TestHostedSkills(t *testing.T) {
-	e := hostedEnv(t)
+func TestHostedSkills(t *testing.T) { onHosted(t, testHostedSkills) }
+
+func testHostedSkills(t *testing.T, e *vaulttest.Env) {
 	ctx := t.Context()
 	e.Vault(t, vault.CreateVaultRequest{Name: "skills", Type: vault.Skill})
 	bot := e.Agent(t, "bot")
@@ -296,8 +305,9 @@ func openFrom(t *testing.T, dir string) *os.Root {
 	return r
 }
 
-func TestHostedUpload(t *testing.T) {
-	e := hostedEnv(t)
+func TestHostedUpload(t *testing.T) { onHosted(t, testHostedUpload) }
+
+func testHostedUpload(t *testing.T, e *vaulttest.Env) {
 	ctx := t.Context()
 	e.Vault(t, vault.CreateVaultRequest{Name: "notes", EmbeddingModel: "none", Restricted: true})
 	src := t.TempDir()
@@ -397,8 +407,9 @@ func TestUploadRefusedOnFolderVaults(t *testing.T) {
 }
 
 // TestHostedPurge: removing a hosted vault for good deletes its files.
-func TestHostedPurge(t *testing.T) {
-	e := hostedEnv(t)
+func TestHostedPurge(t *testing.T) { onHosted(t, testHostedPurge) }
+
+func testHostedPurge(t *testing.T, e *vaulttest.Env) {
 	ctx := t.Context()
 	e.Vault(t, vault.CreateVaultRequest{Name: "notes", EmbeddingModel: "none"})
 	if _, err := e.Svc.WriteDoc(ctx, vault.Owner(), "notes", "a.md", vault.WriteDocRequest{Content: "alpha"}); err != nil {

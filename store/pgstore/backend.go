@@ -100,10 +100,14 @@ func (b *Backend) Episodes(ctx context.Context, vaultID string) (episodic.Store,
 // Hosted is true: new vaults keep their documents in the database.
 func (b *Backend) Hosted() bool { return true }
 
-// Files returns a vault's files: its rows, or its folder if it has one.
+// Files returns a vault's files: its folder if it has one, else its rows
+// (ErrNotFound for a vault the registry no longer records).
 func (b *Backend) Files(ctx context.Context, v store.VaultRecord) (store.Files, error) {
 	if v.Dir != "" {
 		return dirfiles.ForVault(v)
+	}
+	if _, err := b.reg.Vault(ctx, v.ID); err != nil {
+		return nil, err
 	}
 	return NewFiles(b.db, v.ID), nil
 }

@@ -11,8 +11,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ctxkit/ctxkit/internal/pgdb/pgtest"
 	"github.com/ctxkit/ctxkit/store"
 	"github.com/ctxkit/ctxkit/store/memstore"
+	"github.com/ctxkit/ctxkit/store/pgstore"
 	"github.com/ctxkit/ctxkit/store/sqlitestore"
 	"github.com/ctxkit/ctxkit/vault"
 )
@@ -22,9 +24,10 @@ import (
 // hosted vault's files are a memstore.Files), for the tests of hosted
 // vaults without a database.
 var Backends = store.Schemes{
-	"memory": memstore.OpenBackend,
-	"sqlite": sqlitestore.OpenBackend,
-	"hosted": OpenHosted,
+	"memory":   memstore.OpenBackend,
+	"sqlite":   sqlitestore.OpenBackend,
+	"hosted":   OpenHosted,
+	"postgres": pgstore.OpenBackend,
 }
 
 // OpenHosted opens the "hosted" test backend: a memory backend whose
@@ -86,8 +89,9 @@ type Env struct {
 
 // Options tune New.
 type Options struct {
-	// Scheme picks the backend: "sqlite" (the default), "memory" or
-	// "hosted".
+	// Scheme picks the backend: "sqlite" (the default), "memory",
+	// "hosted" or "postgres" (a schema of its own on the server named by
+	// $CTXKIT_TEST_POSTGRES; the test is skipped without it).
 	Scheme string
 	// Service is passed to vault.New; its Home and Root are set by New.
 	Service vault.Options
@@ -109,8 +113,11 @@ func New(t testing.TB, o Options) *Env {
 		scheme = "sqlite"
 	}
 	url := scheme + ":"
-	if scheme == "sqlite" {
+	switch scheme {
+	case "sqlite":
 		url += filepath.Join(e.Home, "ctxkit.db")
+	case "postgres":
+		url = pgtest.URL(t) // a schema of its own; skips without a server
 	}
 	b, err := Backends.Open(context.Background(), url, store.Options{Home: e.Home, Root: e.Root})
 	if err != nil {
