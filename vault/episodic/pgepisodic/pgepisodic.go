@@ -137,8 +137,14 @@ CREATE INDEX ep_recalls_statement ON ep_recalls (vault_id, statement, tx);
 // Migrate creates or updates the tables of the episodic stores in db's
 // schema; run it once per process before New.
 func Migrate(ctx context.Context, db *pgdb.DB) error {
-	return pgdb.Migrate(ctx, db, Component, pgdb.Exec(schema))
+	return pgdb.Migrate(ctx, db, Component, pgdb.Exec(schema), pgdb.Exec(directGIN))
 }
+
+// directGIN keeps the text index's pending list short: every query
+// naming a term or an entity reads the whole list until it is merged
+// (which large writes do at once, see maintain).
+const directGIN = `ALTER INDEX ep_statements_keys SET (gin_pending_list_limit = 64);
+SELECT gin_clean_pending_list('ep_statements_keys'::regclass);`
 
 // Store is the episodic store of one vault in a PostgreSQL database. It
 // is safe for concurrent use, by several processes too.
@@ -535,7 +541,32 @@ func (s *Store) Apply(ctx context.Context, c *episodic.Change, now time.Time) (t
 	if err != nil {
 		return time.Time{}, err
 	}
+	s.maintain(ctx, len(preps))
 	return at, nil
+}
+
+// maintain keeps the reads fast after a write of many statements (not
+// after small ones, which autovacuum follows in time):
+//   - it merges the text index's pending list, whose entries every query
+//     of the index reads until they are merged;
+//   - it analyzes the tables when they have no statistics or have more
+//     than doubled since: a plan from none (a table just filled by a
+//     large batch) reads whole tables where it should follow an index.
+//
+// It only helps: both need the tables' owner, and a failure changes
+// nothing.
+func (s *Store) maintain(ctx context.Context, statements int) {
+	if statements < 32 {
+		return
+	}
+	var stale bool
+	err := s.db.Pool.QueryRow(ctx, `SELECT gin_clean_pending_list('ep_statements_keys'::regclass) IS NULL OR
+		(SELECT c.reltuples < 0 OR c.reltuples * 2 < (SELECT coalesce(sum(k.seq), 0) FROM ep_clock k) FROM pg_class c WHERE c.oid = 'ep_versions'::regclass)`).Scan(&stale)
+	if err == nil && stale {
+		// Not the statements' arrays, whose statistics (which no plan
+		// needs) cost the most to compute.
+		s.db.Pool.Exec(ctx, `ANALYZE ep_versions, ep_statements (vault_id, n, supersedes, revises)`) //nolint:errcheck
+	}
 }
 
 // referenced lists the ids c names.
@@ -786,6 +817,7 @@ func (s *Store) Import(ctx context.Context, recs []*episodic.Record) error {
 		}
 	}
 	slices.SortStableFunc(versions, func(a, b version) int { return cmpInt(a.v.Seq, b.v.Seq) })
+	defer s.maintain(ctx, len(recs))
 	return s.db.Write(ctx, func(tx pgx.Tx) error {
 		var clk clock
 		rowOf := map[string]int64{}

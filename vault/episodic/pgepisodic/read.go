@@ -27,10 +27,13 @@ type querier interface {
 }
 
 // snapshot runs fn in a read-only transaction that sees one snapshot of
-// the database (REPEATABLE READ), for reads of several statements.
+// the database (REPEATABLE READ), for reads of several statements. JIT
+// compilation is off: a cursor's plan is costed for its whole result
+// (with statistics, above jit_above_cost), and compiling it costs more
+// than the few rows a scan reads.
 func (s *Store) snapshot(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return s.db.Read(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"); err != nil {
+		if _, err := tx.Exec(ctx, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; SET LOCAL jit = off"); err != nil {
 			return err
 		}
 		return fn(tx)
@@ -142,8 +145,10 @@ func (s *Store) conditions(f *episodic.Filter, p *params) (string, error) {
 			keys[i] = entityKey(s.prefix, episodic.EntityKey(e))
 		}
 		// The statements naming them drive the query (the planner
-		// misjudges how few they are and reads by time instead).
-		terms = append(terms, "v.statement = ANY(ARRAY(SELECT e.n FROM ep_statements e WHERE e.vault_id = $1 AND e.keys && "+p.add(keys)+"::text[]))")
+		// misjudges how few they are and reads by time instead), found
+		// by the text index alone: the test of the vault is written so
+		// that no index of vault_id joins in.
+		terms = append(terms, "v.statement = ANY(ARRAY(SELECT e.n FROM ep_statements e WHERE e.keys && "+p.add(keys)+"::text[] AND (e.vault_id = $1) IS TRUE))")
 	}
 	if f.Source != "" {
 		terms = append(terms, "s.source = "+p.add(f.Source)+"::text")
@@ -210,8 +215,19 @@ func disputed(f *episodic.Filter, p *params) string {
 	return "v.state = 'open' AND (" + sub("a", "b") + " OR " + sub("b", "a") + ")"
 }
 
-// Scan iterates the episodes f selects, through a cursor, so that a scan
-// stopped early reads no further.
+// scanPage is how many episodes Scan reads in its first query.
+const scanPage = 64
+
+// clockMark is the version of the vault's clock row: every write of the
+// vault updates the row (Apply, Import) or deletes it (Drop), so two
+// snapshots that see the same version see the same rows of the vault.
+const clockMark = `(SELECT c.xmin::text FROM ep_clock c WHERE c.vault_id = $1)`
+
+// Scan iterates the episodes f selects. The first scanPage+1 come in one
+// statement; when there are more, a cursor in a snapshot reads on, from
+// the same state of the vault (its clock row unchanged) or else from the
+// start, so that a scan stopped early reads no further and every scan
+// sees one state of the vault.
 func (s *Store) Scan(ctx context.Context, f episodic.Filter, order episodic.Order, fn func(*episodic.Episode) bool) error {
 	p := params{s.vault}
 	where, err := s.conditions(&f, &p)
@@ -223,15 +239,89 @@ func (s *Store) Scan(ctx context.Context, f episodic.Filter, order episodic.Orde
 		columns += ", s.embedding"
 	}
 	orderBy := "v.valid_from DESC, v.seq DESC"
-	if order == episodic.BySalience {
-		orderBy = "s.salience DESC, v.valid_from DESC, v.seq DESC"
+	if len(f.Entities) > 0 {
+		// The statements naming the entities are few: sorting them beats
+		// walking the index of valid times (which the planner picks for a
+		// limit when it misjudges how few they are); the expression is
+		// valid_from, in a form no index provides.
+		orderBy = "v.valid_from + interval '0' DESC, v.seq DESC"
 	}
-	q := "DECLARE ep_scan NO SCROLL CURSOR FOR SELECT " + columns + from + where + " ORDER BY " + orderBy
-	err = s.stream(ctx, func(tx pgx.Tx, handed *bool) error {
-		if _, err := tx.Exec(ctx, q, p...); err != nil {
+	if order == episodic.BySalience {
+		orderBy = "s.salience DESC, " + orderBy
+	}
+	q := "SELECT " + columns + ", " + clockMark + from + where + " ORDER BY " + orderBy
+	scan := func(rows pgx.Rows, mark *pgtype.Text) (row, error) {
+		var emb []float32
+		extra := []any{mark}
+		if f.WithEmbeddings {
+			extra = append(extra, &emb)
+		}
+		r, err := scanView(rows, extra...)
+		r.e.Embedding = emb
+		return r, err
+	}
+	var first []row
+	var mark pgtype.Text
+	err = func() error {
+		rows, err := s.db.Pool.Query(ctx, q+" LIMIT "+strconv.Itoa(scanPage+1), p...)
+		if err != nil {
 			return err
 		}
-		for size := 64; ; size = min(4*size, 4096) {
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scan(rows, &mark)
+			if err != nil {
+				return err
+			}
+			first = append(first, r)
+		}
+		return rows.Err()
+	}()
+	if err != nil {
+		return fmt.Errorf("scan episodes: %w", err)
+	}
+	if len(first) <= scanPage {
+		// All of them, from one statement.
+		for i := range first {
+			if !fn(&first[i].e) {
+				break
+			}
+		}
+		return nil
+	}
+	first = first[:scanPage]
+	err = s.stream(ctx, func(tx pgx.Tx, handed *bool) error {
+		// The first page is the snapshot's if the vault's clock row is
+		// the same; the cursor then reads on after it, else from the start.
+		var now pgtype.Text
+		b := &pgx.Batch{}
+		b.Queue(clockMark[1:len(clockMark)-1], s.vault).QueryRow(func(row pgx.Row) error {
+			if err := row.Scan(&now); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+			return nil
+		})
+		b.Queue("DECLARE ep_scan NO SCROLL CURSOR FOR "+q+" OFFSET "+strconv.Itoa(scanPage), p...)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		if now != mark {
+			if _, err := tx.Exec(ctx, "CLOSE ep_scan"); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, "DECLARE ep_scan NO SCROLL CURSOR FOR "+q, p...); err != nil {
+				return err
+			}
+		} else {
+			for i := range first {
+				*handed = true
+				if !fn(&first[i].e) {
+					return nil
+				}
+			}
+		}
+		var ignored pgtype.Text
+		for size := 256; ; size = min(4*size, 4096) {
 			rows, err := tx.Query(ctx, "FETCH "+strconv.Itoa(size)+" FROM ep_scan")
 			if err != nil {
 				return err
@@ -239,17 +329,11 @@ func (s *Store) Scan(ctx context.Context, f episodic.Filter, order episodic.Orde
 			got, stop := 0, false
 			for rows.Next() {
 				got++
-				var emb []float32
-				var extra []any
-				if f.WithEmbeddings {
-					extra = append(extra, &emb)
-				}
-				r, err := scanView(rows, extra...)
+				r, err := scan(rows, &ignored)
 				if err != nil {
 					rows.Close()
 					return err
 				}
-				r.e.Embedding = emb
 				*handed = true
 				if !fn(&r.e) {
 					stop = true
@@ -271,9 +355,23 @@ func (s *Store) Scan(ctx context.Context, f episodic.Filter, order episodic.Orde
 	return nil
 }
 
+// batcher is a transaction or the pool.
+type batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// errMoved is a search's finding that the vault changed between its
+// statements.
+var errMoved = errors.New("the vault changed during the search")
+
 // Search ranks the episodes f selects that match any word of text by
 // FTS5's BM25 over their content and entities, computed from the vault's
 // term rows exactly as sqliteepisodic's FTS5 table scores them.
+//
+// It reads in two round trips without a transaction, each statement
+// reading the version of the vault's clock row: if they all saw the same,
+// they saw the same rows of the vault. If not, it reads again in one
+// snapshot.
 func (s *Store) Search(ctx context.Context, f episodic.Filter, text string, limit int) ([]episodic.Scored, error) {
 	// Each word of the text is one phrase of the FTS5 query: one term,
 	// counted as often as it is repeated.
@@ -294,118 +392,152 @@ func (s *Store) Search(ctx context.Context, f episodic.Filter, text string, limi
 	if err != nil {
 		return nil, err
 	}
-	// The terms of a candidate are the first keys, as many as it has
-	// frequencies.
-	candidates := `SELECT v.seq, s.length, s.keys[1:cardinality(s.freqs)], s.freqs` + from + `s.keys && ` + tp + `::text[] AND ` + where
+	// The statements holding a term, found by the text index alone, drive
+	// the query (a plan that does not depend on the tables' statistics);
+	// their terms are the first keys, as many as they have frequencies.
+	candidates := `WITH s AS MATERIALIZED (SELECT s.n, s.source, s.confidence, s.metadata, s.length, s.keys[1:cardinality(s.freqs)] AS terms, s.freqs
+		FROM ep_statements s WHERE s.keys && ` + tp + `::text[] AND (s.vault_id = $1) IS TRUE)
+		SELECT v.seq, s.length, s.terms, s.freqs FROM s JOIN ep_versions v ON v.statement = s.n WHERE v.vault_id = $1 AND ` + where
+	sr := searcher{s: s, phrases: phrases, terms: terms, candidates: candidates, args: p, limit: limit}
+	out, err := sr.run(ctx, s.db.Pool, true)
+	if errors.Is(err, errMoved) {
+		err = s.snapshot(ctx, func(tx pgx.Tx) error {
+			out, err = sr.run(ctx, tx, false)
+			return err
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("search episodes: %w", err)
+	}
+	return out, nil
+}
+
+// searcher is one search.
+type searcher struct {
+	s          *Store
+	phrases    []string
+	terms      []string
+	candidates string
+	args       params
+	limit      int
+}
+
+// run searches through q: in a snapshot, or, with check, in statements
+// that each read the clock row's version, and fails with errMoved when
+// they did not all see the same.
+func (sr *searcher) run(ctx context.Context, q batcher, check bool) ([]episodic.Scored, error) {
+	s := sr.s
+	var docs, tokens int64
+	var marks [3]pgtype.Text
+	df := map[string]int64{}
+	type measured struct {
+		seq, length int64
+		terms       []string
+		freqs       []int32
+	}
+	var ms []measured
+	b := &pgx.Batch{}
+	b.Queue(`SELECT docs, tokens, xmin::text FROM ep_clock WHERE vault_id = $1`, s.vault).QueryRow(func(row pgx.Row) error {
+		if err := row.Scan(&docs, &tokens, &marks[0]); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		return nil
+	})
+	b.Queue(`SELECT term, df FROM ep_df WHERE vault_id = $1 AND term = ANY($2::text[])`, s.vault, sr.terms).Query(func(rows pgx.Rows) error {
+		var term string
+		var n int64
+		_, err := pgx.ForEachRow(rows, []any{&term, &n}, func() error {
+			df[term] = n
+			return nil
+		})
+		return err
+	})
+	b.Queue(sr.candidates, sr.args...).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var m measured
+			if err := rows.Scan(&m.seq, &m.length, &m.terms, &m.freqs); err != nil {
+				return err
+			}
+			ms = append(ms, m)
+		}
+		return rows.Err()
+	})
+	if check {
+		b.Queue("SELECT "+clockMark, s.vault).QueryRow(func(row pgx.Row) error { return row.Scan(&marks[1]) })
+	}
+	if err := q.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
+	}
+	if check && marks[1] != marks[0] {
+		return nil, errMoved
+	}
+	if docs == 0 || len(ms) == 0 {
+		return nil, nil
+	}
+	// FTS5's bm25(): for each phrase in order, IDF · Weight, with the
+	// row's length over the average over every row of the table.
+	avgdl := float64(tokens) / float64(docs)
+	idf := map[string]float64{}
+	for _, t := range sr.terms {
+		idf[t] = textsearch.IDF(docs, df[t])
+	}
 	type cand struct {
 		seq   int64
 		score float64
 	}
-	var out []episodic.Scored
-	err = s.snapshot(ctx, func(tx pgx.Tx) error {
-		out = nil
-		var docs, tokens int64
-		df := map[string]int64{}
-		var cands []cand
-		b := &pgx.Batch{}
-		b.Queue(`SELECT docs, tokens FROM ep_clock WHERE vault_id = $1`, s.vault).QueryRow(func(row pgx.Row) error {
-			if err := row.Scan(&docs, &tokens); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-				return err
+	cands := make([]cand, 0, len(ms))
+	freq := map[string]int32{}
+	tp := s.prefix + "t"
+	for _, m := range ms {
+		clear(freq)
+		for i, k := range m.terms {
+			freq[strings.TrimPrefix(k, tp)] = m.freqs[i]
+		}
+		norm := textsearch.Norm(float64(m.length), avgdl)
+		score := 0.0
+		for _, ph := range sr.phrases {
+			if n := freq[ph]; n > 0 {
+				score += textsearch.Weight(idf[ph], float64(n), norm)
 			}
-			return nil
-		})
-		b.Queue(`SELECT term, df FROM ep_df WHERE vault_id = $1 AND term = ANY($2::text[])`, s.vault, terms).Query(func(rows pgx.Rows) error {
-			var term string
-			var n int64
-			_, err := pgx.ForEachRow(rows, []any{&term, &n}, func() error {
-				df[term] = n
-				return nil
-			})
-			return err
-		})
-		var measured []struct {
-			seq, length int64
-			terms       []string
-			freqs       []int32
 		}
-		b.Queue(candidates, p...).Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				var m struct {
-					seq, length int64
-					terms       []string
-					freqs       []int32
-				}
-				if err := rows.Scan(&m.seq, &m.length, &m.terms, &m.freqs); err != nil {
-					return err
-				}
-				measured = append(measured, m)
-			}
-			return rows.Err()
-		})
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return err
+		cands = append(cands, cand{m.seq, score})
+	}
+	// Best first, then the later version, as ORDER BY rank, seq DESC.
+	slices.SortFunc(cands, func(a, b cand) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
 		}
-		if docs == 0 || len(measured) == 0 {
-			return nil
-		}
-		// FTS5's bm25(): for each phrase in order, IDF · Weight, with the
-		// row's length over the average over every row of the table.
-		avgdl := float64(tokens) / float64(docs)
-		idf := map[string]float64{}
-		for _, t := range terms {
-			idf[t] = textsearch.IDF(docs, df[t])
-		}
-		freq := map[string]int32{}
-		for _, m := range measured {
-			clear(freq)
-			for i, k := range m.terms {
-				freq[strings.TrimPrefix(k, s.prefix+"t")] = m.freqs[i]
-			}
-			norm := textsearch.Norm(float64(m.length), avgdl)
-			score := 0.0
-			for _, ph := range phrases {
-				if n := freq[ph]; n > 0 {
-					score += textsearch.Weight(idf[ph], float64(n), norm)
-				}
-			}
-			cands = append(cands, cand{m.seq, score})
-		}
-		// Best first, then the later version, as ORDER BY rank, seq DESC.
-		slices.SortFunc(cands, func(a, b cand) int {
-			if c := cmp.Compare(b.score, a.score); c != 0 {
-				return c
-			}
-			return cmp.Compare(b.seq, a.seq)
-		})
-		cands = cands[:min(limit, len(cands))]
-		seqs := make([]int64, len(cands))
-		for i, c := range cands {
-			seqs[i] = c.seq
-		}
-		rows, err := tx.Query(ctx, "SELECT "+viewColumns+from+"v.seq = ANY($2::bigint[])", s.vault, seqs)
-		if err != nil {
-			return err
-		}
-		bySeq := map[int64]episodic.Episode{}
+		return cmp.Compare(b.seq, a.seq)
+	})
+	cands = cands[:min(sr.limit, len(cands))]
+	seqs := make([]int64, len(cands))
+	for i, c := range cands {
+		seqs[i] = c.seq
+	}
+	bySeq := map[int64]episodic.Episode{}
+	b = &pgx.Batch{}
+	b.Queue("SELECT "+viewColumns+from+"v.seq = ANY($2::bigint[])", s.vault, seqs).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			r, err := scanView(rows)
 			if err != nil {
-				rows.Close()
 				return err
 			}
 			bySeq[r.e.Seq] = r.e
 		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		out = make([]episodic.Scored, 0, len(cands))
-		for _, c := range cands {
-			out = append(out, episodic.Scored{Episode: bySeq[c.seq], BM25: c.score})
-		}
-		return nil
+		return rows.Err()
 	})
-	if err != nil {
-		return nil, fmt.Errorf("search episodes: %w", err)
+	if check {
+		b.Queue("SELECT "+clockMark, s.vault).QueryRow(func(row pgx.Row) error { return row.Scan(&marks[2]) })
+	}
+	if err := q.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
+	}
+	if check && marks[2] != marks[0] {
+		return nil, errMoved
+	}
+	out := make([]episodic.Scored, 0, len(cands))
+	for _, c := range cands {
+		out = append(out, episodic.Scored{Episode: bySeq[c.seq], BM25: c.score})
 	}
 	return out, nil
 }
