@@ -43,7 +43,9 @@ func newStoreCopyCmd(g *globals, streams IO) *cobra.Command {
 			"A copy that was interrupted completes when run again: what the destination holds already, identical, is " +
 			"skipped; what it holds different stops the copy with its name, and nothing is overwritten. A vault hosted by " +
 			"the source copied to a store that keeps vault files in folders gets the folder a new vault would get " +
-			"($CTXKIT_HOME/vaults/NAME, or .ctxkit/vaults/NAME in the project for a local vault).",
+			"($CTXKIT_HOME/vaults/NAME, or .ctxkit/vaults/NAME in the project for a local vault); a vault with a folder " +
+			"keeps it. Both stores are opened with this $CTXKIT_HOME and project: two SQLite stores share the vault " +
+			"registry kept there, so between them only workspaces and key-value entries are copied.",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			p, err := getWorkPaths()
@@ -65,11 +67,15 @@ func newStoreCopyCmd(g *globals, streams IO) *cobra.Command {
 	return cmd
 }
 
-// sameStore reports whether two store URLs name one store as written.
+// sameStore reports whether two store URLs name one store as written
+// (each "memory:" is a store of its own).
 func sameStore(a, b string) bool {
 	as, ar := store.SplitURL(a)
 	bs, br := store.SplitURL(b)
-	return as == bs && (ar == br || (as == "sqlite" && ar != "" && filepath.Clean(ar) == filepath.Clean(br)))
+	if as != bs || as == "memory" {
+		return false
+	}
+	return ar == br || (as == "sqlite" && ar != "" && filepath.Clean(ar) == filepath.Clean(br))
 }
 
 func runStoreCopy(ctx context.Context, opts *StoreCopyOptions, p workPaths, streams IO) error {
@@ -100,10 +106,10 @@ func runStoreCopy(ctx context.Context, opts *StoreCopyOptions, p workPaths, stre
 		return fmt.Errorf("copy %s to %s: %w (%d units copied before it; run the command again to complete the copy once the cause is fixed)",
 			from, to, err, copied)
 	}
-	tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "kind\tsource\tdestination\tsource checksum\tdestination checksum\tcopied\t")
+	tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "kind\tsource\tdestination\tsource checksum\tdestination checksum\tcopied")
 	for _, l := range report.Lines {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t\n", l.Kind, l.Source.Count, l.Dest.Count, short(l.Source.Sum), short(l.Dest.Sum), l.Copied)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\n", l.Kind, l.Source.Count, l.Dest.Count, short(l.Source.Sum), short(l.Dest.Sum), l.Copied)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -116,7 +122,7 @@ func runStoreCopy(ctx context.Context, opts *StoreCopyOptions, p workPaths, stre
 		return fmt.Errorf("copy %s to %s: the destination differs from the source in: %s (it held something before the copy, or a store changed during it)",
 			from, to, strings.Join(names, ", "))
 	}
-	_, err = fmt.Fprintf(streams.Out, "copied %s to %s: every count and checksum matches\n", from, to)
+	_, err = fmt.Fprintf(streams.Out, "every count and checksum matches: %s is copied to %s\n", from, to)
 	return err
 }
 

@@ -40,9 +40,6 @@ func filesOf(ctx context.Context, b store.Backend, v store.VaultRecord) (store.F
 	return folderFiles{v.Dir}, nil
 }
 
-// dataDirName is the vault's own data folder, never one of its files.
-const dataDirName = ".ctxkit-vault"
-
 // folderFiles are the files of a vault folder on disk, as the vault
 // service sees its documents: regular files whose path has no hidden
 // component (which also leaves out the .ctxkit-vault data folder);
