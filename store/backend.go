@@ -38,11 +38,16 @@ type Backend interface {
 	// (ErrNotFound when the registry records no such vault).
 	Episodes(ctx context.Context, vaultID string) (episodic.Store, error)
 	// DropVault deletes what the backend holds for a vault (its index,
-	// episodes, metadata, pin and audit log), given its last record;
+	// episodes, metadata, pin and audit log, and the files of a hosted
+	// vault), given its last record;
 	// handles of it handed out before fail from then on. It is called
 	// when a vault is deleted for good (purged), after the registry
 	// forgot it.
 	DropVault(ctx context.Context, v VaultRecord) error
+	// Hosted reports whether new vaults keep their documents in the backend (rows of its database) rather than in a folder on this machine: a store several machines share has no folder they all see.
+	Hosted() bool
+	// Files returns the document files of a vault, given its record: its folder when it has one (Dir set), else what the backend hosts.
+	Files(ctx context.Context, v VaultRecord) (Files, error)
 	// Close releases everything the backend holds.
 	Close() error
 }

@@ -40,7 +40,8 @@ type VaultRecord struct {
 	Name  string
 	Type  string
 	Scope string
-	// Dir is the vault's folder, absolute.
+	// Dir is the vault's folder, absolute; empty for a vault whose
+	// documents the backend hosts (see [Backend.Hosted]).
 	Dir        string
 	Restricted bool
 	// Grants are the agents attached to a restricted vault.

@@ -84,14 +84,15 @@ type CreateVaultRequest struct {
 	Name string `json:"name" jsonschema:"1 to 64 letters, digits, '-', '_' or '.'"`
 	// Type defaults to semantic.
 	Type Type `json:"type,omitempty" jsonschema:"semantic (default), skill or episodic"`
-	// Scope defaults to local when there is a project, else global.
+	// Scope defaults to local when there is a project, else global; on a
+	// backend that hosts vaults (Service.Hosted) a vault is global.
 	Scope Scope `json:"scope,omitempty" jsonschema:"local (the project's, default) or global"`
 	// Path is the vault folder: absolute, or relative to the project root
 	// (local) or to $CTXKIT_HOME (global; it must stay in its vaults
 	// folder). The CLI makes a path relative to the working directory
 	// absolute.
 	// Default .ctxkit/vaults/NAME in the project root (local) or
-	// $CTXKIT_HOME/vaults/NAME (global).
+	// $CTXKIT_HOME/vaults/NAME (global). A hosted vault has none.
 	Path       string `json:"path,omitempty" jsonschema:"the vault folder, absolute or relative to the project root"`
 	Restricted bool   `json:"restricted,omitempty" jsonschema:"only attached agents (and the owner) may use it"`
 	// EmbeddingModel defaults to builtin for semantic vaults once the
@@ -100,7 +101,9 @@ type CreateVaultRequest struct {
 }
 
 // CreateVault records a new vault and creates its folder (0700 for global
-// vaults). The owner only.
+// vaults). On a backend that hosts vaults (Service.Hosted) the vault has
+// no folder: it is global, and a path or the local scope is refused. The
+// owner only.
 func (s *Service) CreateVault(ctx context.Context, c Caller, req CreateVaultRequest) (VaultInfo, error) {
 	if err := s.ownerOnly(ctx, c, nil, "create"); err != nil {
 		return VaultInfo{}, err
@@ -112,15 +115,19 @@ func (s *Service) CreateVault(ctx context.Context, c Caller, req CreateVaultRequ
 	if err != nil {
 		return VaultInfo{}, err
 	}
+	hosted := s.b.Hosted()
 	scope := req.Scope
 	if scope == "" {
 		scope = Local
-		if s.root == "" {
+		if s.root == "" || hosted {
 			scope = Global
 		}
 	}
 	if scope != Local && scope != Global {
 		return VaultInfo{}, invalid("scope", "scope %q: want local or global", scope)
+	}
+	if hosted {
+		return s.createHosted(ctx, c, req, t, scope)
 	}
 	if scope == Local && s.root == "" {
 		return VaultInfo{}, invalid("scope", "no project here to record a local vault in; create a global vault, or run from a project folder")
@@ -139,6 +146,9 @@ func (s *Service) CreateVault(ctx context.Context, c Caller, req CreateVaultRequ
 	rec, err := s.reg.CreateVault(ctx, store.VaultRecord{Name: req.Name, Type: string(t), Scope: string(scope), Dir: dir,
 		Restricted: req.Restricted, EmbeddingModel: model}, func(existing []store.VaultRecord) error {
 		for _, o := range existing {
+			if o.Dir == "" {
+				continue // hosted: no folder
+			}
 			if err := overlap(dir, o.Name, o.Dir); err != nil {
 				return err
 			}
@@ -159,13 +169,46 @@ func (s *Service) CreateVault(ctx context.Context, c Caller, req CreateVaultRequ
 		}
 		return VaultInfo{}, fmt.Errorf("create vault folder %s: %w", dir, err)
 	}
+	return s.created(ctx, c, rec), nil
+}
+
+// created audits the creation of the vault rec and describes it.
+func (s *Service) created(ctx context.Context, c Caller, rec store.VaultRecord) VaultInfo {
 	v := fromRecord(rec)
-	detail := "type=" + string(t)
-	if model != "" {
-		detail += " embedding_model=" + model
+	detail := "type=" + string(v.Type)
+	if v.EmbeddingModel != "" {
+		detail += " embedding_model=" + v.EmbeddingModel
 	}
 	s.audit(ctx, v, c, "create", "", detail)
-	return info(v, c), nil
+	return info(v, c)
+}
+
+// createHosted records a vault whose documents the backend hosts: global,
+// without a folder.
+func (s *Service) createHosted(ctx context.Context, c Caller, req CreateVaultRequest, t Type, scope Scope) (VaultInfo, error) {
+	if scope == Local {
+		return VaultInfo{}, &Error{Kind: ErrInvalid, Field: "scope",
+			Msg: "this store hosts its vaults for every machine that uses it: a vault here is global, not one project's",
+			Fix: "create it as a global vault (leave the scope out, or set it to global)"}
+	}
+	if req.Path != "" {
+		return VaultInfo{}, &Error{Kind: ErrInvalid, Field: "path",
+			Msg: fmt.Sprintf("this store keeps vault %q's documents itself, not in a folder: a vault here has no path", req.Name),
+			Fix: fmt.Sprintf("create it without a path (--path); then write documents (ctxkit vault write), or upload a local folder: ctxkit vault index %s --from DIR", req.Name)}
+	}
+	model, err := s.defaultModel(t, req.EmbeddingModel)
+	if err != nil {
+		return VaultInfo{}, err
+	}
+	rec, err := s.reg.CreateVault(ctx, store.VaultRecord{Name: req.Name, Type: string(t), Scope: string(scope),
+		Restricted: req.Restricted, EmbeddingModel: model}, nil)
+	if errors.Is(err, store.ErrExists) {
+		return VaultInfo{}, &Error{Kind: ErrExists, Msg: fmt.Sprintf("a vault named %q exists already in the %s scope", req.Name, scope), Field: "name"}
+	}
+	if err != nil {
+		return VaultInfo{}, err
+	}
+	return s.created(ctx, c, rec), nil
 }
 
 // defaultModel checks the embedder of a new vault of type t, or picks it.
@@ -341,7 +384,7 @@ func (s *Service) SetEmbeddingModel(ctx context.Context, c Caller, name, spec st
 }
 
 // RemoveVault forgets a vault. With purge, its stored data and its folder
-// are deleted too, unless that folder holds more than a vault would (a
+// (a hosted vault's files) are deleted too, unless that folder holds more than a vault would (a
 // project of its own), which is refused rather than risked. The owner
 // only.
 func (s *Service) RemoveVault(ctx context.Context, c Caller, name string, purge bool) (VaultInfo, error) {
@@ -352,7 +395,7 @@ func (s *Service) RemoveVault(ctx context.Context, c Caller, name string, purge 
 	if err := s.ownerOnly(ctx, c, v, "remove"); err != nil {
 		return VaultInfo{}, err
 	}
-	if purge {
+	if purge && !v.Hosted() {
 		if err := s.checkPurge(v); err != nil {
 			return VaultInfo{}, err
 		}
@@ -373,6 +416,9 @@ func (s *Service) RemoveVault(ctx context.Context, c Caller, name string, purge 
 	}
 	if err := s.b.DropVault(ctx, rec); err != nil {
 		return out, fmt.Errorf("vault %q is forgotten but its stored data is not fully deleted: %w", name, err)
+	}
+	if v.Hosted() {
+		return out, nil // its files went with its stored data
 	}
 	if err := os.RemoveAll(v.Dir); err != nil {
 		return out, fmt.Errorf("vault %q is forgotten but its folder %s is not fully deleted: %w", name, v.Dir, err)

@@ -6,14 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/ctxkit/ctxkit/internal/atomicfile"
 	"github.com/ctxkit/ctxkit/internal/chunk"
 	"github.com/ctxkit/ctxkit/internal/extract"
 	"github.com/ctxkit/ctxkit/store"
@@ -145,6 +141,7 @@ type indexer struct {
 	s *Service
 	v *Vault
 	embedding
+	files store.Files
 	idx   index.Index
 	build index.Builder // a rebuild's, which file fills instead of idx
 }
@@ -160,16 +157,20 @@ func (s *Service) indexerFor(ctx context.Context, v *Vault, rebuild bool) (*inde
 		return nil, &Error{Kind: ErrUnavailable, Msg: em.warning + "; a rebuild now would drop every vector",
 			Fix: "install the model (ctxkit model install), or rebuild with another embedder: ctxkit vault reindex " + v.Name + " --embedding-model SPEC"}
 	}
+	files, err := s.files(ctx, v)
+	if err != nil {
+		return nil, err
+	}
 	idx, err := s.b.Index(ctx, v.ID)
 	if err != nil {
 		return nil, err
 	}
-	return &indexer{s: s, v: v, embedding: em, idx: idx}, nil
+	return &indexer{s: s, v: v, embedding: em, files: files, idx: idx}, nil
 }
 
 // Index brings a semantic vault's index in step with its files: new and
 // changed files (by content hash) are extracted, chunked, embedded and
-// stored; files gone from the folder leave the index. A file that fails is
+// stored; files gone from the vault leave the index. A file that fails is
 // reported and does not stop the run. Each file is replaced in the index in
 // one step, so a run that is killed leaves a consistent index, which the
 // next run completes. progress, when set, is told of each file as it is
@@ -183,7 +184,7 @@ func (s *Service) Index(ctx context.Context, c Caller, name string, req IndexReq
 	if err != nil {
 		return nil, err
 	}
-	scope, prefix, err := s.resolve(v, req.Path)
+	_, prefix, err := s.resolve(v, req.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -196,21 +197,21 @@ func (s *Service) Index(ctx context.Context, c Caller, name string, req IndexReq
 		return nil, err
 	}
 	if whole {
-		return x.rebuild(ctx, c, scope, progress)
+		return x.rebuild(ctx, c, progress)
 	}
-	return x.run(ctx, c, scope, prefix, req.Force || req.Reindex, action, progress)
+	return x.run(ctx, c, prefix, req.Force || req.Reindex, action, progress)
 }
 
 // rebuild rebuilds the whole index with the vault's embedder, as a new
 // generation: queries read the old one until the new one is whole, and
 // writes meanwhile reach both. The pin follows the new generation.
-func (x *indexer) rebuild(ctx context.Context, c Caller, root string, progress func(int, int, string)) (*IndexReport, error) {
+func (x *indexer) rebuild(ctx context.Context, c Caller, progress func(int, int, string)) (*IndexReport, error) {
 	b, err := x.idx.Rebuild(ctx)
 	if err != nil {
 		return nil, err
 	}
 	x.build, x.pin, x.pinned = b, store.Pin{}, false
-	rep, _, err := x.walk(ctx, root, true, progress)
+	rep, _, err := x.walk(ctx, ".", true, progress)
 	if err == nil {
 		err = b.Commit(ctx)
 	}
@@ -247,16 +248,17 @@ func (x *indexer) newReport() *IndexReport {
 	return rep
 }
 
-// run indexes the files under scope (whose vault name is prefix) and drops
-// from the index those gone from it.
-func (x *indexer) run(ctx context.Context, c Caller, scope, prefix string, force bool, action string, progress func(int, int, string)) (*IndexReport, error) {
+// run indexes the files under prefix (a file or folder as resolve names
+// it, "." for the whole vault) and drops from the index those gone from
+// it.
+func (x *indexer) run(ctx context.Context, c Caller, prefix string, force bool, action string, progress func(int, int, string)) (*IndexReport, error) {
 	if !x.pinned && x.e == nil && x.warning == "" {
 		// Pinned too: vectors added later would cover only changed files.
 		if err := x.setPin(ctx, store.Pin{Model: embed.None}); err != nil {
 			return nil, err
 		}
 	}
-	rep, seen, err := x.walk(ctx, scope, force, progress)
+	rep, seen, err := x.walk(ctx, prefix, force, progress)
 	if err != nil {
 		return rep, err
 	}
@@ -271,8 +273,8 @@ func (x *indexer) run(ctx context.Context, c Caller, scope, prefix string, force
 		}
 		// A file written since the listing (an agent's write) is not
 		// gone: only a file missing now leaves the index.
-		if abs, _, err := x.s.resolve(x.v, d.Path); err == nil {
-			if _, err := os.Lstat(abs); !errors.Is(err, fs.ErrNotExist) {
+		if _, name, err := x.s.resolve(x.v, d.Path); err == nil {
+			if _, err := x.files.Stat(ctx, name); !errors.Is(err, store.ErrNotFound) {
 				continue
 			}
 		}
@@ -289,11 +291,11 @@ func (x *indexer) run(ctx context.Context, c Caller, scope, prefix string, force
 	return rep, nil
 }
 
-// walk indexes the files under scope and returns their names too. It
+// walk indexes the files under prefix and returns their names too. It
 // stops at the first error that is not one file's.
-func (x *indexer) walk(ctx context.Context, scope string, force bool, progress func(int, int, string)) (*IndexReport, map[string]bool, error) {
+func (x *indexer) walk(ctx context.Context, prefix string, force bool, progress func(int, int, string)) (*IndexReport, map[string]bool, error) {
 	rep := x.newReport()
-	files, failed, err := x.s.documents(x.v, scope)
+	files, failed, err := x.s.documents(ctx, x.v, x.files, prefix)
 	if err != nil {
 		return rep, nil, err
 	}
@@ -320,10 +322,10 @@ func (x *indexer) walk(ctx context.Context, scope string, force bool, progress f
 		if err := ctx.Err(); err != nil {
 			return rep, seen, err
 		}
-		rel := f.name
+		rel := f
 		seen[rel] = true
 		old, ok := indexed[rel]
-		changed, chunks, err := x.file(ctx, f, nil, metas[rel], func(hash string) bool {
+		changed, chunks, err := x.file(ctx, rel, nil, metas[rel], func(hash string) bool {
 			return ok && old.Hash == hash && maps.Equal(old.Meta, metas[rel])
 		})
 		switch {
@@ -364,72 +366,59 @@ func (x *indexer) setPin(ctx context.Context, p store.Pin) error {
 	return nil
 }
 
-// docFile is a file of a vault: its canonical name and its absolute path,
-// as resolve gives them.
-type docFile struct{ name, abs string }
-
-// documents lists the indexable files of v under scope (an absolute path
-// that resolve gave: a folder, or one file), skipping hidden files and
-// folders (ctxkit's data folder among them) and anything a symlink would
-// take out of the vault. A file it cannot resolve otherwise is returned
-// in failed.
-func (s *Service) documents(v *Vault, scope string) (files []docFile, failed []FileError, err error) {
-	root, err := filepath.EvalSymlinks(v.Dir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the folder of vault %q: %w", v.Name, err)
-	}
-	add := func(path string) error {
-		if !extract.Supported(path) {
-			return nil
+// documents lists the indexable files of v under prefix (a file or a
+// folder as resolve names it, "." for the whole vault) by their names in
+// the vault, through files, which never lists hidden files and folders
+// (ctxkit's data folder among them). A file that resolve refuses as
+// leading out of the vault is left out; one it refuses otherwise is
+// returned in failed. A prefix that is neither a file nor a folder is
+// ErrNotFound.
+func (s *Service) documents(ctx context.Context, v *Vault, files store.Files, prefix string) (names []string, failed []FileError, err error) {
+	add := func(p string) {
+		if !extract.Supported(p) {
+			return
 		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		abs, name, err := s.resolve(v, rel)
+		_, name, err := s.resolve(v, p)
 		switch {
 		case err == nil:
-			files = append(files, docFile{name, abs})
+			names = append(names, name)
 		case !errors.Is(err, ErrOutside): // outside: a symlink leading out
-			failed = append(failed, FileError{Path: filepath.ToSlash(rel), Error: hidePaths(err)})
+			failed = append(failed, FileError{Path: p, Error: hidePaths(err)})
 		}
+	}
+	dir := prefix
+	if prefix == "." {
+		dir = ""
+	} else {
+		_, err := files.Stat(ctx, prefix)
+		if err == nil {
+			add(prefix)
+			return names, failed, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return nil, nil, fmt.Errorf("vault %q: %w", v.Name, err)
+		}
+	}
+	err = files.Walk(ctx, dir, func(fi store.FileInfo) error {
+		add(fi.Path)
 		return nil
-	}
-	fi, err := os.Stat(scope)
-	if err != nil {
-		return nil, nil, fmt.Errorf("vault %q: %w", v.Name, err)
-	}
-	if !fi.IsDir() {
-		return files, failed, add(scope)
-	}
-	err = filepath.WalkDir(scope, func(path string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return err
-		case path != scope && strings.HasPrefix(d.Name(), "."):
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		case d.IsDir():
-			return nil
-		}
-		return add(path)
 	})
+	if errors.Is(err, store.ErrNotFound) && dir != "" {
+		return nil, nil, noDocument(v, prefix)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("list the files of vault %q: %w", v.Name, err)
 	}
-	return files, failed, nil
+	return names, failed, nil
 }
 
-// file indexes one file, read from disk unless data is given, unless
-// unchanged (nil: never) says the index holds it as it is; it reports
-// whether it did and how many chunks it stored.
-func (x *indexer) file(ctx context.Context, f docFile, data []byte, meta map[string]string, unchanged func(hash string) bool) (bool, int, error) {
-	rel := f.name
+// file indexes the file named rel, read from the vault's files unless
+// data is given, unless unchanged (nil: never) says the index holds it as
+// it is; it reports whether it did and how many chunks it stored.
+func (x *indexer) file(ctx context.Context, rel string, data []byte, meta map[string]string, unchanged func(hash string) bool) (bool, int, error) {
 	if data == nil {
 		var err error
-		if data, err = os.ReadFile(f.abs); err != nil {
+		if data, err = x.files.Read(ctx, rel); err != nil {
 			return false, 0, err
 		}
 	}
@@ -594,26 +583,39 @@ func (s *Service) ReadDocByID(ctx context.Context, c Caller, name, id string) (*
 }
 
 func (s *Service) readDoc(ctx context.Context, v *Vault, path string) (*DocText, error) {
-	abs, rel, err := s.resolve(v, path)
+	_, rel, err := s.resolve(v, path)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(abs)
-	if errors.Is(err, fs.ErrNotExist) || (err == nil && fi.IsDir()) {
+	if rel == "." {
+		return nil, noDocument(v, path)
+	}
+	files, err := s.files(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := files.Stat(ctx, rel)
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, noDocument(v, path)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if !extract.Supported(abs) {
+	if !extract.Supported(rel) {
 		return nil, unsupported(path)
 	}
-	f, err := os.Open(abs)
+	// Too large a file is refused before it is read, as extract would.
+	if fi.Size > MaxDocBytes {
+		return nil, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("%s cannot be read: extract %s: over %d bytes: %v", rel, rel, MaxDocBytes, extract.ErrTooLarge), Field: "path"}
+	}
+	data, err := files.Read(ctx, rel)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, noDocument(v, path)
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	doc, err := extract.Extract(ctx, rel, f) // errors name the document, never its folder
+	doc, err := extract.ExtractBytes(ctx, rel, data) // errors name the document, never its folder
 	if err != nil {
 		// The document is the problem, not the service.
 		return nil, &Error{Kind: ErrInvalid, Msg: fmt.Sprintf("%s cannot be read: %v", rel, err), Field: "path"}
@@ -634,7 +636,7 @@ func (s *Service) readDoc(ctx context.Context, v *Vault, path string) (*DocText,
 		}
 		b.WriteString(bl.Text)
 	}
-	return &DocText{Path: rel, Title: doc.Title, Text: b.String(), Bytes: fi.Size()}, nil
+	return &DocText{Path: rel, Title: doc.Title, Text: b.String(), Bytes: int64(len(data))}, nil
 }
 
 func noDocument(v *Vault, path string) error {
@@ -678,26 +680,31 @@ func (s *Service) WriteDoc(ctx context.Context, c Caller, name, path string, req
 	if strings.TrimSpace(path) == "" {
 		return WriteDocResult{}, invalid("path", "name the document: a path in the vault, like notes/meeting.md")
 	}
-	abs, rel, err := s.resolve(v, path)
+	_, rel, err := s.resolve(v, path)
 	if err != nil {
 		return WriteDocResult{}, err
 	}
-	if !extract.Supported(abs) {
+	if !extract.Supported(rel) {
 		return WriteDocResult{}, unsupported(path)
 	}
 	if len(req.Content) > MaxDocBytes {
 		return WriteDocResult{}, invalid("content", "a document of %d bytes is over the %d-byte limit", len(req.Content), MaxDocBytes)
 	}
-	if fi, err := os.Stat(abs); err == nil && (fi.IsDir() || !req.Overwrite) {
-		return WriteDocResult{}, &Error{Kind: ErrExists, Msg: fmt.Sprintf("%s exists in vault %q", rel, v.Name), Field: "path",
-			Fix: "set overwrite to replace it, or choose another path"}
+	exists := &Error{Kind: ErrExists, Msg: fmt.Sprintf("%s exists in vault %q", rel, v.Name), Field: "path",
+		Fix: "set overwrite to replace it, or choose another path"}
+	files, err := s.files(ctx, v)
+	if err != nil {
+		return WriteDocResult{}, err
+	}
+	if _, err := files.Stat(ctx, rel); err == nil && !req.Overwrite {
+		return WriteDocResult{}, exists
 	}
 	x, err := s.indexerFor(ctx, v, false)
 	if err != nil {
 		return WriteDocResult{}, err
 	}
-	if err := atomicfile.WriteFile(abs, []byte(req.Content), 0o644, 0o755, nil); err != nil {
-		return WriteDocResult{}, fmt.Errorf("write %s: %w", rel, err)
+	if err := x.files.Write(ctx, rel, []byte(req.Content), req.Overwrite); err != nil {
+		return WriteDocResult{}, s.writeErr(v, path, rel, exists, err)
 	}
 	meta := maps.Clone(req.Metadata)
 	if meta == nil {
@@ -708,7 +715,7 @@ func (s *Service) WriteDoc(ctx context.Context, c Caller, name, path string, req
 	if err := s.reg.SetDocMeta(ctx, v.ID, map[string]map[string]string{rel: meta}); err != nil {
 		return WriteDocResult{}, fmt.Errorf("record the metadata of %s: %w", rel, err)
 	}
-	if _, _, err := x.file(ctx, docFile{rel, abs}, []byte(req.Content), meta, nil); err != nil {
+	if _, _, err := x.file(ctx, rel, []byte(req.Content), meta, nil); err != nil {
 		// The file is written: say so, so that a retry overwrites it.
 		return WriteDocResult{}, fmt.Errorf("%s was written but not indexed (write it again with overwrite, or index the vault): %w", rel, err)
 	}
@@ -723,23 +730,28 @@ func (s *Service) DeleteDoc(ctx context.Context, c Caller, name, path string) ([
 	if err != nil {
 		return nil, err
 	}
-	abs, rel, err := s.resolve(v, path)
+	_, rel, err := s.resolve(v, path)
 	if err != nil {
 		return nil, err
 	}
 	if rel == "." {
 		return nil, invalid("path", "name a file or folder of vault %q to delete", v.Name)
 	}
-	fi, err := os.Stat(abs)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, noDocument(v, path)
-	case err != nil:
-		return nil, fmt.Errorf("delete %s: %w", rel, err)
-	case !fi.IsDir() && !extract.Supported(abs):
-		return nil, unsupported(path)
+	vf, err := s.files(ctx, v)
+	if err != nil {
+		return nil, err
 	}
-	files, _, err := s.documents(v, abs)
+	_, err = vf.Stat(ctx, rel)
+	switch {
+	case err == nil && !extract.Supported(rel):
+		return nil, unsupported(path)
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return nil, fmt.Errorf("delete %s: %w", rel, err)
+	}
+	files, _, err := s.documents(ctx, v, vf, rel)
+	if errors.Is(err, ErrNotFound) {
+		return nil, noDocument(v, path)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -756,9 +768,9 @@ func (s *Service) DeleteDoc(ctx context.Context, c Caller, name, path string) ([
 			}
 		}
 	}()
-	for _, f := range files {
-		rel := f.name
-		if err := os.Remove(f.abs); err != nil {
+	for _, rel := range files {
+		// A file removed meanwhile is deleted all the same.
+		if err := vf.Remove(ctx, rel); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return deleted, fmt.Errorf("delete %s: %w", rel, err)
 		}
 		if err := idx.Delete(ctx, rel); err != nil {
@@ -769,4 +781,16 @@ func (s *Service) DeleteDoc(ctx context.Context, c Caller, name, path string) ([
 		s.audit(ctx, v, c, "delete-doc", rel, "")
 	}
 	return deleted, nil
+}
+
+// writeErr is the answer to a failed write of path (rel as resolve named
+// it) into v's files: exists when a file, or a folder, is in the way.
+func (s *Service) writeErr(v *Vault, path, rel string, exists *Error, err error) error {
+	switch {
+	case errors.Is(err, store.ErrExists):
+		return exists
+	case errors.Is(err, store.ErrInvalidPath):
+		return outside(path, "leads out of the vault, or to a hidden file or folder")
+	}
+	return fmt.Errorf("write %s: %w", rel, err)
 }

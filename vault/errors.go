@@ -78,7 +78,7 @@ func Describe(err error) Described {
 	}
 	switch {
 	case errors.Is(err, ErrInvalid), errors.Is(err, ErrOutside), errors.Is(err, ErrWrongType), errors.Is(err, episodic.ErrInvalid),
-		errors.Is(err, store.ErrNoScope):
+		errors.Is(err, store.ErrNoScope), errors.Is(err, store.ErrInvalidPath):
 		d.Class = ClassInvalid
 	case errors.Is(err, ErrUnauthenticated):
 		d.Class = ClassUnauthenticated

@@ -41,7 +41,9 @@ func outside(rel, why string) *Error {
 //   - paths into a protected folder (ctxkit's data directory) that the
 //     vault folder holds.
 //
-// Too long a path is ErrInvalid. The path need not exist.
+// Too long a path is ErrInvalid. The path need not exist. A hosted vault
+// has no folder: its paths are checked as written, abs is empty, and name
+// is the cleaned path.
 func (s *Service) resolve(v *Vault, rel string) (abs, name string, err error) {
 	if len(rel) > maxPathBytes {
 		return "", "", invalid("path", "path of %d bytes is longer than %d", len(rel), maxPathBytes)
@@ -59,6 +61,9 @@ func (s *Service) resolve(v *Vault, rel string) (abs, name string, err error) {
 	}
 	if err := checkComponents(rel, filepath.ToSlash(clean)); err != nil {
 		return "", "", err
+	}
+	if v.Hosted() {
+		return "", filepath.ToSlash(clean), nil
 	}
 	root, err := filepath.EvalSymlinks(v.Dir)
 	if err != nil {

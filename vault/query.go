@@ -102,18 +102,20 @@ type searcher struct {
 // pooledSearcher is a vault's searcher and the index generation and
 // embedder it was loaded at.
 type pooledSearcher struct {
-	mu       sync.Mutex
-	s        *searcher
-	gen      int64
-	spec     string
-	building bool
+	mu   sync.Mutex
+	s    *searcher
+	gen  int64
+	spec string
+	// loading is closed when the load under way ends (nil: none).
+	loading chan struct{}
 }
 
 // searcher returns v's searcher: a fresh one without the lexicon, or with
 // KeepSearchers the kept one, loaded again when the index has changed
-// since (its generation moved) or the vault's embedder did. While one
-// caller reloads, the others keep answering from the previous one: a
-// generation behind, as a query that started a moment earlier would be.
+// since (its generation moved, by a write of this process or another) or
+// the vault's embedder did. A caller that finds it stale while another
+// reloads it waits for that load rather than answer from the stale one:
+// a write acknowledged before a query began is always seen by it.
 func (s *Service) searcher(ctx context.Context, v *Vault) (*searcher, error) {
 	if !s.keepSearchers {
 		return s.loadSearcher(ctx, v, false)
@@ -136,18 +138,37 @@ func (s *Service) searcher(ctx context.Context, v *Vault) (*searcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vault %q: %w", v.Name, err)
 	}
-	ps.mu.Lock()
-	if ps.s != nil && (ps.building || (ps.gen == gen && ps.spec == v.EmbeddingModel)) {
-		sr := ps.s
+	for {
+		ps.mu.Lock()
+		if ps.s != nil && ps.gen >= gen && ps.spec == v.EmbeddingModel {
+			sr := ps.s
+			ps.mu.Unlock()
+			return sr, nil
+		}
+		wait := ps.loading
+		if wait == nil {
+			break // this caller loads it, still holding ps.mu
+		}
 		ps.mu.Unlock()
-		return sr, nil
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
-	ps.building = true
+	done := make(chan struct{})
+	ps.loading = done
 	ps.mu.Unlock()
+	// The generation is read again just before the load, so that what
+	// is loaded is at least that generation.
+	if g, err := idx.Generation(ctx); err == nil {
+		gen = max(gen, g)
+	}
 	sr, err := s.loadSearcher(ctx, v, true)
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	ps.building = false
+	ps.loading = nil
+	close(done)
 	if err != nil {
 		return nil, err
 	}

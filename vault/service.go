@@ -100,6 +100,20 @@ func New(b store.Backend, o Options) (*Service, error) {
 // $CTXKIT_HOME/models.
 func (s *Service) ModelsDir() string { return filepath.Join(s.home, "models") }
 
+// Hosted reports whether new vaults keep their documents in the backend
+// rather than in a folder (see [store.Backend.Hosted]): such vaults are
+// global and have no path.
+func (s *Service) Hosted() bool { return s.b.Hosted() }
+
+// files returns v's document files: its folder's, or the backend's.
+func (s *Service) files(ctx context.Context, v *Vault) (store.Files, error) {
+	f, err := s.b.Files(ctx, v.rec)
+	if err != nil {
+		return nil, fmt.Errorf("the files of vault %q: %w", v.Name, err)
+	}
+	return f, nil
+}
+
 // vaults returns every recorded vault, with shadowed global vaults marked.
 func (s *Service) vaults(ctx context.Context) ([]*Vault, error) {
 	recs, err := s.reg.Vaults(ctx)

@@ -5,8 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -15,7 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/ctxkit/ctxkit/internal/atomicfile"
+	"github.com/ctxkit/ctxkit/store"
 )
 
 // SkillFile is the file that holds a skill in the Agent Skills layout (a
@@ -146,24 +145,17 @@ func checkSkill(name, description string) error {
 }
 
 // skillFiles lists v's skill files: *.md at the top level, and SKILL.md
-// in each top-level folder, hidden ones left out.
-func skillFiles(v *Vault) ([]string, error) {
-	entries, err := os.ReadDir(v.Dir)
+// in each top-level folder, hidden ones left out (files never lists them).
+func skillFiles(ctx context.Context, v *Vault, files store.Files) ([]string, error) {
+	var out []string
+	err := files.Walk(ctx, "", func(fi store.FileInfo) error {
+		if isSkillFile(fi.Path) {
+			out = append(out, fi.Path)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read vault %q: %w", v.Name, err)
-	}
-	var out []string
-	for _, e := range entries {
-		name := e.Name()
-		switch {
-		case strings.HasPrefix(name, "."):
-		case e.IsDir():
-			if _, err := os.Stat(filepath.Join(v.Dir, name, SkillFile)); err == nil {
-				out = append(out, name+"/"+SkillFile)
-			}
-		case strings.EqualFold(filepath.Ext(name), ".md"):
-			out = append(out, name)
-		}
 	}
 	sort.Strings(out)
 	return out, nil
@@ -181,7 +173,11 @@ func (s *Service) Skills(ctx context.Context, c Caller, name string) (*SkillRepo
 }
 
 func (s *Service) skills(ctx context.Context, v *Vault) (*SkillReport, error) {
-	files, err := skillFiles(v)
+	vf, err := s.files(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	files, err := skillFiles(ctx, v, vf)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +187,7 @@ func (s *Service) skills(ctx context.Context, v *Vault) (*SkillReport, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		sk, err := s.readSkill(v, rel)
+		sk, err := s.readSkill(ctx, v, vf, rel)
 		if err != nil {
 			rep.Problems = append(rep.Problems, FileError{Path: rel, Error: hidePaths(err)})
 			continue
@@ -208,20 +204,20 @@ func (s *Service) skills(ctx context.Context, v *Vault) (*SkillReport, error) {
 	return rep, nil
 }
 
-func (s *Service) readSkill(v *Vault, rel string) (*SkillDoc, error) {
-	abs, rel, err := s.resolve(v, rel)
+func (s *Service) readSkill(ctx context.Context, v *Vault, files store.Files, rel string) (*SkillDoc, error) {
+	_, rel, err := s.resolve(v, rel)
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(abs)
+	data, err := files.Read(ctx, rel)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(abs)
+	fi, err := files.Stat(ctx, rel)
 	if err != nil {
 		return nil, err
 	}
-	def := strings.TrimSuffix(filepath.Base(rel), filepath.Ext(rel))
+	def := strings.TrimSuffix(path.Base(rel), path.Ext(rel))
 	folder, isFolder := strings.CutSuffix(rel, "/"+SkillFile)
 	if isFolder {
 		def = folder
@@ -233,7 +229,7 @@ func (s *Service) readSkill(v *Vault, rel string) (*SkillDoc, error) {
 	if isFolder && sk.Name != folder {
 		return nil, fmt.Errorf("skill %q is in folder %q: the folder must be named after the skill", sk.Name, folder)
 	}
-	sk.Path, sk.Size, sk.Modified = rel, fi.Size(), fi.ModTime().UTC()
+	sk.Path, sk.Size, sk.Modified = rel, fi.Size, fi.ModTime.UTC()
 	return sk, nil
 }
 
@@ -250,7 +246,11 @@ func (s *Service) Skill(ctx context.Context, c Caller, name, skill string) (*Ski
 	want := strings.ToLower(strings.TrimSpace(skill))
 	for _, sk := range rep.Skills {
 		if sk.Name == want {
-			return s.readSkill(v, sk.Path)
+			files, err := s.files(ctx, v)
+			if err != nil {
+				return nil, err
+			}
+			return s.readSkill(ctx, v, files, sk.Path)
 		}
 	}
 	return nil, &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("no skill %q in vault %q", skill, v.Name), Field: "name",
@@ -285,16 +285,20 @@ func (s *Service) WriteSkill(ctx context.Context, c Caller, name, skillName stri
 	if strings.TrimSpace(req.Instructions) == "" {
 		return nil, invalid("instructions", "skill %q has no instructions", skill)
 	}
-	abs, rel, err := s.resolve(v, skill+"/"+SkillFile)
+	_, rel, err := s.resolve(v, skill+"/"+SkillFile)
 	if err != nil {
 		return nil, err
 	}
+	files, err := s.files(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	exists := func(where string) *Error {
+		return &Error{Kind: ErrExists, Msg: fmt.Sprintf("skill %q exists in %s", skill, where), Field: "name",
+			Fix: "set overwrite to replace it (read it first), or choose another name"}
+	}
 	if !req.Overwrite {
-		exists := func(where string) error {
-			return &Error{Kind: ErrExists, Msg: fmt.Sprintf("skill %q exists in %s", skill, where), Field: "name",
-				Fix: "set overwrite to replace it (read it first), or choose another name"}
-		}
-		if _, err := os.Lstat(abs); err == nil {
+		if _, err := files.Stat(ctx, rel); err == nil {
 			return nil, exists(rel) // even one that does not parse
 		}
 		rep, err := s.skills(ctx, v)
@@ -320,9 +324,9 @@ func (s *Service) WriteSkill(ctx context.Context, c Caller, name, skillName stri
 	if b.Len() > maxSkillBytes {
 		return nil, invalid("instructions", "skill %q would be %d bytes, over the %d-byte limit of a skill file", skill, b.Len(), maxSkillBytes)
 	}
-	if err := atomicfile.WriteFile(abs, b.Bytes(), 0o644, 0o755, nil); err != nil {
-		return nil, fmt.Errorf("write skill %q: %w", skill, err)
+	if err := files.Write(ctx, rel, b.Bytes(), req.Overwrite); err != nil {
+		return nil, s.writeErr(v, skill, rel, exists(rel), err)
 	}
 	s.audit(ctx, v, c, "write-skill", rel, "")
-	return s.readSkill(v, rel)
+	return s.readSkill(ctx, v, files, rel)
 }

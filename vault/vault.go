@@ -9,7 +9,13 @@
 //
 // Storage is a [store.Backend]'s: the vault registry (vaults, agents,
 // grants, embedder pins, document metadata, audit), and per vault its
-// document index and its episodes, keyed by the vault's id. This package
+// document index, its episodes and its document files ([store.Files]),
+// keyed by the vault's id. A vault's documents are the files of its folder
+// on this machine, or, on a backend that hosts them (a database several
+// machines share), rows of the backend: written through the service or
+// uploaded from a local folder ([Service.UploadDocs]). The service reads,
+// writes, lists and deletes documents and skills through [store.Files]
+// only, so that both kinds of vault answer alike. This package
 // imports interfaces only; the backend is chosen by URL by the program.
 //
 // Access: vaults are public until an agent is attached; then only attached
@@ -136,7 +142,8 @@ type Vault struct {
 	Name  string
 	Type  Type
 	Scope Scope
-	// Dir is the vault folder, absolute.
+	// Dir is the vault folder, absolute; empty for a vault whose
+	// documents the backend hosts (on a backend whose Hosted is true).
 	Dir string
 	// Restricted: only the agents in Agents (and the owner) may use it.
 	Restricted bool
@@ -147,12 +154,18 @@ type Vault struct {
 	EmbeddingModel string
 	// Shadowed marks a global vault hidden by a local one of the same name.
 	Shadowed bool
+
+	rec store.VaultRecord // as the registry recorded it
 }
 
 func fromRecord(r store.VaultRecord) *Vault {
 	return &Vault{ID: r.ID, Name: r.Name, Type: Type(r.Type), Scope: Scope(r.Scope), Dir: r.Dir, Restricted: r.Restricted,
-		Agents: r.Grants, EmbeddingModel: r.EmbeddingModel}
+		Agents: r.Grants, EmbeddingModel: r.EmbeddingModel, rec: r}
 }
+
+// Hosted reports whether the backend keeps the vault's documents (it has
+// no folder).
+func (v *Vault) Hosted() bool { return v.Dir == "" }
 
 // allowed says whether c may do op on v: nil, ErrNotFound for a restricted
 // vault c is not attached to (or an anonymous caller), ErrForbidden for a

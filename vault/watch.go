@@ -27,7 +27,8 @@ type WatchOptions struct {
 	OnIndex func(*IndexReport, error)
 }
 
-// Watch keeps the vault's index in step with its folder until ctx ends:
+// Watch keeps the vault's index in step with its folder until ctx ends
+// (a hosted vault, which has no folder, is refused):
 // one index run at the start, then one after each burst of changes
 // (fsnotify, debounced). Runs are incremental, so a burst costs only the
 // files it touched.
@@ -35,6 +36,11 @@ func (s *Service) Watch(ctx context.Context, c Caller, name string, opts WatchOp
 	v, err := s.open(ctx, c, name, Write, "index", "", Semantic)
 	if err != nil {
 		return err
+	}
+	if v.Hosted() {
+		return &Error{Kind: ErrInvalid, Field: "vault",
+			Msg: fmt.Sprintf("vault %q has no folder to watch: the store hosts its documents, and every write through ctxkit indexes them at once", v.Name),
+			Fix: "write documents with ctxkit vault write, or upload a local folder with ctxkit vault index " + v.Name + " --from DIR (again after changes)"}
 	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {

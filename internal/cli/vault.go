@@ -71,7 +71,10 @@ func newVaultInitCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 			"mode 0700). Names are 1 to 64 letters, digits, '-', '_' or '.'. The embedding model is pinned at init: " +
 			"builtin (in process; the default for semantic vaults once `ctxkit model pull all-MiniLM-L6-v2` has " +
 			"installed it), none (lexical search only, the default otherwise), ollama:MODEL or openai:MODEL. " +
-			"A folder that is your home folder, the file system's root or holds $CTXKIT_HOME is refused.",
+			"A folder that is your home folder, the file system's root or holds $CTXKIT_HOME is refused. " +
+			"On a store that hosts its vaults (one database several machines share) a vault has no folder and " +
+			"is global: --path is refused; write documents with `ctxkit vault write`, or upload a folder with " +
+			"`ctxkit vault index NAME --from DIR`.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
@@ -88,7 +91,7 @@ func newVaultInitCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 }
 
 func runVaultInit(ctx context.Context, v *vaults, opts *VaultInitOptions, streams IO) error {
-	scope := vault.Local
+	var scope vault.Scope // the service's default: local, or global on a store that hosts vaults
 	if opts.Global {
 		scope = vault.Global
 	}
@@ -102,7 +105,11 @@ func runVaultInit(ctx context.Context, v *vaults, opts *VaultInitOptions, stream
 		return err
 	}
 	w := streams.Out
-	fmt.Fprintf(w, "Created %s vault %q (%s) at %s\n", info.Type, info.Name, info.Scope, info.Path)
+	where := "at " + info.Path
+	if info.Path == "" {
+		where = "hosted by the store (no folder)"
+	}
+	fmt.Fprintf(w, "Created %s vault %q (%s) %s\n", info.Type, info.Name, info.Scope, where)
 	switch {
 	case info.EmbeddingModel == "none":
 		fmt.Fprintln(w, "embedding model: none (lexical search only; `ctxkit model pull all-MiniLM-L6-v2` installs the builtin model, "+
@@ -168,7 +175,11 @@ func runVaultList(ctx context.Context, v *vaults, opts *VaultListOptions, stream
 		if vi.Shadowed {
 			scope += " (shadowed)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", vi.Name, vi.Type, acc, scope, vi.Path)
+		path := vi.Path
+		if path == "" && v.caller.IsOwner() {
+			path = "(hosted)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", vi.Name, vi.Type, acc, scope, path)
 	}
 	return tw.Flush()
 }

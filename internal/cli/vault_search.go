@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -22,6 +23,8 @@ type VaultIndexOptions struct {
 	Path    string
 	Reindex bool
 	JSON    bool
+	// From is a local folder to upload into a hosted vault first.
+	From string
 }
 
 func newVaultIndexCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
@@ -33,7 +36,9 @@ func newVaultIndexCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 			"hidden files and folders are never documents). Only new and changed files are processed; removed files " +
 			"leave the index. A file that fails is reported at the end and does not stop the run. --reindex " +
 			"rebuilds the index whole, as needed after a change of embedding model. A skill vault is checked instead: " +
-			"its skills are listed and its invalid files reported.",
+			"its skills are listed and its invalid files reported. On a store that hosts its vaults, --from DIR " +
+			"first uploads the files of a local folder into the vault (the same files an index run takes from a " +
+			"folder; each replaces the vault's file of its path), then indexes; a vault that is a folder refuses it.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Vault = args[0]
@@ -44,6 +49,9 @@ func newVaultIndexCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	fl.StringVar(&opts.Path, "path", "", "index only this file or folder of the vault")
 	fl.BoolVar(&opts.Reindex, "reindex", false, "drop the index and build it again")
 	fl.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	fl.StringVar(&opts.From, "from", "", "upload this local folder into the (hosted) vault, then index it")
+	cmd.MarkFlagsMutuallyExclusive("from", "path")
+	cmd.MarkFlagsMutuallyExclusive("from", "reindex")
 	return cmd
 }
 
@@ -56,6 +64,9 @@ func runVaultIndex(ctx context.Context, v *vaults, opts *VaultIndexOptions, stre
 				fmt.Fprintln(f)
 			}
 		}
+	}
+	if opts.From != "" {
+		return runVaultUpload(ctx, v, opts, progress, streams)
 	}
 	rep, err := v.svc.Index(ctx, v.caller, opts.Vault, vault.IndexRequest{Path: opts.Path, Reindex: opts.Reindex}, progress)
 	if errors.Is(err, vault.ErrWrongType) && opts.Path == "" && !opts.Reindex {
@@ -71,6 +82,53 @@ func runVaultIndex(ctx context.Context, v *vaults, opts *VaultIndexOptions, stre
 	if opts.JSON {
 		return writeJSON(streams.Out, rep)
 	}
+	return printIndexReport(rep, streams)
+}
+
+// runVaultUpload uploads a local folder into a hosted vault, which the
+// service then indexes (or, for a skill vault, checks).
+func runVaultUpload(ctx context.Context, v *vaults, opts *VaultIndexOptions, progress func(int, int, string), streams IO) error {
+	dir := opts.From
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(v.cwd, dir)
+	}
+	root, err := os.OpenRoot(dir) // no link in it leads the upload out of it
+	if err != nil {
+		return fmt.Errorf("--from: %w", err)
+	}
+	defer root.Close()
+	rep, err := v.svc.UploadDocs(ctx, v.caller, opts.Vault, root.FS(), progress)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		if err := writeJSON(streams.Out, rep); err != nil {
+			return err
+		}
+		if len(rep.Failed) > 0 || (rep.Index != nil && len(rep.Index.Failed) > 0) || (rep.Skills != nil && len(rep.Skills.Problems) > 0) {
+			return errSilent
+		}
+		return nil
+	}
+	fmt.Fprintf(streams.Out, "uploaded %d files from %s\n", rep.Uploaded, opts.From)
+	for _, f := range rep.Failed {
+		fmt.Fprintf(streams.Out, "not uploaded: %s: %s\n", f.Path, f.Error)
+	}
+	switch {
+	case rep.Index != nil:
+		err = printIndexReport(rep.Index, streams)
+	case rep.Skills != nil:
+		err = printSkills(rep.Skills, false, streams)
+	}
+	if err == nil && len(rep.Failed) > 0 {
+		err = errSilent
+	}
+	return err
+}
+
+// printIndexReport prints an index run's report; failed files make the
+// command fail (silently: they are printed).
+func printIndexReport(rep *vault.IndexReport, streams IO) error {
 	if rep.Warning != "" {
 		fmt.Fprintln(streams.Err, "warning:", rep.Warning)
 	}

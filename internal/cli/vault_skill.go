@@ -32,6 +32,12 @@ func runVaultSkills(ctx context.Context, v *vaults, name string, asJSON bool, st
 	if err != nil {
 		return err
 	}
+	return printSkills(rep, asJSON, streams)
+}
+
+// printSkills prints a skill vault's skills and problems; problems make the
+// command fail (silently: they are printed).
+func printSkills(rep *vault.SkillReport, asJSON bool, streams IO) error {
 	if asJSON {
 		if err := writeJSON(streams.Out, rep); err != nil {
 			return err

@@ -72,6 +72,12 @@ type Options struct {
 	// discards them.
 	Logger *slog.Logger
 
+	// Stateless serves HTTP without sessions (HTTPHandler): every request
+	// stands alone, so that instances behind a load balancer can answer
+	// any of them. Stored results are then private to the caller, not to
+	// a session, and the server cannot send requests to the client.
+	Stateless bool
+
 	// perSession keeps stored results private to the HTTP session.
 	perSession bool
 	// schemas is shared by the servers of HTTP sessions, which would
@@ -222,7 +228,8 @@ const instructions = "Vaults are your long-term memory, kept as files the user c
 // behind vaultauth's middleware: each session acts for the caller that
 // opened it (vaultauth.Caller), and a request of that session from any
 // other caller is refused (403), so a session never changes identity.
-// A request without an authenticated caller is refused (401).
+// A request without an authenticated caller is refused (401). With
+// opts.Stateless there are no sessions: each request is one.
 func HTTPHandler(svc *vault.Service, opts Options) http.Handler {
 	if opts.Engine == nil {
 		opts.Engine = offload.New(memstore.New(memstore.Options{}))
@@ -237,7 +244,7 @@ func HTTPHandler(svc *vault.Service, opts Options) http.Handler {
 		o := opts
 		o.Caller = c
 		return NewServer(svc, o)
-	}, &mcp.StreamableHTTPOptions{Logger: opts.Logger, SessionTimeout: time.Hour})
+	}, &mcp.StreamableHTTPOptions{Logger: opts.Logger, SessionTimeout: time.Hour, Stateless: opts.Stateless})
 	return bindCaller(h)
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ctxkit/ctxkit/store"
+	"github.com/ctxkit/ctxkit/store/dirfiles"
 	"github.com/ctxkit/ctxkit/store/internal/vaultpool"
 	"github.com/ctxkit/ctxkit/vault/episodic"
 	"github.com/ctxkit/ctxkit/vault/episodic/sqliteepisodic"
@@ -18,8 +19,9 @@ import (
 // vault registry in Go maps; each vault's document index and episodes in
 // in-memory SQLite databases of its own (sqliteindex.OpenMemory,
 // sqliteepisodic.OpenMemory), so that they rank and answer exactly as the
-// SQLite backend's. Vault documents stay files in the vault's folder, as
-// on every backend.
+// SQLite backend's. Vault documents stay files in the vault's folder
+// (Hosted is false); [Files] holds a hosted vault's files in memory for the
+// tests of backends that host them.
 type Backend struct {
 	ws    *Store
 	kv    *KV
@@ -96,6 +98,14 @@ func (b *Backend) Episodes(ctx context.Context, vaultID string) (episodic.Store,
 // DropVault closes the vault's stores, which deletes them.
 func (b *Backend) DropVault(_ context.Context, v store.VaultRecord) error {
 	return b.vault.Drop(v.ID)
+}
+
+// Hosted is false: every vault of this backend is a folder.
+func (b *Backend) Hosted() bool { return false }
+
+// Files returns the files of the vault's folder.
+func (b *Backend) Files(_ context.Context, v store.VaultRecord) (store.Files, error) {
+	return dirfiles.ForVault(v)
 }
 
 // Close releases everything.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/ctxkit/ctxkit/store"
+	"github.com/ctxkit/ctxkit/store/dirfiles"
 	"github.com/ctxkit/ctxkit/store/fileregistry"
 	"github.com/ctxkit/ctxkit/store/internal/vaultpool"
 	"github.com/ctxkit/ctxkit/vault/episodic"
@@ -148,6 +149,14 @@ func (b *Backend) DropVault(_ context.Context, v store.VaultRecord) error {
 		err = errors.Join(err, fmt.Errorf("delete the data of vault %q: %w", v.Name, rerr))
 	}
 	return err
+}
+
+// Hosted is false: every vault of this backend is a folder.
+func (b *Backend) Hosted() bool { return false }
+
+// Files returns the files of the vault's folder.
+func (b *Backend) Files(_ context.Context, v store.VaultRecord) (store.Files, error) {
+	return dirfiles.ForVault(v)
 }
 
 // Close closes every file.

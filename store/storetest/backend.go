@@ -2,7 +2,10 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -33,7 +36,8 @@ type Database struct {
 // RunBackend runs the backend suite: the registry, key-value, index and
 // episode suites over the stores a backend hands out, and what only a
 // whole backend does: per-vault stores keyed by the vault's id, handles
-// that outlive their vault, and, over a database that several handles
+// that outlive their vault, the files of folder vaults (and of hosted
+// vaults, when the backend hosts them), and, over a database that several handles
 // share, changes seen at once through every handle, concurrent writers
 // and reopening. newDatabase returns a new, empty database each time.
 //
@@ -79,6 +83,7 @@ func RunBackend(t *testing.T, newDatabase func(t *testing.T) Database) {
 		{"TwoHandles", true, testTwoHandles},
 		{"ConcurrentHandles", false, testConcurrentHandles},
 		{"Reopen", true, testReopen},
+		{"Files", false, testBackendFiles},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := newDatabase(t)
@@ -559,5 +564,72 @@ func testReopen(t *testing.T, db Database) {
 	}
 	if got := episodeIDs(t, mustEpisodes(t, b, v.ID)); !slices.Equal(got, []string{"e1"}) {
 		t.Errorf("episodes after reopening = %v", got)
+	}
+}
+
+// testBackendFiles checks the files a backend hands out: a folder vault's
+// are its folder's, on every backend; a hosted vault's (when the backend
+// hosts vaults) are the backend's, seen through every handle, and gone
+// when the vault is dropped. A backend that hosts nothing refuses a record
+// without a folder.
+func testBackendFiles(t *testing.T, db Database) {
+	ctx := t.Context()
+	a, b := twoHandles(t, db)
+	v := newVaults(t, a).create(t)
+	f, err := a.Files(ctx, v)
+	if err != nil {
+		t.Fatalf("Files of a folder vault: %v", err)
+	}
+	if err := f.Write(ctx, "notes/a.md", []byte("written"), false); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if data, err := os.ReadFile(filepath.Join(v.Dir, "notes", "a.md")); err != nil || string(data) != "written" {
+		t.Errorf("the folder holds %q, %v; want the file written", data, err)
+	}
+	if err := os.WriteFile(filepath.Join(v.Dir, "b.md"), []byte("on disk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := f.Walk(ctx, "", func(fi store.FileInfo) error { got = append(got, fi.Path); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []string{"b.md", "notes/a.md"}) {
+		t.Errorf("Walk of a folder vault = %q", got)
+	}
+	if !a.Hosted() {
+		if _, err := a.Files(ctx, store.VaultRecord{ID: "x", Name: "x", Type: "semantic", Scope: store.ScopeGlobal}); err == nil {
+			t.Error("Files of a record without a folder, on a backend that hosts nothing: no error")
+		}
+		return
+	}
+	h := mustCreateVault(t, a.Registry(), store.VaultRecord{Name: "hosted", Type: "semantic", Scope: store.ScopeGlobal, EmbeddingModel: "none"})
+	if h.Dir != "" {
+		t.Fatalf("a hosted vault's record came back with folder %q", h.Dir)
+	}
+	ha, err := a.Files(ctx, h)
+	if err != nil {
+		t.Fatalf("Files of a hosted vault: %v", err)
+	}
+	if err := ha.Write(ctx, "doc.md", []byte("hosted"), false); err != nil {
+		t.Fatalf("Write to a hosted vault: %v", err)
+	}
+	hb, err := b.Files(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := hb.Read(ctx, "doc.md"); err != nil || string(data) != "hosted" {
+		t.Errorf("Read through the other handle: %q, %v", data, err)
+	}
+	if _, err := a.Registry().DeleteVault(ctx, h.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DropVault(ctx, h); err != nil {
+		t.Fatalf("DropVault: %v", err)
+	}
+	if f, err := b.Files(ctx, h); err == nil {
+		err := f.Walk(ctx, "", func(fi store.FileInfo) error { return fmt.Errorf("%s is left", fi.Path) })
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("the files of a dropped vault: %v", err)
+		}
 	}
 }

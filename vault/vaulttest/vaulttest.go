@@ -8,6 +8,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/ctxkit/ctxkit/store"
@@ -16,10 +17,60 @@ import (
 	"github.com/ctxkit/ctxkit/vault"
 )
 
-// Backends are the backends a test may run on, by scheme.
+// Backends are the backends a test may run on, by scheme. "hosted" is the
+// memory backend made to host its vaults' documents (Hosted is true; each
+// hosted vault's files are a memstore.Files), for the tests of hosted
+// vaults without a database.
 var Backends = store.Schemes{
 	"memory": memstore.OpenBackend,
 	"sqlite": sqlitestore.OpenBackend,
+	"hosted": OpenHosted,
+}
+
+// OpenHosted opens the "hosted" test backend: a memory backend whose
+// Hosted is true, whose vaults without a folder keep their files in maps
+// (memstore.NewFiles), one per vault, dropped with the vault.
+func OpenHosted(ctx context.Context, rest string, opts store.Options) (store.Backend, error) {
+	b, err := memstore.OpenBackend(ctx, rest, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &hosted{Backend: b, files: map[string]*memstore.Files{}}, nil
+}
+
+// hosted is the backend OpenHosted returns.
+type hosted struct {
+	store.Backend
+	mu    sync.Mutex
+	files map[string]*memstore.Files // by vault id
+}
+
+func (h *hosted) Hosted() bool { return true }
+
+// Files returns a folder vault's folder, or a recorded hosted vault's map.
+func (h *hosted) Files(ctx context.Context, v store.VaultRecord) (store.Files, error) {
+	if v.Dir != "" {
+		return h.Backend.Files(ctx, v)
+	}
+	if _, err := h.Registry().Vault(ctx, v.ID); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f, ok := h.files[v.ID]
+	if !ok {
+		f = memstore.NewFiles()
+		h.files[v.ID] = f
+	}
+	return f, nil
+}
+
+// DropVault drops the vault's files with the rest.
+func (h *hosted) DropVault(ctx context.Context, v store.VaultRecord) error {
+	h.mu.Lock()
+	delete(h.files, v.ID)
+	h.mu.Unlock()
+	return h.Backend.DropVault(ctx, v)
 }
 
 // Env is a vault service ready for a test.
@@ -35,7 +86,8 @@ type Env struct {
 
 // Options tune New.
 type Options struct {
-	// Scheme picks the backend: "sqlite" (the default) or "memory".
+	// Scheme picks the backend: "sqlite" (the default), "memory" or
+	// "hosted".
 	Scheme string
 	// Service is passed to vault.New; its Home and Root are set by New.
 	Service vault.Options
