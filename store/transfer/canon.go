@@ -198,7 +198,7 @@ func eachOfVault(ctx context.Context, b store.Backend, v store.VaultRecord, fn f
 			return err
 		}
 	}
-	files, err := filesOf(ctx, b, v)
+	files, err := b.Files(ctx, v)
 	if err != nil {
 		return err
 	}

@@ -352,7 +352,7 @@ func (c *copier) vaults(ctx context.Context) error {
 			}
 			c.done(Vaults, key, true)
 		}
-		if !hosted(c.dst) && d.Dir != "" {
+		if !c.dst.Hosted() && d.Dir != "" {
 			mode := os.FileMode(0o755)
 			if d.Scope == store.ScopeGlobal {
 				mode = 0o700
@@ -370,7 +370,7 @@ func (c *copier) vaults(ctx context.Context) error {
 
 // folder is the Dir of the destination's record of vault v.
 func (c *copier) folder(v store.VaultRecord) (string, error) {
-	if hosted(c.dst) {
+	if c.dst.Hosted() {
 		return "", nil
 	}
 	if c.opts.Folder != nil {
@@ -494,11 +494,11 @@ func (c *copier) audit(ctx context.Context, s, d store.VaultRecord) error {
 
 func (c *copier) files(ctx context.Context, s, d store.VaultRecord) error {
 	key := vaultKey(s)
-	from, err := filesOf(ctx, c.src, s)
+	from, err := c.src.Files(ctx, s)
 	if err != nil {
 		return err
 	}
-	to, err := filesOf(ctx, c.dst, d)
+	to, err := c.dst.Files(ctx, d)
 	if err != nil {
 		return err
 	}

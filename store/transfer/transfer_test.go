@@ -30,11 +30,13 @@ type backend struct {
 	open func(t *testing.T, where store.Options) store.Backend
 }
 
-// backends are the backends copies are tested into and out of. A
-// PostgreSQL backend is one more entry, opening a backend on pgtest.URL(t).
+// backends are the backends copies are tested into and out of (the
+// first, SQLite, is the end of every round trip). A PostgreSQL backend is
+// one more entry, opening a backend on pgtest.URL(t).
 var backends = []backend{
 	{"sqlite", openSQLite},
 	{"memory", openMemory},
+	{"hosted", openHosted},
 }
 
 func openSQLite(t *testing.T, where store.Options) store.Backend {
@@ -54,6 +56,21 @@ func openSQLite(t *testing.T, where store.Options) store.Backend {
 func openMemory(t *testing.T, where store.Options) store.Backend {
 	t.Helper()
 	b, err := memstore.OpenBackend(t.Context(), "", where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return b
+}
+
+// openHosted opens the memory backend that hosts its vaults' files.
+func openHosted(t *testing.T, where store.Options) store.Backend {
+	t.Helper()
+	b, err := vaulttest.OpenHosted(t.Context(), "", where)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,6 +287,15 @@ func TestRoundTrip(t *testing.T) {
 				}
 			}
 			sameUnits(t, src, m)
+			vs, err := m.Registry().Vaults(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range vs {
+				if m.Hosted() != (v.Dir == "") {
+					t.Errorf("vault %s has folder %q on a backend whose Hosted is %v", v.Name, v.Dir, m.Hosted())
+				}
+			}
 
 			back, where, opts := backends[0].openAt(t)
 			r, err = Copy(ctx, m, back, opts)
@@ -343,12 +369,6 @@ func (f failing) fail() error {
 	}
 	*f.n--
 	return nil
-}
-
-func (f failing) Hosted() bool { return hosted(f.Backend) }
-
-func (f failing) Files(ctx context.Context, v store.VaultRecord) (store.Files, error) {
-	return filesOf(ctx, f.Backend, v)
 }
 
 func (f failing) Workspaces() store.Store  { return failingStore{f.Backend.Workspaces(), f} }
@@ -511,7 +531,7 @@ func TestDiffers(t *testing.T) {
 			}},
 			{"file", `files "local/notes: plan.md"`, func(t *testing.T, dst store.Backend) {
 				v := vaultNamed(t, dst, "notes")
-				f, err := filesOf(ctx, dst, v)
+				f, err := dst.Files(ctx, v)
 				if err != nil {
 					t.Fatal(err)
 				}
