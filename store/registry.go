@@ -121,6 +121,8 @@ type Registry interface {
 	// RevokeAgent deletes an agent (ErrNotFound when there is none) and
 	// keeps its name from being given out again.
 	RevokeAgent(ctx context.Context, name string, at time.Time) error
+	// RevokedAgents returns the names of revoked agents with when each was revoked.
+	RevokedAgents(ctx context.Context) (map[string]time.Time, error)
 
 	// Pin returns a vault's embedder pin; ok is false when none is set.
 	Pin(ctx context.Context, vaultID string) (p Pin, ok bool, err error)
@@ -154,4 +156,6 @@ type KV interface {
 	Delete(ctx context.Context, key string) error
 	// DeleteExpired removes every key expired at now and says how many.
 	DeleteExpired(ctx context.Context, now time.Time) (int, error)
+	// Each calls fn with every key not expired at now, by key, with its value and expiry (zero when none).
+	Each(ctx context.Context, now time.Time, fn func(key string, value []byte, expires time.Time) error) error
 }

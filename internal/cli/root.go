@@ -77,6 +77,7 @@ func newRoot(streams IO) *cobra.Command {
 	root.AddCommand(newMCPCmd(g, streams), newServeCmd(g, streams))
 	root.AddCommand(newGuardCmd(g, streams))
 	root.AddCommand(newModelCmd(streams))
+	root.AddCommand(newStoreCmd(g, streams))
 	return root
 }
 

@@ -29,6 +29,7 @@ var storeArgs = map[string][]string{
 	"ctxkit offload show":        {"w"},
 	"ctxkit offload sweep":       nil,
 	"ctxkit serve":               {"--addr", "127.0.0.1:0"},
+	"ctxkit store copy":          {"--to", "memory:"},
 	"ctxkit vault attach":        {"v", "a"},
 	"ctxkit vault audit":         {"v"},
 	"ctxkit vault confirm":       {"v", "id"},

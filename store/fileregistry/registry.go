@@ -440,3 +440,20 @@ func (r *Registry) RevokeAgent(ctx context.Context, name string, at time.Time) e
 		return true, nil
 	})
 }
+
+// RevokedAgents returns the revoked names of agents.json with when each
+// was revoked.
+func (r *Registry) RevokedAgents(ctx context.Context) (map[string]time.Time, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := r.readAgents()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]time.Time, len(f.Revoked))
+	for name, at := range f.Revoked {
+		out[name] = at
+	}
+	return out, nil
+}

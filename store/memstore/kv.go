@@ -70,3 +70,32 @@ func (kv *KV) DeleteExpired(_ context.Context, now time.Time) (int, error) {
 	}
 	return n, nil
 }
+
+// Each calls fn with every key not expired at now, by key, with a copy of
+// its value; fn runs without the store's lock, so it may use the store.
+func (kv *KV) Each(ctx context.Context, now time.Time, fn func(key string, value []byte, expires time.Time) error) error {
+	kv.mu.Lock()
+	keys := make([]string, 0, len(kv.m))
+	entries := make(map[string]kvEntry, len(kv.m))
+	for k, e := range kv.m {
+		if e.expires.IsZero() || now.Before(e.expires) {
+			keys = append(keys, k)
+			entries[k] = kvEntry{value: slices.Clone(e.value), expires: e.expires}
+		}
+	}
+	kv.mu.Unlock()
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e := entries[k]
+		if e.value == nil {
+			e.value = []byte{}
+		}
+		if err := fn(k, e.value, e.expires); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -209,6 +209,13 @@ func (r *Registry) RevokeAgent(_ context.Context, name string, at time.Time) err
 	return nil
 }
 
+// RevokedAgents returns the revoked names with when each was revoked.
+func (r *Registry) RevokedAgents(ctx context.Context) (map[string]time.Time, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.revoked), ctx.Err()
+}
+
 // Pin returns a vault's pin.
 func (r *Registry) Pin(_ context.Context, id string) (store.Pin, bool, error) {
 	r.mu.Lock()

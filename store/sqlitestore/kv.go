@@ -82,3 +82,48 @@ func (kv KV) DeleteExpired(ctx context.Context, now time.Time) (int, error) {
 	}
 	return int(n), nil
 }
+
+// Each calls fn with every key not expired at now, by key. The entries are
+// read in one transaction, and fn is called after it ends (the store is
+// small), so that fn may use the store.
+func (kv KV) Each(ctx context.Context, now time.Time, fn func(key string, value []byte, expires time.Time) error) error {
+	type entry struct {
+		key     string
+		value   []byte
+		expires time.Time
+	}
+	var all []entry
+	err := kv.s.read(ctx, func(t *txn) error {
+		all = all[:0]
+		rows, err := t.tx.QueryContext(ctx, `SELECT key, value, expires_at FROM kv WHERE expires_at IS NULL OR expires_at > ? ORDER BY key`,
+			now.UnixMicro())
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e entry
+			var exp sql.NullInt64
+			if err := rows.Scan(&e.key, &e.value, &exp); err != nil {
+				return err
+			}
+			if exp.Valid {
+				e.expires = time.UnixMicro(exp.Int64).UTC()
+			}
+			if e.value == nil {
+				e.value = []byte{}
+			}
+			all = append(all, e)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return fmt.Errorf("list keys: %w", err)
+	}
+	for _, e := range all {
+		if err := fn(e.key, e.value, e.expires); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,7 @@ func RunKV(t *testing.T, open func(t *testing.T) store.KV) {
 		{"Expiry", testKVExpiry},
 		{"DeleteExpired", testKVDeleteExpired},
 		{"Concurrent", testKVConcurrent},
+		{"Each", testKVEach},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}
@@ -195,4 +197,74 @@ func testKVConcurrent(t *testing.T, kv store.KV) {
 		kvHas(t, kv, fmt.Sprintf("k%d", i), t0, fmt.Appendf(nil, "%d-4", i))
 	}
 	kvHas(t, kv, "shared", t0, []byte("x"))
+}
+
+// kvEntry is what Each gives for one key.
+type kvEntry struct {
+	value   string
+	expires time.Time
+}
+
+// kvEach returns what Each gives at now, in its order.
+func kvEach(t *testing.T, kv store.KV, now time.Time) ([]string, map[string]kvEntry) {
+	t.Helper()
+	var keys []string
+	got := map[string]kvEntry{}
+	err := kv.Each(t.Context(), now, func(key string, value []byte, expires time.Time) error {
+		keys = append(keys, key)
+		got[key] = kvEntry{string(value), expires}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Each at %s: %v", now.Format(time.RFC3339Nano), err)
+	}
+	return keys, got
+}
+
+// testKVEach: Each gives every live key in key order, with its value and
+// expiry, skips expired ones, and stops at fn's error.
+func testKVEach(t *testing.T, kv store.KV) {
+	if keys, _ := kvEach(t, kv, t0); len(keys) != 0 {
+		t.Errorf("Each of an empty store gave %q", keys)
+	}
+	kvPut(t, kv, "b", []byte("two"), t0, time.Hour)
+	kvPut(t, kv, "a", []byte("one"), t0, 0)
+	kvPut(t, kv, "c/x", []byte{}, t0, 0)
+	kvPut(t, kv, "a\x00b", []byte{0xff, 0}, t0, 0)
+	kvPut(t, kv, "gone", []byte("old"), t0.Add(-2*time.Hour), time.Hour)
+	kvPut(t, kv, "B", []byte("upper"), t0.Add(time.Minute), 90*time.Minute)
+
+	keys, got := kvEach(t, kv, t0)
+	if want := []string{"B", "a", "a\x00b", "b", "c/x"}; !slices.Equal(keys, want) {
+		t.Fatalf("Each gave keys %q, want %q (live ones, by key)", keys, want)
+	}
+	for k, want := range map[string]kvEntry{
+		"a":      {"one", time.Time{}},
+		"a\x00b": {"\xff\x00", time.Time{}},
+		"b":      {"two", t0.Add(time.Hour)},
+		"B":      {"upper", t0.Add(time.Minute + 90*time.Minute)},
+		"c/x":    {"", time.Time{}},
+	} {
+		e := got[k]
+		if e.value != want.value || !e.expires.Equal(want.expires) {
+			t.Errorf("Each: %q = %q expiring %v; want %q expiring %v", k, e.value, e.expires, want.value, want.expires)
+		}
+	}
+	if keys, _ := kvEach(t, kv, t0.Add(time.Hour)); !slices.Equal(keys, []string{"B", "a", "a\x00b", "c/x"}) {
+		t.Errorf("Each at t0+1h gave %q: an expired key is not given", keys)
+	}
+
+	stop := errors.New("stop")
+	n := 0
+	if err := kv.Each(t.Context(), t0, func(string, []byte, time.Time) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+		t.Errorf("Each with fn failing: %v after %d calls; want fn's error at once", err, n)
+	}
+	// fn may use the store.
+	err := kv.Each(t.Context(), t0, func(key string, value []byte, _ time.Time) error {
+		return kv.Put(t.Context(), "copy/"+key, value, t0, 0)
+	})
+	if err != nil {
+		t.Fatalf("Each writing to the store: %v", err)
+	}
+	kvHas(t, kv, "copy/b", t0, []byte("two"))
 }

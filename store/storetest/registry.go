@@ -39,6 +39,7 @@ func RunRegistry(t *testing.T, open func(t *testing.T) store.Registry) {
 		{"VaultIsolation", testVaultIsolation},
 		{"Agents", testAgents},
 		{"AgentsConcurrent", testAgentsConcurrent},
+		{"RevokedAgents", testRevokedAgents},
 		{"Pins", testPins},
 		{"DocMeta", testDocMeta},
 		{"DocMetaConcurrent", testDocMetaConcurrent},
@@ -474,6 +475,43 @@ func testAgents(t *testing.T, r store.Registry) {
 		t.Errorf("CreateAgent of a revoked name: %v, want ErrExists", err)
 	}
 	checkAgents(t, r, other)
+}
+
+// testRevokedAgents: RevokedAgents gives every revoked name with the time
+// given to RevokeAgent, and none of the live agents.
+func testRevokedAgents(t *testing.T, r store.Registry) {
+	ctx := t.Context()
+	revoked := func() map[string]time.Time {
+		t.Helper()
+		got, err := r.RevokedAgents(ctx)
+		if err != nil {
+			t.Fatalf("RevokedAgents: %v", err)
+		}
+		return got
+	}
+	if got := revoked(); len(got) != 0 {
+		t.Errorf("RevokedAgents of a new registry = %v, want none", got)
+	}
+	for i, name := range []string{"alpha", "beta", "gamma"} {
+		if err := r.CreateAgent(ctx, store.AgentRecord{Name: name, TokenHash: "hash-" + name, Created: t0.Add(time.Duration(i) * time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]time.Time{"alpha": t0.Add(time.Hour), "gamma": t0.Add(2*time.Hour + 7*time.Microsecond)}
+	for name, at := range want {
+		if err := r.RevokeAgent(ctx, name, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := revoked()
+	if !maps.EqualFunc(got, want, time.Time.Equal) {
+		t.Errorf("RevokedAgents = %v, want %v", got, want)
+	}
+	got["beta"] = t0 // the registry's own map is not handed out
+	if got := revoked(); !maps.EqualFunc(got, want, time.Time.Equal) {
+		t.Errorf("RevokedAgents after changing what it handed out = %v, want %v", got, want)
+	}
+	checkAgents(t, r, store.AgentRecord{Name: "beta", TokenHash: "hash-beta", Created: t0.Add(time.Minute)})
 }
 
 func sameAgent(a, b store.AgentRecord) bool {

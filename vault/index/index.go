@@ -75,6 +75,8 @@ type Index interface {
 	Doc(ctx context.Context, path string) (Doc, error)
 	// Docs returns every document, by path.
 	Docs(ctx context.Context) ([]Doc, error)
+	// Chunks returns a document's chunks in order, with their vectors, or ErrNotFound.
+	Chunks(ctx context.Context, path string) ([]Chunk, error)
 	// Chunk returns one chunk, or ErrNotFound.
 	Chunk(ctx context.Context, id int64) (Chunk, error)
 	// Lexical returns up to n chunks matching the words of query, best

@@ -22,6 +22,7 @@ func Run(t *testing.T, open func(t *testing.T) index.Index) {
 	t.Run("HostileQueries", func(t *testing.T) { hostileQueries(t, open(t)) })
 	t.Run("Vectors", func(t *testing.T) { vectors(t, open(t)) })
 	t.Run("Texts", func(t *testing.T) { texts(t, open(t)) })
+	t.Run("Chunks", func(t *testing.T) { docChunks(t, open(t)) })
 	t.Run("Concurrent", func(t *testing.T) { concurrent(t, open(t)) })
 	t.Run("Generation", func(t *testing.T) { generation(t, open(t)) })
 	t.Run("Rebuild", func(t *testing.T) { rebuild(t, open(t)) })
@@ -474,5 +475,63 @@ func rebuildSuperseded(t *testing.T, x index.Index) {
 	}
 	if err := second.Commit(ctx); !errors.Is(err, index.ErrSuperseded) {
 		t.Errorf("a second Commit: %v, want ErrSuperseded (the rebuild is over)", err)
+	}
+}
+
+// docChunks: Chunks gives a document's chunks in order, with their
+// vectors, as Put stored them; the current ones after a replacement and
+// ErrNotFound once the document is deleted (or never was).
+func docChunks(t *testing.T, x index.Index) {
+	ctx := t.Context()
+	if _, err := x.Chunks(ctx, "none.md"); !errors.Is(err, index.ErrNotFound) {
+		t.Errorf("Chunks of a missing document: %v, want ErrNotFound", err)
+	}
+	cs := chunks("one", "two", "three", "")
+	cs[0].Vector = []float32{1, 0.5, -0.25}
+	cs[2].Vector = []float32{0, 1, 0}
+	if err := x.Put(ctx, index.Doc{Path: "a.md", Hash: "a"}, cs); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Put(ctx, index.Doc{Path: "b.md", Hash: "b"}, chunks("other")); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Put(ctx, index.Doc{Path: "empty.md", Hash: "e"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	check := func(path string, want []index.Chunk) {
+		t.Helper()
+		got, err := x.Chunks(ctx, path)
+		if err != nil {
+			t.Fatalf("Chunks(%s): %v", path, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("Chunks(%s) gave %d chunks, want %d: %+v", path, len(got), len(want), got)
+		}
+		for i, c := range got {
+			w := want[i]
+			if c.Doc != path || c.Index != i || c.Heading != w.Heading || c.Page != w.Page || c.Text != w.Text || !slices.Equal(c.Vector, w.Vector) {
+				t.Errorf("Chunks(%s)[%d] = %+v, want %+v", path, i, c, w)
+			}
+			if (c.Vector == nil) != (w.Vector == nil) {
+				t.Errorf("Chunks(%s)[%d] vector %v, want %v", path, i, c.Vector, w.Vector)
+			}
+			one, err := x.Chunk(ctx, c.ID)
+			if err != nil || one.Text != c.Text || one.Doc != path {
+				t.Errorf("Chunk(%d) of Chunks(%s) = %+v, %v", c.ID, path, one, err)
+			}
+		}
+	}
+	check("a.md", cs)
+	check("b.md", chunks("other"))
+	check("empty.md", nil)
+	if err := x.Put(ctx, index.Doc{Path: "a.md", Hash: "a2"}, chunks("replaced")); err != nil {
+		t.Fatal(err)
+	}
+	check("a.md", chunks("replaced"))
+	if err := x.Delete(ctx, "a.md"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Chunks(ctx, "a.md"); !errors.Is(err, index.ErrNotFound) {
+		t.Errorf("Chunks of a deleted document: %v, want ErrNotFound", err)
 	}
 }

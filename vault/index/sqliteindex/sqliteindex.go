@@ -521,6 +521,42 @@ func scanDoc(s scanner) (index.Doc, error) {
 	return d, nil
 }
 
+// Chunks returns a document's chunks of the current generation, in order,
+// with their vectors; ErrNotFound when the document is not indexed.
+func (x *Index) Chunks(ctx context.Context, path string) ([]index.Chunk, error) {
+	var out []index.Chunk
+	err := x.read(ctx, func(tx *sql.Tx, t tables) error {
+		out = nil
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT chunks FROM "+t.docs+" WHERE path = ?", path).Scan(&n); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, "SELECT id, doc, idx, heading, page, text, vector FROM "+t.chunks+" WHERE doc = ? ORDER BY idx", path)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		out = make([]index.Chunk, 0, n)
+		for rows.Next() {
+			var c index.Chunk
+			var vec []byte
+			if err := rows.Scan(&c.ID, &c.Doc, &c.Index, &c.Heading, &c.Page, &c.Text, &vec); err != nil {
+				return err
+			}
+			c.Vector = embed.VectorFromBytes(vec)
+			out = append(out, c)
+		}
+		return rows.Err()
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("document %q: %w", path, index.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("chunks of %q: %w", path, err)
+	}
+	return out, nil
+}
+
 // Chunk returns one chunk of the current generation, in one statement:
 // a server asks for the few it answers with, at every query.
 func (x *Index) Chunk(ctx context.Context, id int64) (index.Chunk, error) {
