@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/pgdb/pgtest"
 	"github.com/ctxkit/ctxkit/store"
 	"github.com/ctxkit/ctxkit/store/memstore"
+	"github.com/ctxkit/ctxkit/store/pgstore"
 	"github.com/ctxkit/ctxkit/store/sqlitestore"
 	"github.com/ctxkit/ctxkit/vault"
 	"github.com/ctxkit/ctxkit/vault/embed"
@@ -31,12 +33,30 @@ type backend struct {
 }
 
 // backends are the backends copies are tested into and out of (the
-// first, SQLite, is the end of every round trip). A PostgreSQL backend is
-// one more entry, opening a backend on pgtest.URL(t).
+// first, SQLite, is the end of every round trip): SQLite → PostgreSQL →
+// SQLite is the round trip a team moving to a server makes.
 var backends = []backend{
 	{"sqlite", openSQLite},
 	{"memory", openMemory},
 	{"hosted", openHosted},
+	{"postgres", openPostgres},
+}
+
+// openPostgres opens the PostgreSQL backend on a schema of its own
+// (skipped without $CTXKIT_TEST_POSTGRES).
+func openPostgres(t *testing.T, where store.Options) store.Backend {
+	t.Helper()
+	rest, _ := strings.CutPrefix(pgtest.URL(t), "postgres:")
+	b, err := pgstore.OpenBackend(t.Context(), rest, where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return b
 }
 
 func openSQLite(t *testing.T, where store.Options) store.Backend {
