@@ -426,3 +426,22 @@ func testHostedPurge(t *testing.T, e *vaulttest.Env) {
 	_, err := e.Svc.ReadDoc(ctx, vault.Owner(), "notes", "a.md")
 	wantKind(t, "a document of a purged vault, in a new one of its name", err, vault.ErrNotFound)
 }
+
+// TestHostedLocalVault: a local vault hosted by the store (as `ctxkit
+// store copy` records a project's vault on PostgreSQL, keeping its scope)
+// is used like any other, not refused as a folder outside the project.
+func TestHostedLocalVault(t *testing.T) { onHosted(t, testHostedLocalVault) }
+
+func testHostedLocalVault(t *testing.T, e *vaulttest.Env) {
+	ctx := t.Context()
+	if _, err := e.Backend.Registry().CreateVault(ctx, store.VaultRecord{Name: "proj", Type: "semantic", Scope: store.ScopeLocal, EmbeddingModel: "none"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Svc.WriteDoc(ctx, vault.Owner(), "proj", "a.md", vault.WriteDocRequest{Content: "# A\n\nzeppelin\n"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Svc.Query(ctx, vault.Owner(), "proj", vault.QueryRequest{Query: "zeppelin"})
+	if err != nil || len(res.Results) != 1 {
+		t.Fatalf("query a hosted local vault: %+v %v", res, err)
+	}
+}

@@ -149,9 +149,11 @@ func (s *Service) lookup(ctx context.Context, name string) (*Vault, error) {
 		if v.Name != name || v.Shadowed {
 			continue
 		}
-		if v.Scope == Local && !s.inProject(v.Dir) {
+		if v.Scope == Local && v.Dir != "" && !s.inProject(v.Dir) {
 			// A project's config is checked in with the project: it must
-			// not lead ctxkit to folders outside it.
+			// not lead ctxkit to folders outside it. (A hosted vault has
+			// no folder: a local one was copied from a project's store by
+			// `ctxkit store copy` and keeps its scope for the way back.)
 			return nil, &Error{Kind: ErrInvalid, Field: "vault",
 				Msg: fmt.Sprintf("vault %q is recorded in the project's .ctxkit/config.json with a folder outside the project, which ctxkit does not follow", name),
 				Fix: "remove it from the project's config, and create it as a global vault if it is yours"}

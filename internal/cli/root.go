@@ -65,7 +65,7 @@ func newRoot(streams IO) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().StringVar(&g.store, "store", "", "where ctxkit keeps what it stores (workspaces, vault registry and indexes): sqlite:PATH (or a bare PATH) or memory: (env "+StoreEnvVar+"; default sqlite:$CTXKIT_HOME/ctxkit.db)")
+	root.PersistentFlags().StringVar(&g.store, "store", "", "where ctxkit keeps what it stores (workspaces, vault registry and indexes): sqlite:PATH (or a bare PATH), postgres://USER@HOST/DB (password in PGPASSWORD or ~/.pgpass, or the whole URL in $"+StoreEnvVar+") or memory: (env "+StoreEnvVar+"; default sqlite:$CTXKIT_HOME/ctxkit.db)")
 	root.AddGroup(&cobra.Group{ID: "offload", Title: "Offload (large tool results):"})
 	root.AddCommand(newVersionCmd(streams))
 	root.AddCommand(newOffloadCmd(g, streams))
@@ -99,6 +99,16 @@ func (g *globals) storeURL() string {
 	return os.Getenv(StoreEnvVar)
 }
 
+// noPasswordInFlag refuses a store URL given on the command line that holds
+// a password: every user of the machine sees a command's arguments (ps).
+func noPasswordInFlag(flag, url string) error {
+	if store.Redact(url) == url {
+		return nil
+	}
+	return fmt.Errorf("%s %s holds a password, which every user of this machine sees in ps; "+
+		"leave it out and put it in PGPASSWORD or ~/.pgpass, or give the whole URL in $%s", flag, store.Redact(url), StoreEnvVar)
+}
+
 // workPaths are where a command works: the data directory, the working
 // directory and the project root seen from it.
 type workPaths struct{ home, cwd, root string }
@@ -127,6 +137,9 @@ func (g *globals) openBackend(ctx context.Context, background bool) (store.Backe
 }
 
 func (g *globals) openBackendAt(ctx context.Context, p workPaths, background bool) (store.Backend, error) {
+	if err := noPasswordInFlag("--store", g.store); err != nil {
+		return nil, err
+	}
 	url := g.storeURL()
 	if url == "" {
 		url = "sqlite:" + filepath.Join(p.home, "ctxkit.db")

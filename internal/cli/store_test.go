@@ -81,7 +81,7 @@ func TestEveryCommandOpensTheChosenStore(t *testing.T) {
 		}
 	}
 	walk(newRoot(IO{}))
-	const want = `unknown store scheme "bogus" in "bogus:x" (known: memory, sqlite)`
+	const want = `unknown store scheme "bogus" in "bogus:x" (known: memory, postgres, postgresql, sqlite)`
 	for _, path := range leaves {
 		args, ok := storeArgs[path]
 		if !ok {
@@ -126,8 +126,8 @@ func TestStoreURLErrors(t *testing.T) {
 		name, url string
 		want      []string // in stderr
 	}{
-		{"unknown scheme", "bogus:x", []string{`unknown store scheme "bogus"`, "known: memory, sqlite"}},
-		{"postgres is not built in", "postgres://u:secret@db.example/ctx", []string{`unknown store scheme "postgres"`, "postgres://u:***@db.example/ctx", "known: memory, sqlite"}},
+		{"unknown scheme", "bogus:x", []string{`unknown store scheme "bogus"`, "known: memory, postgres, postgresql, sqlite"}},
+		{"a password on the command line", "postgres://u:secret@db.example/ctx", []string{"--store postgres://u:***@db.example/ctx holds a password", "PGPASSWORD"}},
 		{"a file that is not a database", "sqlite:" + notDB, []string{"open store sqlite:" + notDB, "not a database"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,6 +143,18 @@ func TestStoreURLErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPostgresDown: a PostgreSQL store that does not answer is named in
+// the error, without its password, with the cause.
+func TestPostgresDown(t *testing.T) {
+	vaultEnv(t)
+	t.Setenv(StoreEnvVar, "postgres://u:secret@127.0.0.1:1/ctx?connect_timeout=5")
+	code, out, errOut := ctxkit(t, "offload", "ls")
+	if code != 1 || out != "" || strings.Contains(errOut, "secret") ||
+		!strings.Contains(errOut, "open store postgres://u:***@127.0.0.1:1/ctx") || !strings.Contains(errOut, "connection refused") {
+		t.Errorf("offload ls on a server that is down: %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 }
 

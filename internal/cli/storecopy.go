@@ -48,6 +48,11 @@ func newStoreCopyCmd(g *globals, streams IO) *cobra.Command {
 			"registry kept there, so between them only workspaces and key-value entries are copied.",
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			for flag, url := range map[string]string{"--from": opts.From, "--to": opts.To, "--store": g.store} {
+				if err := noPasswordInFlag(flag, url); err != nil {
+					return err
+				}
+			}
 			p, err := getWorkPaths()
 			if err != nil {
 				return err

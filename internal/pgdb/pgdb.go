@@ -25,8 +25,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/ctxkit/ctxkit/store"
 )
 
 // ConnectTimeout bounds how long Open waits for the server to answer.
@@ -35,24 +33,19 @@ const ConnectTimeout = 10 * time.Second
 // retries bounds how often a transaction is run again.
 const retries = 5
 
-// DB is a PostgreSQL database as ctxkit uses it: a pool and the name of
-// the server it reaches, without its password, for messages.
+// DB is a PostgreSQL database as ctxkit uses it.
 type DB struct {
 	// Pool is the connection pool; use Read and Write for transactions.
 	Pool *pgxpool.Pool
-	// Name is the URL with its password masked.
-	Name string
 }
 
 // Open connects to the database at url ("postgres://user:pass@host/db?…";
-// search_path selects the schema) and checks that it answers. The error
-// names the server without the password.
+// search_path selects the schema) and checks that it answers. Its errors
+// never hold the password (the caller names the URL with store.Redact).
 func Open(ctx context.Context, url string) (*DB, error) {
-	name := store.Redact(url)
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		// pgx masks the password in its parse errors; say which URL.
-		return nil, fmt.Errorf("postgres URL %s: %w", name, err)
+		return nil, fmt.Errorf("parse the URL: %w", err) // pgx masks the password
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = ConnectTimeout
@@ -62,15 +55,15 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", name, err)
+		return nil, fmt.Errorf("connect: %w", err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
 	defer cancel()
 	if err := pool.Ping(pctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("connect to %s: %w", name, err)
+		return nil, fmt.Errorf("connect: %w", err)
 	}
-	return &DB{Pool: pool, Name: name}, nil
+	return &DB{Pool: pool}, nil
 }
 
 // Close closes the pool.

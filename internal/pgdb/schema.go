@@ -25,11 +25,7 @@ func Exec(script string) migrate.Step[pgx.Tx] {
 // read without a lock; otherwise processes starting together serialise on
 // an advisory lock of the schema, and the steps run once.
 func Migrate(ctx context.Context, db *DB, name string, steps ...migrate.Step[pgx.Tx]) error {
-	err := migrate.Run(ctx, engine{db: db, name: name}, migrate.Schema[pgx.Tx]{Name: "ctxkit " + name + " schema", Steps: steps})
-	if err != nil {
-		return fmt.Errorf("%s: %w", db.Name, err)
-	}
-	return nil
+	return migrate.Run(ctx, engine{db: db, name: name}, migrate.Schema[pgx.Tx]{Name: "ctxkit " + name + " schema", Steps: steps})
 }
 
 // engine is the PostgreSQL [migrate.Engine]: the version is a row of
