@@ -2,6 +2,7 @@ package vault
 
 import (
 	"fmt"
+	"github.com/ctxkit/ctxkit/internal/pgdb/pgtest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -69,10 +70,14 @@ func (n namedEmbedder) Spec() string { return n.spec }
 
 // queryEnv makes a vault of n chunks of about 60 words of generated text
 // (ten to a document) with vectors of the hashing embedder, written
-// straight into its index, and returns it and its words.
-func queryEnv(tb testing.TB, n int, keep bool) (*env, []string) {
+// straight into its index, on the store at url ("" for a new SQLite one),
+// and returns it and its words.
+func queryEnv(tb testing.TB, n int, keep bool, url string) (*env, []string) {
 	tb.Helper()
 	e := newEnv(tb)
+	if url != "" {
+		e.url = url
+	}
 	h := namedEmbedder{embed.Hashing{Dim: 384}, "ollama:hashing384"}
 	e.opts.Embedders = func(string) (embed.Embedder, error) { return h, nil }
 	e.opts.KeepSearchers = keep
@@ -118,14 +123,20 @@ func queryEnv(tb testing.TB, n int, keep bool) (*env, []string) {
 // BenchmarkQuery measures query latency, hybrid, over 10,000 chunks of
 // about 60 words (100,000, the scale, with CTXKIT_BENCH_FULL=1),
 // through a service that keeps the searcher (lexicon and vectors in
-// memory) as a server does. It reports the p50 and p99 of the queries it
+// memory) as a server does, on SQLite and on PostgreSQL (skipped without
+// $CTXKIT_TEST_POSTGRES). It reports the p50 and p99 of the queries it
 // ran, the searcher's load time and the heap it holds.
 func BenchmarkQuery(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) { benchQuery(b, "") })
+	b.Run("postgres", func(b *testing.B) { benchQuery(b, pgtest.URL(b)) })
+}
+
+func benchQuery(b *testing.B, url string) {
 	n := 10000
 	if os.Getenv("CTXKIT_BENCH_FULL") != "" {
 		n = 100000
 	}
-	e, words := queryEnv(b, n, true)
+	e, words := queryEnv(b, n, true, url)
 	queries := make([]string, 200)
 	for i := range queries {
 		queries[i] = words[(i*7919)%len(words)] + " " + words[(i*104729)%len(words)]

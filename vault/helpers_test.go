@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctxkit/ctxkit/store"
 	"github.com/ctxkit/ctxkit/store/memstore"
+	"github.com/ctxkit/ctxkit/store/pgstore"
 	"github.com/ctxkit/ctxkit/store/sqlitestore"
 	"github.com/ctxkit/ctxkit/vault/embed"
 )
@@ -63,7 +64,7 @@ func newEnv(t testing.TB) *env {
 // as a server and a CLI command are).
 func (e *env) open(t testing.TB) (*Service, store.Backend) {
 	t.Helper()
-	b, err := store.Schemes{"sqlite": sqlitestore.OpenBackend, "memory": memstore.OpenBackend}.Open(context.Background(), e.url,
+	b, err := store.Schemes{"sqlite": sqlitestore.OpenBackend, "memory": memstore.OpenBackend, "postgres": pgstore.OpenBackend}.Open(context.Background(), e.url,
 		store.Options{Home: e.home, Root: e.root})
 	if err != nil {
 		t.Fatal(err)

@@ -5,12 +5,16 @@
 // calls made, calls per second, p50 and p99 latency, and errors, which must
 // be 0.
 //
-// It sets everything up itself in a fresh $CTXKIT_HOME and project: an
-// agent, a semantic vault of -docs generated markdown files (indexed), an
-// episodic vault, both restricted to the agent; then it starts the binary
-// and waits for /healthz.
+// It sets everything up itself in a fresh $CTXKIT_HOME and project, on the
+// store -store names (default: the SQLite default; a postgres:// URL must
+// name an empty schema): an agent, a semantic vault of -docs generated
+// markdown files (indexed; uploaded with --from on a hosting store), an
+// episodic vault, both restricted to the agent; then it starts -instances
+// servers on that store and waits for their /healthz. Client c calls
+// instance c mod -instances, as a balancer spreading connections would.
 //
 //	go build -o /tmp/ctxkit ./cmd/ctxkit && go run ./bench/servebench -ctxkit /tmp/ctxkit
+//	go run ./bench/servebench -ctxkit /tmp/ctxkit -store 'postgres://postgres@127.0.0.1/test?search_path=bench' -instances 3
 package main
 
 import (
@@ -39,6 +43,8 @@ func main() {
 	clients := flag.Int("clients", 32, "concurrent callers")
 	duration := flag.Duration("duration", 30*time.Second, "how long to load the server")
 	docs := flag.Int("docs", 1000, "markdown files in the semantic vault")
+	storeURL := flag.String("store", "", "the store's URL (default: SQLite in the fresh $CTXKIT_HOME)")
+	instances := flag.Int("instances", 1, "ctxkit serve processes on the one store")
 	flag.Parse()
 	if *ctxkit == "" {
 		log.Fatal("-ctxkit is required")
@@ -50,7 +56,7 @@ func main() {
 	defer os.RemoveAll(root)
 	// The default backend: the setup commands and the server are separate
 	// processes, which share it.
-	env := append(os.Environ(), "CTXKIT_HOME="+filepath.Join(root, "home"))
+	env := append(os.Environ(), "CTXKIT_HOME="+filepath.Join(root, "home"), "CTXKIT_STORE="+*storeURL)
 	project := filepath.Join(root, "project")
 	if err := os.MkdirAll(project, 0o755); err != nil {
 		log.Fatal(err)
@@ -74,27 +80,44 @@ func main() {
 		log.Fatal(err)
 	}
 	words := strings.Fields(text.String())
-	for i := range *docs {
-		at := (i * 300) % (len(words) - 300)
-		body := fmt.Sprintf("# Note %d\n\n## Part one\n\n%s\n\n## Part two\n\n%s\n", i, strings.Join(words[at:at+150], " "), strings.Join(words[at+150:at+300], " "))
-		if err := os.WriteFile(filepath.Join(project, ".ctxkit", "vaults", "kb", fmt.Sprintf("note%05d.md", i)), []byte(body), 0o644); err != nil {
+	kb := filepath.Join(project, ".ctxkit", "vaults", "kb")
+	hosted := false
+	if _, err := os.Stat(kb); err != nil { // no folder: the store hosts the vault
+		hosted, kb = true, filepath.Join(root, "upload")
+		if err := os.MkdirAll(kb, 0o755); err != nil {
 			log.Fatal(err)
 		}
 	}
-	run("vault", "index", "kb")
-
-	addr := harness.FreeAddr()
-	srv := exec.Command(*ctxkit, "serve", "--addr", addr)
-	srv.Env, srv.Dir, srv.Stderr = env, project, os.Stderr
-	if err := srv.Start(); err != nil {
-		log.Fatal(err)
+	for i := range *docs {
+		at := (i * 300) % (len(words) - 300)
+		body := fmt.Sprintf("# Note %d\n\n## Part one\n\n%s\n\n## Part two\n\n%s\n", i, strings.Join(words[at:at+150], " "), strings.Join(words[at+150:at+300], " "))
+		if err := os.WriteFile(filepath.Join(kb, fmt.Sprintf("note%05d.md", i)), []byte(body), 0o644); err != nil {
+			log.Fatal(err)
+		}
 	}
-	defer func() {
-		srv.Process.Signal(os.Interrupt)
-		srv.Wait()
-	}()
-	base := "http://" + addr
-	harness.WaitOK(base + "/healthz")
+	if hosted {
+		run("vault", "index", "kb", "--from", kb)
+	} else {
+		run("vault", "index", "kb")
+	}
+
+	var bases []string
+	for range *instances {
+		addr := harness.FreeAddr()
+		srv := exec.Command(*ctxkit, "serve", "--addr", addr)
+		srv.Env, srv.Dir, srv.Stderr = env, project, os.Stderr
+		if err := srv.Start(); err != nil {
+			log.Fatal(err)
+		}
+		defer func() {
+			srv.Process.Signal(os.Interrupt)
+			srv.Wait()
+		}()
+		bases = append(bases, "http://"+addr)
+	}
+	for _, base := range bases {
+		harness.WaitOK(base + "/healthz")
+	}
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *clients}}
 	type sample struct {
@@ -109,6 +132,7 @@ func main() {
 	var wg sync.WaitGroup
 	start := time.Now()
 	for c := range *clients {
+		base := bases[c%len(bases)]
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil; i++ {
 				kind, path, body := "query", "/v1/vaults/kb/query", fmt.Sprintf(`{"query": %q, "n_results": 5}`, words[(c*7919+i*104729)%len(words)]+" "+words[(c*31+i*17)%len(words)])
@@ -128,7 +152,11 @@ func main() {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	fmt.Printf("ctxkit serve, %d clients for %s, %d documents indexed\n", *clients, elapsed.Round(time.Second), *docs)
+	storeName := *storeURL
+	if storeName == "" {
+		storeName = "the default SQLite"
+	}
+	fmt.Printf("ctxkit serve ×%d on %s, %d clients for %s, %d documents indexed\n", len(bases), storeName, *clients, elapsed.Round(time.Second), *docs)
 	for _, kind := range []string{"query", "write-episode"} {
 		var lat []time.Duration
 		errs := 0

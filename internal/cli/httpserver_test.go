@@ -65,12 +65,18 @@ func startRun(t *testing.T, run func(ctx context.Context, ready func(addr string
 func startWrapHTTP(ctx context.Context, t *testing.T, opts WrapOptions) (addr string, done chan error) {
 	t.Helper()
 	t.Setenv("CTXKIT_HOME", t.TempDir())
+	return startWrapHTTPOn(ctx, t, "memory:", opts)
+}
+
+// startWrapHTTPOn is startWrapHTTP on the store at url.
+func startWrapHTTPOn(ctx context.Context, t *testing.T, url string, opts WrapOptions) (addr string, done chan error) {
+	t.Helper()
 	t.Setenv("CTXKIT_CLI_TEST_UPSTREAM", "1")
 	opts.HTTPAddr = freeAddr(t)
 	opts.Upstream.Command = []string{os.Args[0]}
 	done = make(chan error, 1)
 	go func() {
-		done <- runWrap(ctx, &globals{store: "memory:"}, &opts, IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
+		done <- runWrap(ctx, &globals{store: url}, &opts, IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
 	}()
 	waitListening(t, "http://"+opts.HTTPAddr)
 	return opts.HTTPAddr, done
