@@ -38,34 +38,9 @@ func OpenBackend(_ context.Context, rest string, _ store.Options) (store.Backend
 		return nil, fmt.Errorf("memory: takes nothing after the colon, not %q", rest)
 	}
 	b := &Backend{ws: New(Options{}), kv: NewKV(), reg: NewRegistry()}
-	// A handle is the vault's for as long as the registry records it.
-	guard := func(ctx context.Context, id string) (vaultpool.Guard, error) {
-		if _, err := b.reg.Vault(ctx, id); err != nil {
-			return nil, err
-		}
-		return func(ctx context.Context) error {
-			_, err := b.reg.Vault(ctx, id)
-			return err
-		}, nil
-	}
-	b.vault = vaultpool.New(vaultpool.Openers{
-		Index: func(ctx context.Context, id string) (index.Index, vaultpool.Guard, error) {
-			g, err := guard(ctx, id)
-			if err != nil {
-				return nil, nil, err
-			}
-			x, err := sqliteindex.OpenMemory(ctx)
-			return x, g, err
-		},
-		Episodes: func(ctx context.Context, id string) (episodic.Store, vaultpool.Guard, error) {
-			g, err := guard(ctx, id)
-			if err != nil {
-				return nil, nil, err
-			}
-			s, err := sqliteepisodic.OpenMemory(ctx)
-			return s, g, err
-		},
-	})
+	b.vault = vaultpool.New(vaultpool.WhileRecorded(b.reg,
+		func(ctx context.Context, _ string) (index.Index, error) { return sqliteindex.OpenMemory(ctx) },
+		func(ctx context.Context, _ string) (episodic.Store, error) { return sqliteepisodic.OpenMemory(ctx) }))
 	return b, nil
 }
 

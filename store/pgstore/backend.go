@@ -47,34 +47,11 @@ func OpenBackend(ctx context.Context, rest string, _ store.Options) (store.Backe
 		}
 	}
 	b := &Backend{db: db, ws: NewStore(db), kv: NewKV(db), reg: pgregistry.New(db)}
-	// A handle is the vault's for as long as the registry records it:
-	// vault ids are never given out again, so rows written through a
-	// handle of a forgotten vault would be read by nobody.
-	guard := func(ctx context.Context, id string) (vaultpool.Guard, error) {
-		if _, err := b.reg.Vault(ctx, id); err != nil {
-			return nil, err
-		}
-		return func(ctx context.Context) error {
-			_, err := b.reg.Vault(ctx, id)
-			return err
-		}, nil
-	}
-	b.vault = vaultpool.New(vaultpool.Openers{
-		Index: func(ctx context.Context, id string) (index.Index, vaultpool.Guard, error) {
-			g, err := guard(ctx, id)
-			if err != nil {
-				return nil, nil, err
-			}
-			return pgindex.New(db, id), g, nil
-		},
-		Episodes: func(ctx context.Context, id string) (episodic.Store, vaultpool.Guard, error) {
-			g, err := guard(ctx, id)
-			if err != nil {
-				return nil, nil, err
-			}
-			return pgepisodic.New(db, id), g, nil
-		},
-	})
+	// Vault ids are never given out again: rows written through a handle
+	// of a forgotten vault would be read by nobody, hence the guard.
+	b.vault = vaultpool.New(vaultpool.WhileRecorded(b.reg,
+		func(_ context.Context, id string) (index.Index, error) { return pgindex.New(db, id), nil },
+		func(_ context.Context, id string) (episodic.Store, error) { return pgepisodic.New(db, id), nil }))
 	return b, nil
 }
 

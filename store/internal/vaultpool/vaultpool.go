@@ -236,3 +236,38 @@ func (s guardedEpisodes) Import(ctx context.Context, recs []*episodic.Record) er
 }
 
 func (guardedEpisodes) Close() error { return nil }
+
+// WhileRecorded returns Openers that open with openIndex and openEpisodes
+// once reg records the vault, guarded for as long as it does: for backends
+// whose per-vault data has no life of its own outside the registry (in
+// memory, or rows keyed by a vault id that is never given out again).
+func WhileRecorded(reg store.Registry, openIndex func(ctx context.Context, id string) (index.Index, error),
+	openEpisodes func(ctx context.Context, id string) (episodic.Store, error)) Openers {
+	guard := func(ctx context.Context, id string) (Guard, error) {
+		if _, err := reg.Vault(ctx, id); err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context) error {
+			_, err := reg.Vault(ctx, id)
+			return err
+		}, nil
+	}
+	return Openers{
+		Index: func(ctx context.Context, id string) (index.Index, Guard, error) {
+			g, err := guard(ctx, id)
+			if err != nil {
+				return nil, nil, err
+			}
+			x, err := openIndex(ctx, id)
+			return x, g, err
+		},
+		Episodes: func(ctx context.Context, id string) (episodic.Store, Guard, error) {
+			g, err := guard(ctx, id)
+			if err != nil {
+				return nil, nil, err
+			}
+			s, err := openEpisodes(ctx, id)
+			return s, g, err
+		},
+	}
+}
