@@ -69,3 +69,52 @@ func TestOpenDownNamesURLWithoutPassword(t *testing.T) {
 		t.Fatalf("error %q: want the cause, without the password", msg)
 	}
 }
+
+// kill terminates the server process of a connection from another one, as
+// a restart or a network cut would.
+func kill(t *testing.T, db *pgdb.DB, pid uint32) {
+	t.Helper()
+	if _, err := db.Pool.Exec(t.Context(), `SELECT pg_terminate_backend($1)`, pid); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLostConnection: a read whose connection is lost midway is run again
+// and answers; a write whose connection is lost after it was sent is
+// reported, not run again, and not committed.
+func TestLostConnection(t *testing.T) {
+	url := pgtest.URL(t)
+	db, other := open(t, url), open(t, url)
+	if _, err := db.Pool.Exec(t.Context(), `CREATE TABLE t (x int)`); err != nil {
+		t.Fatal(err)
+	}
+	attempts := 0
+	var n int
+	err := db.Read(t.Context(), func(tx pgx.Tx) error {
+		attempts++
+		if attempts == 1 {
+			kill(t, other, tx.Conn().PgConn().PID())
+		}
+		return tx.QueryRow(t.Context(), `SELECT count(*) FROM t`).Scan(&n)
+	})
+	if err != nil || attempts != 2 {
+		t.Errorf("read over a lost connection: %v after %d attempts, want an answer at the second", err, attempts)
+	}
+
+	attempts = 0
+	err = db.Write(t.Context(), func(tx pgx.Tx) error {
+		attempts++
+		if _, err := tx.Exec(t.Context(), `INSERT INTO t VALUES (1)`); err != nil {
+			return err
+		}
+		kill(t, other, tx.Conn().PgConn().PID())
+		_, err := tx.Exec(t.Context(), `INSERT INTO t VALUES (2)`)
+		return err
+	})
+	if err == nil || attempts != 1 {
+		t.Errorf("write over a lost connection: %v after %d attempts, want an error at the first", err, attempts)
+	}
+	if err := db.Pool.QueryRow(t.Context(), `SELECT count(*) FROM t`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("rows after the lost write: %d (%v), want 0", n, err)
+	}
+}
