@@ -1,118 +1,29 @@
 package memstore_test
 
 import (
-	"encoding/json"
-	"fmt"
-	"math/rand/v2"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/ctxkit/ctxkit/store"
+	"github.com/ctxkit/ctxkit/store/internal/sametest"
 	"github.com/ctxkit/ctxkit/store/memstore"
-	"github.com/ctxkit/ctxkit/store/sqlitestore"
 )
-
-// sameVocabulary mixes common and rare words, stems of one word, case,
-// diacritics and terms with symbols.
-var sameVocabulary = strings.Fields(`the of and cloud clouds Cloudy cost costs costing budget connect connected
-connection CONNECTIONS école ECOLE ecole naïve NAÏVETÉ naive café Café résumé Straße C++ e-mail E-Mail
-x@example.com 2024 v2 42 runner running runs ran zebra quokka axolotl`)
 
 // TestSameAsSQLite checks that the memory store finds and ranks exactly
 // as the SQLite store: the same hits, in the same order, with the same
-// scores, and the same totals, also after mutations; and the same passages
-// in a text.
+// scores, and the same totals, also after mutations (sametest); and the
+// same passages in a text.
 func TestSameAsSQLite(t *testing.T) {
 	ctx := t.Context()
-	lite, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "ctxkit.db"), sqlitestore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lite.Close()
-	mem := memstore.New(memstore.Options{})
-	stores := []store.Store{mem, lite}
-
-	r := rand.New(rand.NewPCG(3, 14))
-	words := func(n int) string {
-		ws := make([]string, n)
-		for i := range ws {
-			// Low indexes are much more common.
-			ws[i] = sameVocabulary[int(float64(len(sameVocabulary))*r.Float64()*r.Float64())]
-		}
-		return strings.Join(ws, " ")
-	}
-	item := func() json.RawMessage {
-		b, err := json.Marshal(map[string]any{"title": words(1 + r.IntN(4)), "body": words(r.IntN(30)),
-			"tags": []string{words(1), words(1)}, "n": r.IntN(100)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	items := make([]json.RawMessage, 300)
-	for i := range items {
-		items[i] = item()
-	}
-	ws := &store.Workspace{ID: "same", Type: "t", Shape: store.ShapeList, Producer: "p"}
-	for _, s := range stores {
-		if err := s.Put(ctx, ws, &store.Content{Items: items}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	queries := []store.Query{{Text: "école"}, {Text: "naive cloud"}, {Text: "C++ e-mail"}, {Text: "running connections"},
-		{Text: "cost", Limit: 300}, {Text: "the", Limit: 50}, {Text: "cloud", Fields: []string{"title"}},
-		{Text: "ecole budget", Fields: []string{"body", "tags"}, Limit: 20}}
-	for range 40 {
-		queries = append(queries, store.Query{Text: words(1 + r.IntN(4)), Limit: 1 + r.IntN(30)})
-	}
-	compare := func(step string) {
-		t.Helper()
-		for _, q := range queries {
-			var got [2][]store.Hit
-			var total [2]int
-			for i, s := range stores {
-				if got[i], total[i], err = s.SearchItems(ctx, ws.ID, q); err != nil {
-					t.Fatalf("%s: SearchItems(%+v): %v", step, q, err)
-				}
-			}
-			if total[0] != total[1] || !slices.EqualFunc(got[0], got[1], func(a, b store.Hit) bool {
-				return a.Index == b.Index && a.Terms == b.Terms && a.Score == b.Score && string(a.Item) == string(b.Item)
-			}) {
-				t.Errorf("%s: SearchItems(%+v):\n memory %d %s\n SQLite %d %s", step, q, total[0], hitList(got[0]), total[1], hitList(got[1]))
-			}
-		}
-	}
-	compare("put")
-
-	more := []json.RawMessage{item(), item(), item()}
-	changed := item()
-	for _, s := range stores {
-		if err := s.AppendItems(ctx, ws.ID, more); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.UpdateItem(ctx, ws.ID, 7, changed); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.DeleteItems(ctx, ws.ID, []int{0, 50, 299}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	compare("mutations")
+	run := sametest.Start(t, "memory", memstore.New(memstore.Options{}))
+	run.Items(t)
 
 	// A text of one piece: the same passages, whatever their order.
-	text := words(1500)
-	tw := &store.Workspace{ID: "sametext", Type: "t", Shape: store.ShapeText, Producer: "p"}
-	for _, s := range stores {
-		if err := s.Put(ctx, tw, &store.Content{Text: text}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	run.PutText(t, "sametext", run.Words(1500))
 	for _, q := range []string{"école", "naive cloud", "C++ e-mail", "running connections", "zebra quokka"} {
 		var got [2][]store.TextHit
-		for i, s := range stores {
-			hits, err := s.SearchText(ctx, tw.ID, store.TextQuery{Text: q, Limit: 10000})
+		for i, s := range run.Stores {
+			hits, err := s.SearchText(ctx, "sametext", store.TextQuery{Text: q, Limit: 10000})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,12 +37,4 @@ func TestSameAsSQLite(t *testing.T) {
 			t.Errorf("SearchText(%q):\n memory %+v\n SQLite %+v", q, got[0], got[1])
 		}
 	}
-}
-
-func hitList(hits []store.Hit) string {
-	var b strings.Builder
-	for _, h := range hits {
-		fmt.Fprintf(&b, " %d/%d/%.6g", h.Index, h.Terms, h.Score)
-	}
-	return b.String()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/pgdb"
 	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
+	"github.com/ctxkit/ctxkit/store/internal/parallel"
 )
 
 // Layout of the content.
@@ -259,7 +260,7 @@ func prepare(ws *store.Workspace, c *store.Content, chunkRunes int) (*prepared, 
 	case store.ShapeText:
 		p.chunks = textsearch.Split(c.Text, chunkRunes)
 		p.terms = make([][][]byte, len(p.chunks))
-		parallel(len(p.chunks), func() *termBuilder { return &termBuilder{} }, func(i int, tb *termBuilder) {
+		parallel.For(len(p.chunks), func() *termBuilder { return &termBuilder{} }, func(i int, tb *termBuilder) {
 			p.terms[i] = tb.terms(p.chunks[i].Text)
 		})
 	default:
@@ -287,7 +288,7 @@ func prepareItems(items []json.RawMessage) (*preparedItems, error) {
 		buf []byte
 		sc  jsonscan.Scalars
 	}
-	parallel(len(items), func() *state { return &state{} }, func(i int, st *state) {
+	parallel.For(len(items), func() *state { return &state{} }, func(i int, st *state) {
 		terms, err := st.tb.itemTerms(&st.sc, &st.buf, items[i])
 		if err != nil {
 			errs[i] = err

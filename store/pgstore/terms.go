@@ -3,9 +3,7 @@ package pgstore
 import (
 	"bytes"
 	"cmp"
-	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/ctxkit/ctxkit/internal/jsonscan"
 	"github.com/ctxkit/ctxkit/internal/textsearch"
@@ -54,22 +52,6 @@ func (tb *termBuilder) itemTerms(sc *jsonscan.Scalars, buf *[]byte, item []byte)
 		return nil, err
 	}
 	return tb.terms(string(*buf)), nil
-}
-
-// parallel calls fn(i) for i in [0, n) on every core, each worker with its
-// own state from newState.
-func parallel[S any](n int, newState func() S, fn func(i int, state S)) {
-	workers := min(runtime.GOMAXPROCS(0), max(1, n/256))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			st := newState()
-			for i := w; i < n; i += workers {
-				fn(i, st)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // prefixEnd returns the least byte string greater than every string that

@@ -16,6 +16,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/jsonscan"
 	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
+	"github.com/ctxkit/ctxkit/store/internal/parallel"
 )
 
 // The full-text indexes hold index terms computed in Go, not raw text: for
@@ -124,22 +125,6 @@ func itemIndexTerms(item []byte) string {
 	return string(tb.indexTerms(make([]byte, 0, len(scalars)), string(scalars)))
 }
 
-// parallel calls fn(i) for i in [0, n) on every core, each worker with its
-// own state from newState.
-func parallel[S any](n int, newState func() S, fn func(i int, state S)) {
-	workers := min(runtime.GOMAXPROCS(0), max(1, n/256))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			st := newState()
-			for i := w; i < n; i += workers {
-				fn(i, st)
-			}
-		})
-	}
-	wg.Wait()
-}
-
 // termPrefix is prepended to every index term of the workspace with key
 // key. Index terms are thus distinct per workspace, and a query reads only
 // its own workspace's entries: FTS5 evaluates a prefix query by merging the
@@ -215,7 +200,7 @@ const defaultIndexInline = 4 << 20
 // chunkTerms computes the index terms of text chunks in parallel.
 func chunkTerms(chunks []textsearch.Chunk) []string {
 	terms := make([]string, len(chunks))
-	parallel(len(chunks), func() *termBuilder { return &termBuilder{} }, func(i int, tb *termBuilder) {
+	parallel.For(len(chunks), func() *termBuilder { return &termBuilder{} }, func(i int, tb *termBuilder) {
 		terms[i] = string(tb.indexTerms(nil, chunks[i].Text))
 	})
 	return terms

@@ -1,18 +1,17 @@
 package sqlitestore
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/sqlitedb"
 	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
+	"github.com/ctxkit/ctxkit/store/internal/rank"
 )
 
 // Text layout.
@@ -145,11 +144,7 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 	if err != nil {
 		return nil, fmt.Errorf("search text %q: %w: %w", id, store.ErrInvalidQuery, err)
 	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = defaultLimit
-	}
-	limit = min(limit, maxLimit)
+	limit := rank.Limit(q.Limit)
 	var hits []store.TextHit
 	err = s.searchIndexed(ctx, id, func(t *txn) error {
 		hits = nil
@@ -172,111 +167,43 @@ func (s *Store) SearchText(ctx context.Context, id string, q store.TextQuery) ([
 	return hits, nil
 }
 
+// searchChunks ranks the passages of the text ref (rank.Passages), the
+// chunks that may hold each term given by the full-text index: a failed
+// lookup of a substring filter other than for cancellation or a busy
+// database leaves the term unknown.
 func searchChunks(t *txn, ref *wsRef, q *textsearch.Query, limit int) ([]store.TextHit, error) {
 	lo := idBase(ref.key)
 	hi := lo + ref.nextSeq
-	nchunks := int(ref.nextSeq)
-	// present[c] holds the terms chunk c may contain.
-	present := make([]textsearch.TermSet, nchunks)
-	df := make([]int, len(q.Terms))
-	for i, term := range q.Terms {
+	postings := func(i int) ([]int64, bool, error) {
+		term := q.Terms[i]
 		var expr string
 		if term.Plain {
 			expr = ftsPrefix(termPrefix(ref.key), term.Stem)
 		} else {
 			expr = substringFilter(termPrefix(ref.key), term.Text)
 		}
-		var ids []int64
-		var err error
-		if expr != "" {
-			ids, err = ftsRowids(t, qMatchChunks, expr, lo, hi)
-			if err != nil && (term.Plain || t.ctx.Err() != nil || sqlitedb.IsBusy(err)) {
-				return nil, fmt.Errorf("look up %q: %w", term.Text, err)
+		if expr == "" {
+			return nil, false, nil
+		}
+		ids, err := ftsRowids(t, qMatchChunks, expr, lo, hi)
+		if err != nil {
+			if term.Plain || t.ctx.Err() != nil || sqlitedb.IsBusy(err) {
+				return nil, false, err
 			}
+			return nil, false, nil
 		}
-		if expr == "" || err != nil {
-			// Unknown: any chunk may hold the substring.
-			for c := range present {
-				present[c].Add(i)
-			}
-			df[i] = nchunks
-			continue
+		for k := range ids {
+			ids[k] -= lo
 		}
-		for _, id := range ids {
-			present[id-lo].Add(i)
-		}
-		df[i] = len(ids)
+		return ids, true, nil
 	}
-	idf := make([]float64, len(q.Terms))
-	for i := range idf {
-		idf[i] = math.Log(1 + float64(nchunks)/float64(max(df[i], 1)))
-	}
-
-	order := make([]int, 0, nchunks)
-	for c := range present {
-		if present[c].Len() > 0 {
-			order = append(order, c)
-		}
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(present[b].Len(), present[a].Len()) })
-
-	m := textsearch.NewMatcher(q)
-	var (
-		hits    []store.TextHit
-		matches []textsearch.Occurrence
-	)
-	for _, c := range order {
-		bound := present[c].Len()
-		if len(hits) >= limit {
-			slices.SortFunc(hits, compareTextHits)
-			hits = hits[:limit]
-			if hits[limit-1].Terms >= bound {
-				break
-			}
-		}
+	read := func(c int, _ []int) (int64, string, error) {
 		var start int64
 		var text string
 		if err := t.queryRow(qChunk, lo+int64(c)).Scan(&start, &text); err != nil {
-			return nil, fmt.Errorf("read chunk %d: %w", c, err)
+			return 0, "", fmt.Errorf("read chunk %d: %w", c, err)
 		}
-		matches = m.Locate(matches[:0], text, &present[c])
-		hits = appendPassages(hits, matches, start, idf)
+		return start, text, nil
 	}
-	slices.SortFunc(hits, compareTextHits)
-	return hits[:min(limit, len(hits))], nil
-}
-
-func compareTextHits(a, b store.TextHit) int {
-	if c := cmp.Compare(b.Terms, a.Terms); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(b.Score, a.Score); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Offset, b.Offset)
-}
-
-// appendPassages groups matches into passages (textsearch.Passages) and
-// appends a hit for each, scored by its terms' IDF and, a little, by its
-// matches.
-func appendPassages(hits []store.TextHit, matches []textsearch.Occurrence, chunkStart int64, idf []float64) []store.TextHit {
-	var g textsearch.Passages
-	hit := func(p textsearch.Passage) {
-		score := 0.1 * math.Log(float64(1+p.Matches))
-		for t := range idf {
-			if p.Terms.Has(t) {
-				score += idf[t]
-			}
-		}
-		hits = append(hits, store.TextHit{Offset: p.Offset, Length: p.Runes, Score: score, Terms: p.Terms.Len()})
-	}
-	for _, o := range matches {
-		if p, ok := g.Add(o, chunkStart+int64(o.Offset)); ok {
-			hit(p)
-		}
-	}
-	if p, ok := g.Close(); ok {
-		hit(p)
-	}
-	return hits
+	return rank.Passages(q, int(ref.nextSeq), postings, read, limit)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ctxkit/ctxkit/internal/jsonscan"
 	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
+	"github.com/ctxkit/ctxkit/store/internal/parallel"
 )
 
 // wsColumns are the workspace columns scanWorkspace reads, in its order.
@@ -187,7 +188,7 @@ func prepareItems(items []json.RawMessage, terms bool) (*preparedItems, error) {
 		terms   []byte
 		sc      jsonscan.Scalars
 	}
-	parallel(len(items), func() *state { return &state{} }, func(i int, st *state) {
+	parallel.For(len(items), func() *state { return &state{} }, func(i int, st *state) {
 		var err error
 		if terms {
 			st.scalars, err = st.sc.Append(st.scalars[:0], items[i])
