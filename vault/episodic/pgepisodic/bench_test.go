@@ -55,7 +55,7 @@ var backends = []struct {
 	open func(b *testing.B) episodic.Store
 }{
 	{"postgres", func(b *testing.B) episodic.Store {
-		return pgepisodic.New(open(b, pgtest.URL(b)), vaultID())
+		return pgepisodic.New(pgtest.DB(b, pgepisodic.Migrate), pgtest.VaultID())
 	}},
 	{"sqlite", func(b *testing.B) episodic.Store {
 		s, err := sqliteepisodic.Open(b.Context(), filepath.Join(b.TempDir(), "episodes.db"))

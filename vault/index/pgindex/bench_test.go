@@ -57,8 +57,8 @@ func BenchmarkLexical(b *testing.B) {
 		query(b, x)
 	})
 	b.Run("postgres", func(b *testing.B) {
-		db := open(b, pgtest.URL(b))
-		x := pgindex.New(db, vaultID())
+		db := pgtest.DB(b, pgindex.Migrate)
+		x := pgindex.New(db, pgtest.VaultID())
 		fill(b, x)
 		// As autovacuum would: statistics for the planner, and the
 		// visibility map for index-only scans.
