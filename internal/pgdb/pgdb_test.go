@@ -13,16 +13,6 @@ import (
 	"github.com/ctxkit/ctxkit/internal/pgdb/pgtest"
 )
 
-func open(t *testing.T, url string) *pgdb.DB {
-	t.Helper()
-	db, err := pgdb.Open(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	return db
-}
-
 // TestMigrateOnceConcurrently starts eight pools on one new schema at
 // once: every migration succeeds and each step ran exactly once (a step
 // that ran twice would fail on CREATE TABLE, and the counter says so).
@@ -35,7 +25,7 @@ func TestMigrateOnceConcurrently(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
 	for i := range errs {
-		db := open(t, url)
+		db := pgtest.Open(t, url)
 		wg.Go(func() { errs[i] = pgdb.Migrate(t.Context(), db, "test", steps...) })
 	}
 	wg.Wait()
@@ -44,7 +34,7 @@ func TestMigrateOnceConcurrently(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db := open(t, url)
+	db := pgtest.Open(t, url)
 	var n int
 	if err := db.Pool.QueryRow(t.Context(), `SELECT count(*) FROM runs`).Scan(&n); err != nil || n != 2 {
 		t.Fatalf("steps ran %d times in all (err %v), want 2", n, err)
@@ -84,7 +74,7 @@ func kill(t *testing.T, db *pgdb.DB, pid uint32) {
 // reported, not run again, and not committed.
 func TestLostConnection(t *testing.T) {
 	url := pgtest.URL(t)
-	db, other := open(t, url), open(t, url)
+	db, other := pgtest.Open(t, url), pgtest.Open(t, url)
 	if _, err := db.Pool.Exec(t.Context(), `CREATE TABLE t (x int)`); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // benchRegistry returns a registry holding eight vaults in each scope, as
 // fileregistry's BenchmarkVault does, and the id of the last one.
 func benchRegistry(b *testing.B) (*pgregistry.Registry, string) {
-	r := pgregistry.New(open(b, pgtest.URL(b)))
+	r := pgregistry.New(pgtest.DB(b, pgregistry.Migrate))
 	dir := b.TempDir()
 	var id string
 	for i := range 8 {

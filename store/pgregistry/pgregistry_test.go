@@ -15,24 +15,9 @@ import (
 	"github.com/ctxkit/ctxkit/store/storetest"
 )
 
-// open opens the database at url as one process would: its own pool,
-// migrated.
-func open(t testing.TB, url string) *pgdb.DB {
-	t.Helper()
-	db, err := pgdb.Open(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	if err := pgregistry.Migrate(t.Context(), db); err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
-
 func TestRegistry(t *testing.T) {
 	storetest.RunRegistry(t, func(t *testing.T) store.Registry {
-		return pgregistry.New(open(t, pgtest.URL(t)))
+		return pgregistry.New(pgtest.DB(t, pgregistry.Migrate))
 	})
 }
 
@@ -210,7 +195,7 @@ func TestTwoPoolsUpdateGrants(t *testing.T) {
 // TestTouchSameSecond checks that a use in the second already recorded is
 // not written again, and one in a later second is.
 func TestTouchSameSecond(t *testing.T) {
-	r := pgregistry.New(open(t, pgtest.URL(t)))
+	r := pgregistry.New(pgtest.DB(t, pgregistry.Migrate))
 	ctx := t.Context()
 	at := time.Date(2026, 5, 1, 12, 0, 0, 250_000_000, time.UTC)
 	if err := r.CreateAgent(ctx, store.AgentRecord{Name: "bot", TokenHash: "h", Created: at}); err != nil {
@@ -235,7 +220,7 @@ func TestTouchSameSecond(t *testing.T) {
 // TestDrop checks that Drop deletes a deleted vault's pin, metadata and
 // audit rows, and refuses a vault still recorded.
 func TestDrop(t *testing.T) {
-	db := open(t, pgtest.URL(t))
+	db := pgtest.DB(t, pgregistry.Migrate)
 	r := pgregistry.New(db)
 	ctx := t.Context()
 	count := func() (n int) {

@@ -27,6 +27,7 @@ package episodic
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -214,6 +215,46 @@ type Scored struct {
 type EntityCount struct {
 	Entity   string `json:"entity"`
 	Episodes int    `json:"episodes"`
+}
+
+// EntityCounter counts episodes per entity, matched by EntityKey, each
+// entity spelt as first met; stores use it for Store.Entities. Its zero
+// value is ready.
+type EntityCounter struct {
+	counts map[string]*EntityCount
+	order  []string
+}
+
+// AddJSON counts one episode naming the entities of raw, a JSON array of
+// strings as stores keep them.
+func (c *EntityCounter) AddJSON(raw string) error {
+	var ents []string
+	if err := json.Unmarshal([]byte(raw), &ents); err != nil {
+		return err
+	}
+	if c.counts == nil {
+		c.counts = map[string]*EntityCount{}
+	}
+	for _, e := range ents {
+		k := EntityKey(e)
+		n := c.counts[k]
+		if n == nil {
+			n = &EntityCount{Entity: e}
+			c.counts[k] = n
+			c.order = append(c.order, k)
+		}
+		n.Episodes++
+	}
+	return nil
+}
+
+// Counts returns the counts, in the order the entities were first met.
+func (c *EntityCounter) Counts() []EntityCount {
+	out := make([]EntityCount, 0, len(c.order))
+	for _, k := range c.order {
+		out = append(out, *c.counts[k])
+	}
+	return out
 }
 
 // Stats counts the statements the vault held at a known time.

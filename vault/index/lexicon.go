@@ -250,90 +250,20 @@ func (lx *Lexicon) Search(query string, n int) []Hit {
 		}
 	}
 
-	top := lexTop{score: s.score}
+	top := textsearch.NewTop(n)
 	for _, p := range s.touched {
-		top.offer(p, n)
+		top.Offer(int64(p), s.score[p])
 	}
 	for _, p := range s.touched {
 		s.score[p] = 0
 	}
 	s.touched = s.touched[:0]
 
-	best := top.sorted()
+	// Positions are in the order of ids, so ties fall to the lower id.
+	best := top.Sorted()
 	hits := make([]Hit, len(best))
 	for i, b := range best {
-		hits[i] = Hit{Chunk: Chunk{ID: lx.ids[b.pos]}, Score: b.score, Rank: i + 1}
+		hits[i] = Hit{Chunk: Chunk{ID: lx.ids[b.Doc]}, Score: b.Score, Rank: i + 1}
 	}
 	return hits
-}
-
-// lexCand is a scored chunk position.
-type lexCand struct {
-	pos   uint32
-	score float64
-}
-
-// worse orders candidates as the FTS5 query does, reversed: by lower
-// score, then by higher position (id).
-func (a lexCand) worse(b lexCand) bool {
-	if a.score != b.score {
-		return a.score < b.score
-	}
-	return a.pos > b.pos
-}
-
-// lexTop keeps the best n candidates in a heap with the worst on top.
-type lexTop struct {
-	score []float64
-	h     []lexCand
-}
-
-func (t *lexTop) offer(p uint32, n int) {
-	c := lexCand{p, t.score[p]}
-	h := t.h
-	if len(h) < n {
-		h = append(h, c)
-		for i := len(h) - 1; i > 0; {
-			up := (i - 1) / 2
-			if !h[i].worse(h[up]) {
-				break
-			}
-			h[i], h[up] = h[up], h[i]
-			i = up
-		}
-		t.h = h
-		return
-	}
-	if !h[0].worse(c) {
-		return
-	}
-	h[0] = c
-	for i := 0; ; {
-		l, r, w := 2*i+1, 2*i+2, i
-		if l < len(h) && h[l].worse(h[w]) {
-			w = l
-		}
-		if r < len(h) && h[r].worse(h[w]) {
-			w = r
-		}
-		if w == i {
-			break
-		}
-		h[i], h[w] = h[w], h[i]
-		i = w
-	}
-}
-
-// sorted returns the candidates best first.
-func (t *lexTop) sorted() []lexCand {
-	slices.SortFunc(t.h, func(a, b lexCand) int {
-		switch {
-		case b.worse(a):
-			return -1
-		case a.worse(b):
-			return 1
-		}
-		return 0
-	})
-	return t.h
 }

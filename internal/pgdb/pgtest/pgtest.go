@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/ctxkit/ctxkit/internal/pgdb"
 )
 
 // Env names the variable holding the test server's URL.
@@ -62,4 +64,36 @@ func URL(t testing.TB) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// DB opens a new, empty schema on the test server (see URL) and runs
+// migrate on it, closed when t ends.
+func DB(t testing.TB, migrate ...func(context.Context, *pgdb.DB) error) *pgdb.DB {
+	t.Helper()
+	return Open(t, URL(t), migrate...)
+}
+
+// Open opens the database at url as one ctxkit process would, with a pool
+// of its own, and runs migrate on it; the pool is closed when t ends.
+func Open(t testing.TB, url string, migrate ...func(context.Context, *pgdb.DB) error) *pgdb.DB {
+	t.Helper()
+	db, err := pgdb.Open(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	for _, m := range migrate {
+		if err := m(t.Context(), db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+// VaultID returns a new vault id, for tests that put several vaults in
+// one schema.
+func VaultID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return "vault-" + hex.EncodeToString(b)
 }

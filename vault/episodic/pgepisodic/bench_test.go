@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/pgdb/pgtest"
 	"github.com/ctxkit/ctxkit/vault/episodic"
+	"github.com/ctxkit/ctxkit/vault/episodic/episodictest"
 	"github.com/ctxkit/ctxkit/vault/episodic/pgepisodic"
 	"github.com/ctxkit/ctxkit/vault/episodic/sqliteepisodic"
 )
@@ -21,41 +21,13 @@ import (
 // only), run on both stores in one run: the same statements, vocabulary
 // and queries.
 
-var benchWords = strings.Fields(`the of and to in is for on that with as by deploy service customer
-invoice contract renewal meeting budget release incident latency database migration outage pricing
-discount region cluster owner manager team roadmap launch quarter target risk approval vendor audit
-policy access token backup restore schedule ticket escalation priority support onboarding training
-hiring review feedback metric revenue churn forecast capacity storage network firewall certificate`)
-
-func benchStatement(r *rand.Rand, z *rand.Zipf, entities int, now time.Time) episodic.Write {
-	n := 8 + r.IntN(10)
-	ws := make([]string, n)
-	for i := range ws {
-		ws[i] = benchWords[z.Uint64()]
-	}
-	from := now.Add(-time.Duration(r.Int64N(int64(730 * 24 * time.Hour))))
-	w := episodic.Write{
-		Content:   strings.Join(ws, " "),
-		Entities:  []string{fmt.Sprintf("entity-%d", r.IntN(entities))},
-		ValidFrom: &from,
-	}
-	if r.IntN(3) == 0 {
-		w.Entities = append(w.Entities, fmt.Sprintf("entity-%d", r.IntN(entities)))
-	}
-	if r.IntN(10) == 0 {
-		to := from.Add(time.Duration(1 + r.Int64N(int64(90*24*time.Hour))))
-		w.ValidTo = &to
-	}
-	return w
-}
-
 // backends opens a fresh store of each kind.
 var backends = []struct {
 	name string
 	open func(b *testing.B) episodic.Store
 }{
 	{"postgres", func(b *testing.B) episodic.Store {
-		return pgepisodic.New(open(b, pgtest.URL(b)), vaultID())
+		return pgepisodic.New(pgtest.DB(b, pgepisodic.Migrate), pgtest.VaultID())
 	}},
 	{"sqlite", func(b *testing.B) episodic.Store {
 		s, err := sqliteepisodic.Open(b.Context(), filepath.Join(b.TempDir(), "episodes.db"))
@@ -74,9 +46,8 @@ func BenchmarkWriteMany(b *testing.B) {
 	for _, be := range backends {
 		b.Run(be.name, func(b *testing.B) {
 			m := episodic.New(be.open(b), episodic.Options{})
-			r := rand.New(rand.NewPCG(1, 2))
-			z := rand.NewZipf(r, 1.1, 2, uint64(len(benchWords)-1))
 			now := time.Now()
+			gen := episodictest.NewStatements(1, 2, now)
 			size := 1000
 			if n, err := strconv.Atoi(os.Getenv("CTXKIT_BENCH_BATCH")); err == nil && n > 0 {
 				size = n
@@ -84,7 +55,7 @@ func BenchmarkWriteMany(b *testing.B) {
 			batch := make([]episodic.Write, size)
 			for b.Loop() {
 				for i := range batch {
-					batch[i] = benchStatement(r, z, 10000, now)
+					batch[i] = gen.Next(10000)
 				}
 				if _, err := m.WriteMany(b.Context(), batch); err != nil {
 					b.Fatal(err)
@@ -106,16 +77,15 @@ func BenchmarkQuery(b *testing.B) {
 	for _, be := range backends {
 		b.Run(be.name, func(b *testing.B) {
 			m := episodic.New(be.open(b), episodic.Options{})
-			r := rand.New(rand.NewPCG(3, 4))
-			z := rand.NewZipf(r, 1.1, 2, uint64(len(benchWords)-1))
 			now := time.Now()
+			gen := episodictest.NewStatements(3, 4, now)
 			tx0 := time.Now()
 			var sample []string
 			start := time.Now()
 			for written := 0; written < count; written += 10000 {
 				batch := make([]episodic.Write, min(10000, count-written))
 				for i := range batch {
-					batch[i] = benchStatement(r, z, 10000, now)
+					batch[i] = gen.Next(10000)
 				}
 				ids, err := m.WriteMany(b.Context(), batch)
 				if err != nil {
@@ -157,7 +127,8 @@ func BenchmarkQuery(b *testing.B) {
 					return episodic.Query{Filter: episodic.Filter{Entities: []string{fmt.Sprintf("entity-%d", qr.IntN(10000))}, KnownAt: &k, All: true}}
 				}},
 				{"text", func() episodic.Query {
-					return episodic.Query{Text: benchWords[10+qr.IntN(len(benchWords)-10)] + " " + benchWords[10+qr.IntN(len(benchWords)-10)]}
+					words := episodictest.BenchWords()[10:]
+					return episodic.Query{Text: words[qr.IntN(len(words))] + " " + words[qr.IntN(len(words))]}
 				}},
 			} {
 				b.Run(tc.name, func(b *testing.B) {

@@ -1,8 +1,6 @@
 package pgepisodic_test
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -19,31 +17,12 @@ import (
 	"github.com/ctxkit/ctxkit/vault/episodic/sqliteepisodic"
 )
 
-func open(t testing.TB, url string) *pgdb.DB {
-	t.Helper()
-	db, err := pgdb.Open(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	if err := pgepisodic.Migrate(t.Context(), db); err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
-
-func vaultID() string {
-	b := make([]byte, 6)
-	rand.Read(b)
-	return "v" + hex.EncodeToString(b)
-}
-
 // TestConformance runs the suite with every store a vault of its own in
 // one schema, so that the vaults' rows live side by side.
 func TestConformance(t *testing.T) {
-	db := open(t, pgtest.URL(t))
+	db := pgtest.DB(t, pgepisodic.Migrate)
 	episodictest.Run(t, func(t *testing.T) episodic.Store {
-		s := pgepisodic.New(db, vaultID())
+		s := pgepisodic.New(db, pgtest.VaultID())
 		t.Cleanup(func() { s.Close() })
 		return s
 	})
@@ -64,8 +43,8 @@ func statement(id, content string, entities ...string) *episodic.Change {
 // strictly increasing in the order of the versions' sequence numbers.
 func TestTwoPoolsSupersede(t *testing.T) {
 	url := pgtest.URL(t)
-	dbs := []*pgdb.DB{open(t, url), open(t, url)}
-	vault := vaultID()
+	dbs := []*pgdb.DB{pgtest.Open(t, url, pgepisodic.Migrate), pgtest.Open(t, url, pgepisodic.Migrate)}
+	vault := pgtest.VaultID()
 	stores := []*pgepisodic.Store{pgepisodic.New(dbs[0], vault), pgepisodic.New(dbs[1], vault)}
 	ctx := t.Context()
 	for round := range 20 {
@@ -157,7 +136,7 @@ func TestTwoPoolsSupersede(t *testing.T) {
 // TestDropAndIsolation: a vault sees only its rows, and Drop deletes them
 // all and nothing of another vault.
 func TestDropAndIsolation(t *testing.T) {
-	db := open(t, pgtest.URL(t))
+	db := pgtest.DB(t, pgepisodic.Migrate)
 	ctx := t.Context()
 	a, b := pgepisodic.New(db, "a"), pgepisodic.New(db, "b")
 	if _, err := a.Apply(ctx, statement("x", "cloud costs", "Alice"), day); err != nil {
@@ -191,9 +170,9 @@ func TestDropAndIsolation(t *testing.T) {
 // compares every search: the same episodes, in the same order, with equal
 // BM25 scores.
 func TestSearchMatchesSQLite(t *testing.T) {
-	db := open(t, pgtest.URL(t))
+	db := pgtest.DB(t, pgepisodic.Migrate)
 	ctx := t.Context()
-	pg := pgepisodic.New(db, vaultID())
+	pg := pgepisodic.New(db, pgtest.VaultID())
 	lite, err := sqliteepisodic.Open(ctx, filepath.Join(t.TempDir(), "episodes.db"))
 	if err != nil {
 		t.Fatal(err)

@@ -833,34 +833,12 @@ func (s *Store) Entities(ctx context.Context, f episodic.Filter) ([]episodic.Ent
 	if err != nil {
 		return nil, fmt.Errorf("count entities: %w", err)
 	}
-	counts := map[string]*episodic.EntityCount{}
-	var order []string
+	var counter episodic.EntityCounter
 	var raw string
-	_, err = pgx.ForEachRow(rows, []any{&raw}, func() error {
-		var ents []string
-		if err := json.Unmarshal([]byte(raw), &ents); err != nil {
-			return err
-		}
-		for _, e := range ents {
-			k := episodic.EntityKey(e)
-			c := counts[k]
-			if c == nil {
-				c = &episodic.EntityCount{Entity: e}
-				counts[k] = c
-				order = append(order, k)
-			}
-			c.Episodes++
-		}
-		return nil
-	})
-	if err != nil {
+	if _, err := pgx.ForEachRow(rows, []any{&raw}, func() error { return counter.AddJSON(raw) }); err != nil {
 		return nil, fmt.Errorf("count entities: %w", err)
 	}
-	out := make([]episodic.EntityCount, 0, len(order))
-	for _, k := range order {
-		out = append(out, *counts[k])
-	}
-	return out, nil
+	return counter.Counts(), nil
 }
 
 // Stats counts the statements held at known, in one query.

@@ -17,9 +17,9 @@ import (
 // statement) with every kind of filter and both orders, stopping early
 // or not, and compares the episodes with SQLite's.
 func TestLongScanMatchesSQLite(t *testing.T) {
-	db := open(t, pgtest.URL(t))
+	db := pgtest.DB(t, pgepisodic.Migrate)
 	ctx := t.Context()
-	pg := pgepisodic.New(db, vaultID())
+	pg := pgepisodic.New(db, pgtest.VaultID())
 	lite, err := sqliteepisodic.Open(ctx, filepath.Join(t.TempDir(), "episodes.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -74,8 +74,8 @@ func TestLongScanMatchesSQLite(t *testing.T) {
 func TestScanSeesOneState(t *testing.T) {
 	url := pgtest.URL(t)
 	ctx := t.Context()
-	vault := vaultID()
-	w, r := pgepisodic.New(open(t, url), vault), pgepisodic.New(open(t, url), vault)
+	vault := pgtest.VaultID()
+	w, r := pgepisodic.New(pgtest.Open(t, url, pgepisodic.Migrate), vault), pgepisodic.New(pgtest.Open(t, url, pgepisodic.Migrate), vault)
 	write := func(i int) error {
 		c := statement(fmt.Sprintf("s%04d", i), "statement")
 		c.Versions[0].ValidFrom = day.Add(time.Duration(i) * time.Minute)

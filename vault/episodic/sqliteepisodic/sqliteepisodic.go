@@ -924,34 +924,15 @@ func (s *Store) EachVector(ctx context.Context, fn func(id string, v []float32) 
 // Entities counts the episodes f selects per entity.
 func (s *Store) Entities(ctx context.Context, f episodic.Filter) ([]episodic.EntityCount, error) {
 	where, args := conditions(&f)
-	counts := map[string]*episodic.EntityCount{}
-	var order []string
+	var counter episodic.EntityCounter
 	err := s.each(ctx, "SELECT s.entities FROM versions v JOIN statements s ON s.n = v.statement WHERE "+where+" AND s.entities != '[]'", args, func(sc func(...any) error) error {
 		var raw string
 		if err := sc(&raw); err != nil {
 			return err
 		}
-		var ents []string
-		if err := json.Unmarshal([]byte(raw), &ents); err != nil {
-			return err
-		}
-		for _, e := range ents {
-			k := episodic.EntityKey(e)
-			c := counts[k]
-			if c == nil {
-				c = &episodic.EntityCount{Entity: e}
-				counts[k] = c
-				order = append(order, k)
-			}
-			c.Episodes++
-		}
-		return nil
+		return counter.AddJSON(raw)
 	})
-	out := make([]episodic.EntityCount, 0, len(order))
-	for _, k := range order {
-		out = append(out, *counts[k])
-	}
-	return out, err
+	return counter.Counts(), err
 }
 
 // Stats counts the statements held at known.

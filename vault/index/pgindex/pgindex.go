@@ -780,7 +780,7 @@ func (x *Index) Lexical(ctx context.Context, query string, n int) ([]index.Hit, 
 		}
 		ids := make([]int64, len(best))
 		for i, c := range best {
-			ids[i] = c.id
+			ids[i] = c.Doc
 		}
 		byID := make(map[int64]index.Chunk, len(best))
 		rows, err = tx.Query(ctx, `SELECT `+chunkColumns+` FROM ix_chunks WHERE vault_id = $1 AND id = ANY($2)`, x.vault, ids)
@@ -792,11 +792,11 @@ func (x *Index) Lexical(ctx context.Context, query string, n int) ([]index.Hit, 
 			return err
 		}
 		for i, c := range best {
-			ch, ok := byID[c.id]
+			ch, ok := byID[c.Doc]
 			if !ok {
-				return fmt.Errorf("chunk %d of the postings is missing", c.id)
+				return fmt.Errorf("chunk %d of the postings is missing", c.Doc)
 			}
-			hits = append(hits, index.Hit{Chunk: ch, Score: c.score, Rank: i + 1})
+			hits = append(hits, index.Hit{Chunk: ch, Score: c.Score, Rank: i + 1})
 		}
 		return nil
 	})
@@ -806,27 +806,12 @@ func (x *Index) Lexical(ctx context.Context, query string, n int) ([]index.Hit, 
 	return hits, nil
 }
 
-// scored is a chunk with its BM25 score.
-type scored struct {
-	id    int64
-	score float64
-}
-
-// worse orders hits as FTS5's ORDER BY rank, rowid does, reversed: lower
-// score, then higher id.
-func (a scored) worse(b scored) bool {
-	if a.score != b.score {
-		return a.score < b.score
-	}
-	return a.id > b.id
-}
-
 // rank scores the chunks of lists as index.Lexicon.Search does, in the
 // same order of floating-point operations: term by term in query order,
 // each part Weight(IDF(docs, chunks holding the term), frequency,
 // Norm(length, tokens/docs)) added to the chunk's sum. It returns the best
 // n, ties by ascending id.
-func rank(terms []string, lists map[string]postings, docs, tokens int64, n int) []scored {
+func rank(terms []string, lists map[string]postings, docs, tokens int64, n int) []textsearch.Scored {
 	if docs == 0 || len(lists) == 0 {
 		return nil
 	}
@@ -862,44 +847,9 @@ func rank(terms []string, lists map[string]postings, docs, tokens int64, n int) 
 		}
 	}
 
-	// The best n in a heap with the worst on top, then sorted.
-	var h []scored
+	top := textsearch.NewTop(n)
 	for p, id := range ids {
-		c := scored{id, score[p]}
-		if len(h) < n {
-			h = append(h, c)
-			for i := len(h) - 1; i > 0 && h[i].worse(h[(i-1)/2]); i = (i - 1) / 2 {
-				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
-			}
-			continue
-		}
-		if !h[0].worse(c) {
-			continue
-		}
-		h[0] = c
-		for i := 0; ; {
-			l, r, w := 2*i+1, 2*i+2, i
-			if l < len(h) && h[l].worse(h[w]) {
-				w = l
-			}
-			if r < len(h) && h[r].worse(h[w]) {
-				w = r
-			}
-			if w == i {
-				break
-			}
-			h[i], h[w] = h[w], h[i]
-			i = w
-		}
+		top.Offer(id, score[p])
 	}
-	slices.SortFunc(h, func(a, b scored) int {
-		switch {
-		case b.worse(a):
-			return -1
-		case a.worse(b):
-			return 1
-		}
-		return 0
-	})
-	return h
+	return top.Sorted()
 }

@@ -2,8 +2,6 @@ package pgindex_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -13,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxkit/ctxkit/internal/pgdb"
 	"github.com/ctxkit/ctxkit/internal/pgdb/pgtest"
 	"github.com/ctxkit/ctxkit/vault/index"
 	"github.com/ctxkit/ctxkit/vault/index/indextest"
@@ -21,33 +18,12 @@ import (
 	"github.com/ctxkit/ctxkit/vault/index/sqliteindex"
 )
 
-// open returns a migrated database on a schema of its own, closed when t
-// ends.
-func open(t testing.TB, url string) *pgdb.DB {
-	t.Helper()
-	db, err := pgdb.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	if err := pgindex.Migrate(context.Background(), db); err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
-
-func vaultID() string {
-	b := make([]byte, 8)
-	rand.Read(b)
-	return "vault-" + hex.EncodeToString(b)
-}
-
 // TestConformance runs the suite with each test a new vault of one
 // schema, next to other vaults' rows.
 func TestConformance(t *testing.T) {
-	db := open(t, pgtest.URL(t))
+	db := pgtest.DB(t, pgindex.Migrate)
 	indextest.Run(t, func(t *testing.T) index.Index {
-		x := pgindex.New(db, vaultID())
+		x := pgindex.New(db, pgtest.VaultID())
 		t.Cleanup(func() { x.Close() })
 		return x
 	})
@@ -59,10 +35,10 @@ func TestConformance(t *testing.T) {
 func TestTwoPools(t *testing.T) {
 	url := pgtest.URL(t)
 	ctx := t.Context()
-	db1, db2 := open(t, url), open(t, url)
-	id := vaultID()
+	db1, db2 := pgtest.Open(t, url, pgindex.Migrate), pgtest.Open(t, url, pgindex.Migrate)
+	id := pgtest.VaultID()
 	a, b := pgindex.New(db1, id), pgindex.New(db2, id)
-	other := pgindex.New(db1, vaultID())
+	other := pgindex.New(db1, pgtest.VaultID())
 
 	g0, err := b.Generation(ctx)
 	if err != nil || g0 != 0 {
@@ -118,7 +94,7 @@ func TestTwoPools(t *testing.T) {
 // document without chunks has none; a missing one is ErrNotFound.
 func TestChunks(t *testing.T) {
 	ctx := t.Context()
-	x := pgindex.New(open(t, pgtest.URL(t)), vaultID())
+	x := pgindex.New(pgtest.DB(t, pgindex.Migrate), pgtest.VaultID())
 	cs := []index.Chunk{{Text: "one", Heading: "H", Page: 3, Vector: []float32{0.5}}, {Text: "two\x00with nul"}, {Text: "three", Vector: []float32{}}}
 	if err := x.Put(ctx, index.Doc{Path: "d.md", Hash: "h"}, cs); err != nil {
 		t.Fatal(err)
@@ -211,7 +187,7 @@ func TestRanksAsSQLite(t *testing.T) {
 	if testing.Short() {
 		n = 400
 	}
-	pg := pgindex.New(open(t, pgtest.URL(t)), vaultID())
+	pg := pgindex.New(pgtest.DB(t, pgindex.Migrate), pgtest.VaultID())
 	sq, err := sqliteindex.Open(ctx, filepath.Join(t.TempDir(), "index.db"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,14 +1,10 @@
 package sqliteindex_test
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/ctxkit/ctxkit/internal/benchdata"
-	"github.com/ctxkit/ctxkit/vault/index"
+	"github.com/ctxkit/ctxkit/vault/index/indextest"
 	"github.com/ctxkit/ctxkit/vault/index/sqliteindex"
 )
 
@@ -16,32 +12,15 @@ import (
 // (100,000 with CTXKIT_BENCH_FULL=1, the scale), ten chunks to a
 // document.
 func BenchmarkLexical(b *testing.B) {
-	n := 10000
-	if os.Getenv("CTXKIT_BENCH_FULL") != "" {
-		n = 100000
-	}
 	x, err := sqliteindex.Open(b.Context(), filepath.Join(b.TempDir(), "index.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer x.Close()
-	var text strings.Builder
-	if err := benchdata.WriteText(&text, n*400); err != nil {
-		b.Fatal(err)
-	}
-	words := strings.Fields(text.String())
-	for d := 0; d < n/10; d++ {
-		var cs []index.Chunk
-		for c := range 10 {
-			at := ((d*10 + c) * 60) % (len(words) - 60)
-			cs = append(cs, index.Chunk{Text: strings.Join(words[at:at+60], " "), Heading: fmt.Sprintf("Doc %d > Part %d", d, c)})
-		}
-		if err := x.Put(b.Context(), index.Doc{Path: fmt.Sprintf("doc%05d.md", d), Hash: "h"}, cs); err != nil {
-			b.Fatal(err)
-		}
-	}
+	c := indextest.NewBenchCorpus(b)
+	c.Put(b, x)
 	for i := 0; b.Loop(); i++ {
-		if _, err := x.Lexical(b.Context(), words[(i*7919)%len(words)]+" latency timeout", 10); err != nil {
+		if _, err := x.Lexical(b.Context(), c.Query(i), 10); err != nil {
 			b.Fatal(err)
 		}
 	}
