@@ -95,10 +95,7 @@ func (b *Backend) DropVault(ctx context.Context, v store.VaultRecord) error {
 	for _, drop := range []func(context.Context, *pgdb.DB, string) error{pgindex.Drop, pgepisodic.Drop, DropFiles} {
 		err = errors.Join(err, drop(ctx, b.db, v.ID))
 	}
-	if derr := b.reg.Drop(ctx, v.ID); derr != nil {
-		err = errors.Join(err, derr)
-	}
-	if err != nil {
+	if err = errors.Join(err, b.reg.Drop(ctx, v.ID)); err != nil {
 		return fmt.Errorf("drop vault %q: %w", v.Name, err)
 	}
 	return nil
