@@ -202,8 +202,13 @@ const (
 	UPDATE ix_sets SET chunks = ix_sets.chunks - coalesce((SELECT sum(chunks) FROM old), 0) + $4,
 		tokens = ix_sets.tokens - coalesce((SELECT sum(tokens) FROM old), 0) + $5
 	WHERE vault_id = $1 AND set_id = $2`
-	qDeleteTerms = `DELETE FROM ix_terms t USING ix_chunks c
-		WHERE c.vault_id = $1 AND c.set_id = $2 AND c.doc = $3 AND t.chunk = c.id`
+	// qDeleteTerms finds the document's chunks first (an InitPlan), so
+	// that the terms go by their chunk index whatever the planner's
+	// statistics say: a join let it scan every term of the vault per Put
+	// while the tables were not analyzed yet, which made indexing
+	// quadratic.
+	qDeleteTerms = `DELETE FROM ix_terms
+		WHERE chunk = ANY(ARRAY(SELECT id FROM ix_chunks WHERE vault_id = $1 AND set_id = $2 AND doc = $3))`
 	qDeleteChunks = `DELETE FROM ix_chunks WHERE vault_id = $1 AND set_id = $2 AND doc = $3`
 	// qInsertChunks inserts the chunks from parallel arrays, each vector
 	// a slice [lo+1, hi] of one array of all, and their terms.
