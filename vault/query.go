@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 
@@ -245,20 +246,30 @@ func (sr *searcher) query(ctx context.Context, text string, n int) (*QueryResult
 			return nil, err
 		}
 	}
+	fused := index.Fuse(lexical, vector, n)
 	byID := map[int64]index.Chunk{}
+	var missing []int64
 	for _, h := range lexical {
 		if h.Doc != "" { // the index's hits carry the chunk, the lexicon's only its id
 			byID[h.ID] = h.Chunk
 		}
 	}
-	for _, f := range index.Fuse(lexical, vector, n) {
+	for _, f := range fused {
+		if _, ok := byID[f.ID]; !ok {
+			missing = append(missing, f.ID)
+		}
+	}
+	if len(missing) > 0 {
+		read, err := sr.idx.ChunksByID(ctx, missing)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(byID, read)
+	}
+	for _, f := range fused {
 		c, ok := byID[f.ID]
 		if !ok {
-			if c, err = sr.idx.Chunk(ctx, f.ID); errors.Is(err, index.ErrNotFound) {
-				continue
-			} else if err != nil {
-				return nil, err
-			}
+			continue // deleted since the searcher was loaded
 		}
 		res.Results = append(res.Results, Passage{
 			Path: c.Doc, Heading: c.Heading, Page: c.Page, Chunk: c.Index, Text: c.Text, Score: f.Score,

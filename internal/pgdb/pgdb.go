@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	neturl "net/url"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,6 +30,12 @@ import (
 
 // ConnectTimeout bounds how long Open waits for the server to answer.
 const ConnectTimeout = 10 * time.Second
+
+// MinPoolSize is the connection pool's size unless the URL sets
+// pool_max_conns: pgx's default (the number of CPUs, at least 4) leaves a
+// server's requests queueing for a connection while writers wait on row
+// locks.
+const MinPoolSize = 16
 
 // retries bounds how often a transaction is run again.
 const retries = 5
@@ -46,6 +53,9 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse the URL: %w", err) // pgx masks the password
+	}
+	if u, err := neturl.Parse(url); err == nil && !u.Query().Has("pool_max_conns") {
+		cfg.MaxConns = max(cfg.MaxConns, MinPoolSize)
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = ConnectTimeout

@@ -79,6 +79,9 @@ type Index interface {
 	Chunks(ctx context.Context, path string) ([]Chunk, error)
 	// Chunk returns one chunk, or ErrNotFound.
 	Chunk(ctx context.Context, id int64) (Chunk, error)
+	// ChunksByID returns the chunks with these ids, by id, in one read;
+	// an id the index does not hold is left out.
+	ChunksByID(ctx context.Context, ids []int64) (map[int64]Chunk, error)
 	// Lexical returns up to n chunks matching the words of query, best
 	// first by BM25. A query without words, or without matches, gives
 	// none and no error.

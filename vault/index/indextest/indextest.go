@@ -55,6 +55,9 @@ func putGetReplaceDelete(t *testing.T, x index.Index) {
 	if err != nil || c.Text != "second chunk" {
 		t.Errorf("Chunk = %+v, %v", c, err)
 	}
+	if m, err := x.ChunksByID(ctx, []int64{hits[0].ID, 1 << 40}); err != nil || len(m) != 1 || m[hits[0].ID].Text != "second chunk" || m[hits[0].ID].Heading != "Part 2" {
+		t.Errorf("ChunksByID = %+v, %v; want the one chunk held", m, err)
+	}
 
 	// Replacing a document replaces all its chunks.
 	doc.Hash = "h2"

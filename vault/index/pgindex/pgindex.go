@@ -622,6 +622,32 @@ func (x *Index) Chunk(ctx context.Context, id int64) (index.Chunk, error) {
 	return r.chunk(), nil
 }
 
+// ChunksByID returns the chunks of the current set with these ids, in one
+// statement.
+func (x *Index) ChunksByID(ctx context.Context, ids []int64) (map[int64]index.Chunk, error) {
+	out := make(map[int64]index.Chunk, len(ids))
+	err := x.db.Read(ctx, func(tx pgx.Tx) error {
+		clear(out)
+		rows, err := tx.Query(ctx, `SELECT `+chunkColumns+`, vector FROM ix_chunks WHERE id = ANY($2) AND vault_id = $1 AND set_id = `+qCurrent, x.vault, ids)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r chunkRow
+			if err := rows.Scan(append(r.dest(), &r.c.Vector)...); err != nil {
+				return err
+			}
+			out[r.c.ID] = r.chunk()
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chunks %v: %w", ids, err)
+	}
+	return out, nil
+}
+
 // Chunks returns a document's chunks in order, with their vectors, or
 // ErrNotFound.
 func (x *Index) Chunks(ctx context.Context, path string) ([]index.Chunk, error) {

@@ -570,6 +570,23 @@ func (x *Index) Chunk(ctx context.Context, id int64) (index.Chunk, error) {
 	return c, err
 }
 
+// ChunksByID reads the chunks one by one: each is one prepared statement
+// in this process, as cheap as a batch.
+func (x *Index) ChunksByID(ctx context.Context, ids []int64) (map[int64]index.Chunk, error) {
+	out := make(map[int64]index.Chunk, len(ids))
+	for _, id := range ids {
+		c, err := x.Chunk(ctx, id)
+		if errors.Is(err, index.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[id] = c
+	}
+	return out, nil
+}
+
 // Lexical ranks the chunks matching any word of query by BM25 (FTS5's rank,
 // which is lower for better matches, is negated into a score).
 func (x *Index) Lexical(ctx context.Context, query string, n int) ([]index.Hit, error) {
