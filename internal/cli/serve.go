@@ -37,7 +37,6 @@ type ServeOptions struct {
 	Limits httpserver.Limits
 
 	mcpStatelessSet bool // --mcp-stateless was given
-
 }
 
 func newServeCmd(g *globals, streams IO) *cobra.Command {
