@@ -108,3 +108,17 @@ func TestLostConnection(t *testing.T) {
 		t.Errorf("rows after the lost write: %d (%v), want 0", n, err)
 	}
 }
+
+// TestJITOff: ctxkit's connections run without JIT compilation, which cost
+// 400–700 ms per query over a million episodes (a misestimated plan got
+// compiled) for queries that run in under a millisecond; a URL may still
+// turn it on.
+func TestJITOff(t *testing.T) {
+	url := pgtest.URL(t)
+	for _, tc := range []struct{ url, want string }{{url, "off"}, {url + "&jit=on", "on"}} {
+		var jit string
+		if err := pgtest.Open(t, tc.url).Pool.QueryRow(t.Context(), `SHOW jit`).Scan(&jit); err != nil || jit != tc.want {
+			t.Errorf("%s: jit is %q (%v), want %q", tc.url, jit, err, tc.want)
+		}
+	}
+}

@@ -27,13 +27,12 @@ type querier interface {
 }
 
 // snapshot runs fn in a read-only transaction that sees one snapshot of
-// the database (REPEATABLE READ), for reads of several statements. JIT
-// compilation is off: a cursor's plan is costed for its whole result
-// (with statistics, above jit_above_cost), and compiling it costs more
-// than the few rows a scan reads.
+// the database (REPEATABLE READ), for reads of several statements. (JIT
+// compilation, which cost more than these reads, is off for every
+// connection: pgdb.Open.)
 func (s *Store) snapshot(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return s.db.Read(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; SET LOCAL jit = off"); err != nil {
+		if _, err := tx.Exec(ctx, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"); err != nil {
 			return err
 		}
 		return fn(tx)
