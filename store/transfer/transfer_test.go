@@ -42,65 +42,37 @@ var backends = []backend{
 	{"postgres", openPostgres},
 }
 
-// openPostgres opens the PostgreSQL backend on a schema of its own
-// (skipped without $CTXKIT_TEST_POSTGRES).
-func openPostgres(t *testing.T, where store.Options) store.Backend {
-	t.Helper()
-	rest, _ := strings.CutPrefix(pgtest.URL(t), "postgres:")
-	b, err := pgstore.OpenBackend(t.Context(), rest, where)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := b.Close(); err != nil {
-			t.Errorf("close: %v", err)
+// opener opens a backend from its URL's rest, closed when the test ends.
+func opener(open store.Opener, rest func(t *testing.T) string) func(t *testing.T, where store.Options) store.Backend {
+	return func(t *testing.T, where store.Options) store.Backend {
+		t.Helper()
+		b, err := open(t.Context(), rest(t), where)
+		if err != nil {
+			t.Fatal(err)
 		}
-	})
-	return b
+		t.Cleanup(func() {
+			if err := b.Close(); err != nil {
+				t.Errorf("close: %v", err)
+			}
+		})
+		return b
+	}
 }
 
-func openSQLite(t *testing.T, where store.Options) store.Backend {
-	t.Helper()
-	b, err := sqlitestore.OpenBackend(t.Context(), "", where)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := b.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return b
-}
+func noRest(*testing.T) string { return "" }
 
-func openMemory(t *testing.T, where store.Options) store.Backend {
-	t.Helper()
-	b, err := memstore.OpenBackend(t.Context(), "", where)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := b.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
+var (
+	openSQLite = opener(sqlitestore.OpenBackend, noRest)
+	openMemory = opener(memstore.OpenBackend, noRest)
+	// openHosted opens the memory backend that hosts its vaults' files.
+	openHosted = opener(vaulttest.OpenHosted, noRest)
+	// openPostgres opens the PostgreSQL backend on a schema of its own
+	// (skipped without $CTXKIT_TEST_POSTGRES).
+	openPostgres = opener(pgstore.OpenBackend, func(t *testing.T) string {
+		rest, _ := strings.CutPrefix(pgtest.URL(t), "postgres:")
+		return rest
 	})
-	return b
-}
-
-// openHosted opens the memory backend that hosts its vaults' files.
-func openHosted(t *testing.T, where store.Options) store.Backend {
-	t.Helper()
-	b, err := vaulttest.OpenHosted(t.Context(), "", where)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := b.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return b
-}
+)
 
 // place is a new data directory and project root.
 func place(t *testing.T) store.Options {
