@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
+	"github.com/ctxkit/ctxkit/store/internal/rank"
 )
 
 // insertChunks stores a text's chunks and their index terms, each table
@@ -81,19 +81,7 @@ func (s *Store) TextSlice(ctx context.Context, id string, offset, n int64) (stri
 				if err := rows.Scan(&start, &text); err != nil {
 					return err
 				}
-				from := max(offset-start, 0) // characters to skip in this chunk
-				want := end - max(start, offset)
-				i := 0
-				for ; from > 0 && i < len(text); from-- {
-					_, w := utf8.DecodeRune(text[i:])
-					i += w
-				}
-				j := i
-				for ; want > 0 && j < len(text); want-- {
-					_, w := utf8.DecodeRune(text[j:])
-					j += w
-				}
-				b.Write(text[i:j])
+				b.Write(rank.Span(text, start, offset, end))
 			}
 			return rows.Err()
 		})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/sqlitedb"
 	"github.com/ctxkit/ctxkit/internal/textsearch"
@@ -107,23 +106,11 @@ func (s *Store) TextSlice(ctx context.Context, id string, offset, n int64) (stri
 		defer rows.Close()
 		for rows.Next() {
 			var start int64
-			var text string
+			var text []byte
 			if err := rows.Scan(&start, &text); err != nil {
 				return err
 			}
-			from := max(offset-start, 0) // characters to skip in this chunk
-			want := end - max(start, offset)
-			i := 0
-			for ; from > 0 && i < len(text); from-- {
-				_, w := utf8.DecodeRuneInString(text[i:])
-				i += w
-			}
-			j := i
-			for ; want > 0 && j < len(text); want-- {
-				_, w := utf8.DecodeRuneInString(text[j:])
-				j += w
-			}
-			b.WriteString(text[i:j])
+			b.Write(rank.Span(text, start, offset, end))
 		}
 		return rows.Err()
 	})

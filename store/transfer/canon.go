@@ -216,18 +216,7 @@ func eachOfVault(ctx context.Context, b store.Backend, v store.VaultRecord, fn f
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
-	docs, err := x.Docs(ctx)
-	if err != nil {
-		return fmt.Errorf("index documents: %w", err)
-	}
-	for _, d := range docs {
-		chunks, err := x.Chunks(ctx, d.Path)
-		if errors.Is(err, index.ErrNotFound) {
-			continue // deleted meanwhile
-		}
-		if err != nil {
-			return fmt.Errorf("index document %s: %w", d.Path, err)
-		}
+	err = eachDoc(ctx, x, func(d index.Doc, chunks []index.Chunk) error {
 		if err := fn(Unit{IndexDocs, subKey(vk, d.Path), canonDoc(d)}); err != nil {
 			return err
 		}
@@ -236,6 +225,10 @@ func eachOfVault(ctx context.Context, b store.Backend, v store.VaultRecord, fn f
 				return err
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	eps, err := b.Episodes(ctx, v.ID)
 	if err != nil {
@@ -471,6 +464,28 @@ func canonChunk(c index.Chunk) []byte {
 		Text    string
 		Vector  []uint32
 	}{c.Heading, c.Page, c.Text, vector(c.Vector)}))
+}
+
+// eachDoc calls fn with every document of x and its chunks; a document
+// deleted while the index is read is passed over.
+func eachDoc(ctx context.Context, x index.Index, fn func(index.Doc, []index.Chunk) error) error {
+	docs, err := x.Docs(ctx)
+	if err != nil {
+		return fmt.Errorf("index documents: %w", err)
+	}
+	for _, d := range docs {
+		chunks, err := x.Chunks(ctx, d.Path)
+		if errors.Is(err, index.ErrNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return fmt.Errorf("index document %s: %w", d.Path, err)
+		}
+		if err := fn(d, chunks); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // canonDocChunks is a document with its chunks, as the copy compares them.

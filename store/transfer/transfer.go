@@ -536,18 +536,7 @@ func (c *copier) index(ctx context.Context, s, d store.VaultRecord) error {
 	if err != nil {
 		return fmt.Errorf("index in the destination: %w", err)
 	}
-	docs, err := from.Docs(ctx)
-	if err != nil {
-		return fmt.Errorf("index documents: %w", err)
-	}
-	for _, doc := range docs {
-		chunks, err := from.Chunks(ctx, doc.Path)
-		if errors.Is(err, index.ErrNotFound) {
-			continue // deleted meanwhile
-		}
-		if err != nil {
-			return fmt.Errorf("index document %s: %w", doc.Path, err)
-		}
+	return eachDoc(ctx, from, func(doc index.Doc, chunks []index.Chunk) error {
 		dk := subKey(key, doc.Path)
 		copied := false
 		if dd, err := to.Doc(ctx, doc.Path); err == nil {
@@ -575,8 +564,8 @@ func (c *copier) index(ctx context.Context, s, d store.VaultRecord) error {
 			c.done(IndexChunks, chunkKey(key, doc.Path, ch.Index), copied)
 		}
 		c.done(IndexDocs, dk, copied)
-	}
-	return nil
+		return nil
+	})
 }
 
 func (c *copier) episodes(ctx context.Context, s, d store.VaultRecord) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/internal/textsearch"
 	"github.com/ctxkit/ctxkit/store"
@@ -118,4 +119,23 @@ func appendPassages(hits []store.TextHit, matches []textsearch.Occurrence, chunk
 		hit(p)
 	}
 	return hits
+}
+
+// Span returns the part of a text chunk that lies in the character range
+// [offset, end), the chunk starting at character start: how the stores
+// that keep a text in chunks cut a TextSlice from the chunks it touches.
+func Span(chunk []byte, start, offset, end int64) []byte {
+	from := max(offset-start, 0) // characters to skip in this chunk
+	want := end - max(start, offset)
+	i := 0
+	for ; from > 0 && i < len(chunk); from-- {
+		_, w := utf8.DecodeRune(chunk[i:])
+		i += w
+	}
+	j := i
+	for ; want > 0 && j < len(chunk); want-- {
+		_, w := utf8.DecodeRune(chunk[j:])
+		j += w
+	}
+	return chunk[i:j]
 }
