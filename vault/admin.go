@@ -57,14 +57,25 @@ func info(v *Vault, c Caller) VaultInfo {
 // and the restricted ones it is attached to; for the owner every vault,
 // shadowed global vaults included (marked).
 func (s *Service) ListVaults(ctx context.Context, c Caller) ([]VaultInfo, error) {
+	vs, err := s.visible(ctx, c)
+	out := []VaultInfo{}
+	for _, v := range vs {
+		out = append(out, info(v, c))
+	}
+	return out, err
+}
+
+// visible returns the vaults c may list: every one for the owner (shadowed
+// ones too), else those c may read.
+func (s *Service) visible(ctx context.Context, c Caller) ([]*Vault, error) {
 	all, err := s.vaults(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := []VaultInfo{}
+	var out []*Vault
 	for _, v := range all {
 		if c.IsOwner() || (!v.Shadowed && v.allowed(c, Read) == nil) {
-			out = append(out, info(v, c))
+			out = append(out, v)
 		}
 	}
 	return out, nil
@@ -223,7 +234,7 @@ func (s *Service) defaultModel(t Type, model string) (string, error) {
 	case model == "":
 		return embed.None, nil
 	}
-	return model, ValidEmbeddingModel(model)
+	return EmbeddingModelSpec(model)
 }
 
 // builtinInstalled reports whether the default builtin model is installed,
@@ -356,11 +367,19 @@ func (s *Service) Publish(ctx context.Context, c Caller, name string) (VaultInfo
 // episodic vault keeps the embedder its first statements were written with
 // (its statements cannot be embedded again): the change is refused once
 // it has any.
-func (s *Service) SetEmbeddingModel(ctx context.Context, c Caller, name, spec string) (VaultInfo, error) {
-	if err := ValidEmbeddingModel(spec); err != nil {
+func (s *Service) SetEmbeddingModel(ctx context.Context, c Caller, name, model string) (VaultInfo, error) {
+	spec, err := EmbeddingModelSpec(model)
+	if err != nil {
 		return VaultInfo{}, err
 	}
 	check := func(v *Vault) error {
+		if v.Type != Skill {
+			// Moving to an embedder that cannot run would leave the vault
+			// with neither: it is installed first.
+			if _, err := s.embedder(spec); err != nil {
+				return err
+			}
+		}
 		switch v.Type {
 		case Skill:
 			return &Error{Kind: ErrWrongType, Msg: "skill vaults have no embedder", Field: "embedding_model"}

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -47,8 +48,8 @@ type IndexReport struct {
 	// Embedder is the spec the vectors were made with; "none" when the
 	// vault is searched lexically only.
 	Embedder string `json:"embedder"`
-	// Warning says what degraded, when something did (an embedder that
-	// is not installed): the run went on lexically.
+	// Warning says what the run could not do as asked (a rebuild that a
+	// later one replaced).
 	Warning string `json:"warning,omitempty"`
 }
 
@@ -58,11 +59,10 @@ type FileError struct {
 	Error string `json:"error"`
 }
 
-// embedder returns the embedder of v (nil: lexical only) and, when the
-// configured one is unavailable (a builtin model not installed), says so
-// instead of failing: the vault is searched lexically meanwhile.
-func (s *Service) embedder(v *Vault) (embed.Embedder, string, error) {
-	spec := v.EmbeddingModel
+// embedder returns the embedder of a spec (nil for none). One that cannot
+// run here (a builtin model not installed) is ErrUnavailable, saying what
+// to do: nothing that needs it goes on without it.
+func (s *Service) embedder(spec string) (embed.Embedder, error) {
 	if spec == "" {
 		spec = embed.None
 	}
@@ -77,38 +77,113 @@ func (s *Service) embedder(v *Vault) (embed.Embedder, string, error) {
 	s.embedMu.Unlock()
 	switch {
 	case errors.Is(r.err, embed.ErrNone):
-		return nil, "", nil
+		return nil, nil
 	case errors.Is(r.err, embed.ErrUnavailable):
-		return nil, fmt.Sprintf("the embedder %s of vault %q is not available (%v): searched lexically only", spec, v.Name, r.err), nil
+		s.log.Warn("embedder not available", "spec", spec, "err", r.err)
+		return nil, &Error{Kind: ErrUnavailable, Field: "embedding_model",
+			Msg: fmt.Sprintf("the embedder %s is not available here", spec), Fix: installFix(spec)}
 	case r.err != nil:
-		return nil, "", fmt.Errorf("vault %q: %w", v.Name, r.err)
+		return nil, r.err
 	}
-	return r.e, "", nil
+	return r.e, nil
+}
+
+// installFix says how to make spec's embedder available: for a builtin
+// model, the command that installs it.
+func installFix(spec string) string {
+	sp, err := embed.ParseSpec(spec)
+	if err != nil || sp.Provider != embed.Builtin {
+		return "check the embedder's configuration, then retry"
+	}
+	name := embed.PullName(sp.Model)
+	return fmt.Sprintf("install the model: ctxkit model pull %s (on a machine without network: ctxkit model pull %s --from DIR)", name, name)
+}
+
+// vaultEmbedder is embedder for v's configured spec, an error naming the
+// vault. A semantic vault can move to another embedder, and be searched
+// lexically meanwhile when asked to; the fix says so.
+func (s *Service) vaultEmbedder(v *Vault) (embed.Embedder, error) {
+	e, err := s.embedder(v.EmbeddingModel)
+	var ve *Error
+	if errors.As(err, &ve) && ve.Kind == ErrUnavailable {
+		out := *ve
+		out.Field = "" // not an argument of the call that needed it
+		out.Msg = fmt.Sprintf("vault %q is pinned to the embedder %s, which is not available here; nothing is searched or indexed without it", v.Name, v.EmbeddingModel)
+		if v.Type == Semantic {
+			out.Fix += fmt.Sprintf("; or move the vault to another embedder: ctxkit vault reindex %s --embedding-model SPEC; "+
+				"or search its words only, on purpose: ctxkit vault query %s --lexical (lexical: true)", v.Name, v.Name)
+		}
+		return nil, &out
+	}
+	if err != nil {
+		return nil, fmt.Errorf("vault %q: %w", v.Name, err)
+	}
+	return e, nil
+}
+
+// EmbedderState says whether a vault's embedder can run here.
+type EmbedderState struct {
+	Vault          string `json:"vault"`
+	EmbeddingModel string `json:"embedding_model" jsonschema:"the vault's embedder; none: searched by words only"`
+	Available      bool   `json:"available" jsonschema:"whether queries and writes can use it now"`
+	Message        string `json:"message,omitempty" jsonschema:"why not"`
+	Fix            string `json:"fix,omitempty" jsonschema:"what makes it available"`
+}
+
+// Embedders says, for every semantic and episodic vault c can use, whether
+// its embedder can run here. Nothing is loaded: a builtin model is read on
+// its first use, within the call that uses it.
+func (s *Service) Embedders(ctx context.Context, c Caller) ([]EmbedderState, error) {
+	vs, err := s.visible(ctx, c)
+	out := []EmbedderState{}
+	for _, v := range vs {
+		if v.Type != Skill && !v.Shadowed {
+			out = append(out, s.embedderState(v))
+		}
+	}
+	return out, err
+}
+
+// Embedder says whether the embedder of one vault c can see can run here.
+func (s *Service) Embedder(ctx context.Context, c Caller, name string) (EmbedderState, error) {
+	v, err := s.open(ctx, c, name, Read, "describe", "")
+	if err != nil {
+		return EmbedderState{}, err
+	}
+	return s.embedderState(v), nil
+}
+
+func (s *Service) embedderState(v *Vault) EmbedderState {
+	st := EmbedderState{Vault: v.Name, EmbeddingModel: cmp.Or(v.EmbeddingModel, embed.None), Available: true}
+	if _, err := s.vaultEmbedder(v); err != nil {
+		d := Describe(err)
+		st.Available, st.Message, st.Fix = false, d.Message, d.Fix
+	}
+	return st
 }
 
 // embedding is a vault's embedder together with the pin of its stored
 // vectors.
 type embedding struct {
-	e       embed.Embedder // nil: lexical only
-	warning string         // the configured embedder is not available
-	pin     store.Pin
-	pinned  bool
+	e      embed.Embedder // nil: lexical only
+	pin    store.Pin
+	pinned bool
 }
 
 // vectors reports whether the vault's stored vectors come from an embedder.
 func (em embedding) vectors() bool { return em.pinned && em.pin.Model != embed.None }
 
-// embedding returns v's embedder and pin, held to one rule: vectors are
-// only ever made and compared with the embedder they were made with.
-//   - An embedder other than the pinned one is refused (ErrInvalid, with
-//     the reindex that moves the vault to it), unless anyPin: a rebuild
-//     makes every vector again.
+// embedding returns v's embedder and pin, held to two rules:
+//   - Vectors are only ever made and compared with the embedder they were
+//     made with: an embedder other than the pinned one is refused
+//     (ErrInvalid, with the reindex that moves the vault to it), unless
+//     anyPin: a rebuild makes every vector again.
 //   - A configured embedder that is not available (a builtin model not
-//     installed) is refused for a write when the vault holds vectors
-//     (ErrUnavailable: the write would lack them); otherwise the vault is
-//     read, or written, lexically, and the warning says so.
-func (s *Service) embedding(ctx context.Context, v *Vault, op Op, anyPin bool) (embedding, error) {
-	e, warning, err := s.embedder(v)
+//     installed) is refused for reads and writes alike (ErrUnavailable,
+//     with what to do): a vault is never searched or indexed without its
+//     embedder unless the caller asks for lexical search (QueryRequest.Lexical).
+func (s *Service) embedding(ctx context.Context, v *Vault, anyPin bool) (embedding, error) {
+	e, err := s.vaultEmbedder(v)
 	if err != nil {
 		return embedding{}, err
 	}
@@ -116,12 +191,8 @@ func (s *Service) embedding(ctx context.Context, v *Vault, op Op, anyPin bool) (
 	if err != nil {
 		return embedding{}, err
 	}
-	em := embedding{e: e, warning: warning, pin: p, pinned: pinned}
-	switch {
-	case warning != "" && em.vectors() && op == Write:
-		return em, &Error{Kind: ErrUnavailable, Msg: warning + "; its vectors were made with it, so writes wait for it",
-			Fix: "install the model (ctxkit model install), or move the vault to another embedder: ctxkit vault reindex " + v.Name + " --embedding-model SPEC"}
-	case warning != "" || anyPin || !pinned:
+	em := embedding{e: e, pin: p, pinned: pinned}
+	if anyPin || !pinned {
 		return em, nil
 	}
 	spec := embed.None
@@ -149,13 +220,9 @@ type indexer struct {
 // indexerFor opens v's index with its embedder checked against the pin
 // (any pin, for a rebuild).
 func (s *Service) indexerFor(ctx context.Context, v *Vault, rebuild bool) (*indexer, error) {
-	em, err := s.embedding(ctx, v, Write, rebuild)
+	em, err := s.embedding(ctx, v, rebuild)
 	if err != nil {
 		return nil, err
-	}
-	if rebuild && em.warning != "" && em.vectors() {
-		return nil, &Error{Kind: ErrUnavailable, Msg: em.warning + "; a rebuild now would drop every vector",
-			Fix: "install the model (ctxkit model install), or rebuild with another embedder: ctxkit vault reindex " + v.Name + " --embedding-model SPEC"}
 	}
 	files, err := s.files(ctx, v)
 	if err != nil {
@@ -229,7 +296,7 @@ func (x *indexer) rebuild(ctx context.Context, c Caller, progress func(int, int,
 	switch {
 	case x.pinned:
 		pin = &x.pin
-	case x.e == nil && x.warning == "":
+	case x.e == nil:
 		pin = &store.Pin{Model: embed.None}
 	}
 	if err := x.s.reg.SetPin(ctx, x.v.ID, pin); err != nil {
@@ -241,7 +308,7 @@ func (x *indexer) rebuild(ctx context.Context, c Caller, progress func(int, int,
 
 // newReport returns an empty report of x's run.
 func (x *indexer) newReport() *IndexReport {
-	rep := &IndexReport{Embedder: embed.None, Failed: []FileError{}, Warning: x.warning}
+	rep := &IndexReport{Embedder: embed.None, Failed: []FileError{}}
 	if x.e != nil {
 		rep.Embedder = x.e.Spec()
 	}
@@ -252,7 +319,7 @@ func (x *indexer) newReport() *IndexReport {
 // it, "." for the whole vault) and drops from the index those gone from
 // it.
 func (x *indexer) run(ctx context.Context, c Caller, prefix string, force bool, action string, progress func(int, int, string)) (*IndexReport, error) {
-	if !x.pinned && x.e == nil && x.warning == "" {
+	if !x.pinned && x.e == nil {
 		// Pinned too: vectors added later would cover only changed files.
 		if err := x.setPin(ctx, store.Pin{Model: embed.None}); err != nil {
 			return nil, err

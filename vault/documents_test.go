@@ -135,29 +135,46 @@ func TestIndexHybridAndPinnedEmbedder(t *testing.T) {
 	wantErr(t, "an invalid spec", err, ErrInvalid)
 }
 
-// TestMissingEmbedderIsSaid: a vault pinned to a builtin model that is not
-// installed is searched lexically, and every answer says so.
-func TestMissingEmbedderIsSaid(t *testing.T) {
+// TestMissingEmbedderRefuses: a vault pinned to a builtin model that is
+// not installed is neither indexed nor searched nor written: each says so
+// (ErrUnavailable) with the command that installs the model. Before, index
+// and query went on lexically with a warning, which a CLI printed and a
+// script never saw.
+func TestMissingEmbedderRefuses(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
 	info := e.vault(t, CreateVaultRequest{Name: "notes", EmbeddingModel: "builtin:absent-model"})
 	writeFile(t, info.Path, "a.md", "# A\n\nalpha\n")
-	rep, err := e.svc.Index(ctx, Owner(), "notes", IndexRequest{}, nil)
-	if err != nil || rep.Warning == "" || rep.Indexed != 1 {
-		t.Fatalf("index: %+v %v", rep, err)
+	_, err := e.svc.Index(ctx, Owner(), "notes", IndexRequest{}, nil)
+	wantErr(t, "index", err, ErrUnavailable)
+	if d := Describe(err); !strings.Contains(d.Message, "builtin:absent-model") || !strings.Contains(d.Fix, "ctxkit model pull absent-model") {
+		t.Errorf("the refusal does not say what is missing and how to install it: %+v", d)
 	}
-	res, err := e.svc.Query(ctx, Owner(), "notes", QueryRequest{Query: "alpha"})
-	if err != nil || res.Mode != "lexical" || !strings.Contains(res.Warning, "builtin:absent-model") || len(res.Results) != 1 {
-		t.Fatalf("query: %+v %v", res, err)
+	_, err = e.svc.Query(ctx, Owner(), "notes", QueryRequest{Query: "alpha"})
+	wantErr(t, "query", err, ErrUnavailable)
+	if d := Describe(err); !strings.Contains(d.Fix, "--lexical") || !strings.Contains(d.Fix, "ctxkit vault reindex notes --embedding-model") {
+		t.Errorf("the query's refusal names no way out: %+v", d)
+	}
+	_, err = e.svc.WriteDoc(ctx, Owner(), "notes", "b.md", WriteDocRequest{Content: "# B\n\nbeta\n"})
+	wantErr(t, "write", err, ErrUnavailable)
+	if _, err := os.Stat(filepath.Join(info.Path, "b.md")); err == nil {
+		t.Error("the refused write left its file")
+	}
+	res, err := e.svc.Query(ctx, Owner(), "notes", QueryRequest{Query: "alpha", Lexical: true})
+	if err != nil || res.Mode != "lexical" || !strings.Contains(res.Warning, "not available") {
+		t.Fatalf("a lexical query, asked for: %+v %v", res, err)
+	}
+	st, err := e.svc.Embedder(ctx, Owner(), "notes")
+	if err != nil || st.Available || st.EmbeddingModel != "builtin:absent-model" || !strings.Contains(st.Fix, "ctxkit model pull absent-model") {
+		t.Errorf("Embedder: %+v %v", st, err)
 	}
 }
 
 // TestVectorsWaitForTheirEmbedder: when the embedder a vault's vectors were
-// made with is gone, queries go lexical and say so, while a write or a
-// rebuild (which would drop every vector) is refused as unavailable with
-// what to do. Before, a rebuild went on lexically and dropped the vectors
-// and the pin, and a write was refused as invalid with a fix that moved
-// the vault to no embedder.
+// made with is gone, queries, writes and rebuilds (which would drop every
+// vector) are refused as unavailable with what to do; a query that asks
+// for lexical search gets it, and says what it left out. Before, queries
+// went lexical on their own.
 func TestVectorsWaitForTheirEmbedder(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
@@ -170,21 +187,29 @@ func TestVectorsWaitForTheirEmbedder(t *testing.T) {
 		return nil, fmt.Errorf("%s: %w", spec, embed.ErrUnavailable)
 	}
 	gone, _ := e.open(t)
-	res, err := gone.Query(ctx, Owner(), "notes", QueryRequest{Query: "alpha"})
-	if err != nil || res.Mode != "lexical" || res.Warning == "" || len(res.Results) != 1 {
-		t.Errorf("query: %+v %v", res, err)
+	_, err := gone.Query(ctx, Owner(), "notes", QueryRequest{Query: "alpha"})
+	wantErr(t, "query", err, ErrUnavailable)
+	res, err := gone.Query(ctx, Owner(), "notes", QueryRequest{Query: "alpha", Lexical: true})
+	if err != nil || res.Mode != "lexical" || !strings.Contains(res.Warning, hashSpec) || len(res.Results) != 1 || res.Results[0].VectorRank != 0 {
+		t.Errorf("lexical query: %+v %v", res, err)
 	}
 	_, err = gone.WriteDoc(ctx, Owner(), "notes", "b.md", WriteDocRequest{Content: "# B\n\nbeta\n"})
 	wantErr(t, "write", err, ErrUnavailable)
 	_, err = gone.Index(ctx, Owner(), "notes", IndexRequest{Reindex: true}, nil)
 	wantErr(t, "rebuild", err, ErrUnavailable)
-	if d := Describe(err); !strings.Contains(d.Fix, "model install") {
+	if d := Describe(err); !strings.Contains(d.Fix, "ctxkit vault reindex notes --embedding-model") {
 		t.Errorf("the rebuild's refusal says nothing to do: %+v", d)
 	}
 	// The vectors are still there for the embedder when it is back.
 	res, err = e.svc.Query(ctx, Owner(), "notes", QueryRequest{Query: "alpha"})
-	if err != nil || res.Mode != "hybrid" {
+	if err != nil || res.Mode != "hybrid" || res.Warning != "" {
 		t.Errorf("with the embedder back: %+v %v", res, err)
+	}
+	// A lexical query with the embedder there searches words only, and
+	// says so.
+	res, err = e.svc.Query(ctx, Owner(), "notes", QueryRequest{Query: "alpha", Lexical: true})
+	if err != nil || res.Mode != "lexical" || strings.Contains(res.Warning, "not available") || len(res.Results) != 1 {
+		t.Errorf("lexical query with the embedder there: %+v %v", res, err)
 	}
 }
 
@@ -599,6 +624,52 @@ func TestBuiltinIsTheDefaultOnceInstalled(t *testing.T) {
 	res, err := e.svc.Query(ctx, Owner(), "after", QueryRequest{Query: "cat"})
 	if err != nil || res.Mode != "hybrid" || len(res.Results) != 1 || res.Results[0].VectorRank != 1 {
 		t.Errorf("hybrid query with the builtin model: %+v %v", res, err)
+	}
+}
+
+// TestSentenceTransformersNames: the names CtxVault and sentence-transformers
+// users give an embedder are the builtin embedder's spec, at creation and
+// when a vault moves; a model that is not installed is refused before the
+// vault moves to it, with the command that installs it (its own repo's
+// name), and one the builtin embedder cannot run is refused at once.
+func TestSentenceTransformersNames(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	for _, tc := range []struct{ name, spec string }{
+		{"all-MiniLM-L6-v2", "builtin:all-MiniLM-L6-v2"},
+		{"sentence-transformers/all-MiniLM-L12-v2", "builtin:all-MiniLM-L12-v2"},
+		{"BAAI/bge-small-en-v1.5", "builtin:bge-small-en-v1.5"},
+	} {
+		v := e.vault(t, CreateVaultRequest{Name: strings.NewReplacer("/", "-").Replace(tc.name), EmbeddingModel: tc.name})
+		if v.EmbeddingModel != tc.spec {
+			t.Errorf("%s: pinned %q, want %q", tc.name, v.EmbeddingModel, tc.spec)
+		}
+	}
+	_, err := e.svc.CreateVault(ctx, Owner(), CreateVaultRequest{Name: "mpnet", EmbeddingModel: "all-mpnet-base-v2"})
+	wantErr(t, "an MPNet model", err, ErrInvalid)
+	if d := Describe(err); d.Field != "embedding_model" || !strings.Contains(d.Message, "MPNet") || !strings.Contains(d.Message, "all-MiniLM-L6-v2") {
+		t.Errorf("the refusal does not say why nor what can be served: %+v", d)
+	}
+
+	e.vault(t, CreateVaultRequest{Name: "notes", EmbeddingModel: "none"})
+	_, err = e.svc.SetEmbeddingModel(ctx, Owner(), "notes", "BAAI/bge-small-en-v1.5")
+	wantErr(t, "move to a model not installed", err, ErrUnavailable)
+	if d := Describe(err); !strings.Contains(d.Fix, "ctxkit model pull BAAI/bge-small-en-v1.5") {
+		t.Errorf("the refusal does not say how to install it: %+v", d)
+	}
+	if v, err := e.svc.DescribeVault(ctx, Owner(), "notes"); err != nil || v.EmbeddingModel != "none" {
+		t.Fatalf("the refused move changed the vault: %+v %v", v, err)
+	}
+	dst := filepath.Join(e.svc.ModelsDir(), "bge-small-en-v1.5")
+	for _, f := range []string{"config.json", "tokenizer.json", "model.safetensors", "1_Pooling/config.json"} {
+		b, err := os.ReadFile(filepath.Join("embed", "bert", "testdata", "tiny", filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, dst, f, string(b))
+	}
+	if v, err := e.svc.SetEmbeddingModel(ctx, Owner(), "notes", "bge-small-en-v1.5"); err != nil || v.EmbeddingModel != "builtin:bge-small-en-v1.5" {
+		t.Fatalf("move to an installed model: %+v %v", v, err)
 	}
 }
 

@@ -161,12 +161,9 @@ func needID(field, id string) error {
 // (none included: statements are embedded all alike, or none is). An
 // episodic vault needs its embedder for reads too: its queries rank by it.
 func (s *Service) memory(ctx context.Context, v *Vault, op Op) (*episodic.Memory, error) {
-	em, err := s.embedding(ctx, v, op, false)
+	em, err := s.embedding(ctx, v, false)
 	if err != nil {
 		return nil, err
-	}
-	if em.warning != "" {
-		return nil, &Error{Kind: ErrUnavailable, Msg: em.warning, Fix: "install the model (ctxkit model install)"}
 	}
 	if !em.pinned && op == Write {
 		p := store.Pin{Model: embed.None}

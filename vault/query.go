@@ -18,6 +18,10 @@ type QueryRequest struct {
 	Query string `json:"query" jsonschema:"what you are looking for, in words likely to appear in the documents"`
 	// NResults defaults to DefaultQueryResults, at most MaxQueryResults.
 	NResults int `json:"n_results,omitempty" jsonschema:"how many passages, 1 to 100; default 5"`
+	// Lexical searches the words only (BM25), without the vault's
+	// embedder: the one way to search a vault whose embedder is not
+	// available, which is otherwise refused. The result's Mode says so.
+	Lexical bool `json:"lexical,omitempty" jsonschema:"search by words only, without the vault's embedder: for a vault whose embedder is not available, which is otherwise refused"`
 }
 
 // Passage is one passage a query found.
@@ -40,9 +44,11 @@ type Passage struct {
 type QueryResult struct {
 	Results []Passage `json:"results" jsonschema:"best first; empty when nothing matched"`
 	// Mode is "hybrid" (BM25 and vectors, fused by reciprocal rank) or
-	// "lexical" (no embedder).
+	// "lexical" (a vault without an embedder, or a query that asked for
+	// lexical search).
 	Mode string `json:"mode" jsonschema:"hybrid (words and meaning) or lexical (words only)"`
-	// Warning says what degraded (an embedder that is not available).
+	// Warning says what a lexical search asked for left out: the vault's
+	// embedder, and whether it is available.
 	Warning string `json:"warning,omitempty"`
 }
 
@@ -79,11 +85,34 @@ func (s *Service) Query(ctx context.Context, c Caller, name string, req QueryReq
 	if err != nil {
 		return nil, err
 	}
+	if req.Lexical {
+		return s.lexicalQuery(ctx, v, req.Query, n)
+	}
 	sr, err := s.searcher(ctx, v)
 	if err != nil {
 		return nil, err
 	}
 	return sr.query(ctx, req.Query, n)
+}
+
+// lexicalQuery searches v's words only, as asked, and says what that left
+// out when the vault has an embedder.
+func (s *Service) lexicalQuery(ctx context.Context, v *Vault, text string, n int) (*QueryResult, error) {
+	idx, err := s.b.Index(ctx, v.ID)
+	if err != nil {
+		return nil, err
+	}
+	res, err := (&searcher{idx: idx}).query(ctx, text, n)
+	if err != nil {
+		return nil, err
+	}
+	if spec := v.EmbeddingModel; spec != "" && spec != embed.None {
+		res.Warning = fmt.Sprintf("searched by words only, as asked, without the vault's embedder %s", spec)
+		if _, err := s.vaultEmbedder(v); err != nil {
+			res.Warning += " (" + Describe(err).Message + ")"
+		}
+	}
+	return res, nil
 }
 
 // searcher answers queries on one vault with its index open and, for a
@@ -95,7 +124,6 @@ func (s *Service) Query(ctx context.Context, c Caller, name string, req QueryReq
 type searcher struct {
 	idx     index.Index
 	e       embed.Embedder
-	warning string
 	vectors *index.Vectors // nil: lexical only
 	lexicon *index.Lexicon // nil: the index ranks
 }
@@ -173,9 +201,7 @@ func (s *Service) searcher(ctx context.Context, v *Vault) (*searcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sr.warning == "" { // one made without its embedder is made again until it is back
-		ps.s, ps.gen, ps.spec = sr, gen, v.EmbeddingModel
-	}
+	ps.s, ps.gen, ps.spec = sr, gen, v.EmbeddingModel
 	return sr, nil
 }
 
@@ -187,7 +213,7 @@ func (s *Service) forgetSearcher(vaultID string) {
 }
 
 func (s *Service) loadSearcher(ctx context.Context, v *Vault, withLexicon bool) (*searcher, error) {
-	em, err := s.embedding(ctx, v, Read, false)
+	em, err := s.embedding(ctx, v, false)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +221,7 @@ func (s *Service) loadSearcher(ctx context.Context, v *Vault, withLexicon bool) 
 	if err != nil {
 		return nil, err
 	}
-	sr := &searcher{idx: idx, warning: em.warning}
+	sr := &searcher{idx: idx}
 	// The vectors and the lexicon load side by side.
 	var wg sync.WaitGroup
 	var vecErr, lexErr error
@@ -233,7 +259,7 @@ func (sr *searcher) query(ctx context.Context, text string, n int) (*QueryResult
 	if err != nil {
 		return nil, err
 	}
-	res := &QueryResult{Mode: "lexical", Results: []Passage{}, Warning: sr.warning}
+	res := &QueryResult{Mode: "lexical", Results: []Passage{}}
 	var vector []index.Hit
 	if sr.vectors != nil {
 		res.Mode = "hybrid"

@@ -37,9 +37,9 @@ func TestValidEmbeddingModel(t *testing.T) {
 		ok   bool
 	}{
 		{"none", true}, {"builtin", true}, {"builtin:minilm", true}, {"ollama:nomic-embed-text", true},
-		{"openai:text-embedding-3-small", true}, {"ollama:library/x:latest", true},
+		{"openai:text-embedding-3-small", true}, {"ollama:library/x:latest", true}, {"all-MiniLM-L6-v2", true},
 		{"", false}, {"none:x", false}, {"ollama", false}, {"ollama:", false}, {"openai:a b", false},
-		{"cohere:x", false}, {"builtin:", false},
+		{"cohere:x", false}, {"builtin:", false}, {"all-mpnet-base-v2", false}, {"minilm", false},
 	} {
 		if err := ValidEmbeddingModel(tc.spec); (err == nil) != tc.ok {
 			t.Errorf("ValidEmbeddingModel(%q) = %v, want ok=%v", tc.spec, err, tc.ok)

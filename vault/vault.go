@@ -250,22 +250,22 @@ func validAgentName(name string) error {
 	return nil
 }
 
-// ValidEmbeddingModel checks an embedder spec's syntax: "none", "builtin",
-// "builtin:MODEL", "ollama:MODEL" or "openai:MODEL", MODEL without spaces.
-// Whether the model exists is checked when it is first used.
-func ValidEmbeddingModel(spec string) error {
-	sp, err := embed.ParseSpec(spec)
-	if err == nil {
-		canonical := sp.Provider
-		if sp.Model != "" {
-			canonical += ":" + sp.Model
-		}
-		if canonical != spec {
-			err = fmt.Errorf("embedding model %q: write it %s", spec, canonical)
-		}
-	}
+// EmbeddingModelSpec returns the spec a vault pins for what the user
+// called its embedder (embed.Resolve): a spec, "none", "builtin",
+// "builtin:MODEL", "ollama:MODEL" or "openai:MODEL" (MODEL without
+// spaces), or a sentence-transformers model name such as
+// all-MiniLM-L6-v2, which is the builtin embedder's. Whether the model is
+// installed is checked when it is used.
+func EmbeddingModelSpec(name string) (string, error) {
+	spec, err := embed.Resolve(name)
 	if err != nil {
-		return invalid("embedding_model", "%v", err)
+		return "", invalid("embedding_model", "%v", err)
 	}
-	return nil
+	return spec, nil
+}
+
+// ValidEmbeddingModel checks what EmbeddingModelSpec takes.
+func ValidEmbeddingModel(name string) error {
+	_, err := EmbeddingModelSpec(name)
+	return err
 }

@@ -43,6 +43,14 @@ func modelsDir() (string, error) {
 // modelDir checks a model name and returns its folder: NAME or the last
 // part of OWNER/NAME.
 func modelDir(name string) (repo, local, dir string, err error) {
+	if m, ok := embed.LookupModel(name); ok {
+		// A known name: its own repo (bge-small-en-v1.5 is BAAI's), or
+		// why the builtin embedder cannot run it.
+		if _, err := embed.Resolve(name); err != nil {
+			return "", "", "", err
+		}
+		name = m.Repo
+	}
 	repo, err = hub.RepoID(name)
 	if err != nil {
 		return "", "", "", err
@@ -99,7 +107,7 @@ func runModelPull(ctx context.Context, opts *ModelPullOptions, streams IO) error
 		return nil
 	}
 	hopts := hub.Options{Revision: opts.Revision}
-	if f, ok := streams.Err.(*os.File); ok && isTerminal(f) {
+	if f := progressTerminal(streams); f != nil {
 		hopts.Progress = progressBar(f)
 	}
 	res, err := hub.Download(ctx, repo, dir, hopts)
@@ -112,42 +120,6 @@ func runModelPull(ctx context.Context, opts *ModelPullOptions, streams IO) error
 	}
 	fmt.Fprintf(streams.Out, "use it with --embedding-model builtin:%s\n", local)
 	return nil
-}
-
-// progressBar draws one line per file on a terminal, redrawn when the
-// percentage changes.
-func progressBar(f *os.File) func(file string, done, total int64) {
-	last := map[string]int64{}
-	return func(file string, done, total int64) {
-		if total <= 0 {
-			fmt.Fprintf(f, "\r\033[K%s %s", file, byteSize(done))
-			return
-		}
-		pct := done * 100 / total
-		if p, ok := last[file]; ok && p == pct {
-			return
-		}
-		last[file] = pct
-		const width = 30
-		bar := strings.Repeat("=", int(pct*width/100)) + strings.Repeat(" ", width-int(pct*width/100))
-		fmt.Fprintf(f, "\r\033[K%-22s [%s] %3d%% %s/%s", file, bar, pct, byteSize(done), byteSize(total))
-		if done == total {
-			fmt.Fprintln(f)
-		}
-	}
-}
-
-// byteSize formats a byte count.
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 func fileList(files map[string]int64) string {

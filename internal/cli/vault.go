@@ -86,7 +86,7 @@ func newVaultInitCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 	fl.StringVar(&opts.Path, "path", "", "vault folder (relative to the working directory); default .ctxkit/vaults/NAME, or $CTXKIT_HOME/vaults/NAME with --global")
 	fl.BoolVar(&opts.Global, "global", false, "record the vault in $CTXKIT_HOME, visible from every project")
 	fl.BoolVar(&opts.Restricted, "restricted", false, "only the owner and attached agents may use the vault")
-	fl.StringVar(&opts.EmbeddingModel, "embedding-model", "", "embedder for semantic and episodic vaults: none, builtin, ollama:MODEL or openai:MODEL (default: builtin once installed, else none)")
+	fl.StringVar(&opts.EmbeddingModel, "embedding-model", "", "embedder for semantic and episodic vaults: none, builtin[:MODEL], ollama:MODEL, openai:MODEL, or a sentence-transformers name such as all-MiniLM-L6-v2 (default: builtin once installed, else none)")
 	return cmd
 }
 
@@ -116,6 +116,9 @@ func runVaultInit(ctx context.Context, v *vaults, opts *VaultInitOptions, stream
 			"which new semantic vaults then use; or set --embedding-model builtin, ollama:MODEL or openai:MODEL at init)")
 	case info.EmbeddingModel != "":
 		fmt.Fprintf(w, "embedding model: %s\n", info.EmbeddingModel)
+		if st, err := v.svc.Embedder(ctx, v.caller, info.Name); err == nil && !st.Available {
+			fmt.Fprintf(w, "not installed yet: index and query refuse to run until it is; %s\n", st.Fix)
+		}
 	}
 	if info.Restricted {
 		fmt.Fprintf(w, "restricted: only you until agents are attached (ctxkit vault attach %s AGENT)\n", info.Name)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ctxkit/ctxkit/vault"
 )
@@ -57,13 +58,8 @@ func newVaultIndexCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 
 func runVaultIndex(ctx context.Context, v *vaults, opts *VaultIndexOptions, streams IO) error {
 	var progress func(done, total int, path string)
-	if f, ok := streams.Err.(*os.File); ok && isTerminal(f) && !opts.JSON {
-		progress = func(done, total int, path string) {
-			fmt.Fprintf(f, "\r\033[K[%d/%d] %s", done, total, path)
-			if done == total {
-				fmt.Fprintln(f)
-			}
-		}
+	if f := progressTerminal(streams); f != nil && !opts.JSON {
+		progress = countProgress(f)
 	}
 	if opts.From != "" {
 		return runVaultUpload(ctx, v, opts, progress, streams)
@@ -143,19 +139,13 @@ func printIndexReport(rep *vault.IndexReport, streams IO) error {
 	return nil
 }
 
-// isTerminal reports whether f is a character device (a terminal), for
-// the progress line.
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
 // VaultQueryOptions are the inputs of `ctxkit vault query`.
 type VaultQueryOptions struct {
-	Vault string
-	Text  string
-	N     int
-	JSON  bool
+	Vault   string
+	Text    string
+	N       int
+	Lexical bool
+	JSON    bool
 }
 
 func newVaultQueryCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
@@ -165,7 +155,9 @@ func newVaultQueryCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 		Short: "Search a semantic vault",
 		Long: "Search the vault's index: BM25 and, when the vault has an embedder, vector similarity, fused by " +
 			"reciprocal rank. Each result names its file, heading path, page and chunk, with each signal's rank " +
-			"and score. No match is an empty list.",
+			"and score. No match is an empty list. A vault whose embedder is not available here is refused (exit " +
+			"status 1) with what to do: it is never searched by words only behind your back; --lexical does that " +
+			"on purpose. --limit is -n's other name (CtxVault's).",
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Vault, opts.Text = args[0], strings.Join(args[1:], " ")
@@ -173,13 +165,27 @@ func newVaultQueryCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVarP(&opts.N, "n", "n", vault.DefaultQueryResults, fmt.Sprintf("how many results (1 to %d)", vault.MaxQueryResults))
+	fl.IntVarP(&opts.N, "n", "n", vault.DefaultQueryResults, fmt.Sprintf("how many results (1 to %d; also --limit)", vault.MaxQueryResults))
+	flagAlias(fl, "limit", "n")
+	fl.BoolVar(&opts.Lexical, "lexical", false, "search by words only, without the vault's embedder (for a vault whose embedder is not available)")
 	fl.BoolVar(&opts.JSON, "json", false, "print the results as JSON")
 	return cmd
 }
 
+// flagAlias makes --alias another name of the flag name: one flag, one
+// value, the help listing name only (its usage names the alias).
+func flagAlias(fl *pflag.FlagSet, alias, name string) {
+	prev := fl.GetNormalizeFunc()
+	fl.SetNormalizeFunc(func(f *pflag.FlagSet, n string) pflag.NormalizedName {
+		if n == alias {
+			n = name
+		}
+		return prev(f, n)
+	})
+}
+
 func runVaultQuery(ctx context.Context, v *vaults, opts *VaultQueryOptions, streams IO) error {
-	res, err := v.svc.Query(ctx, v.caller, opts.Vault, vault.QueryRequest{Query: opts.Text, NResults: opts.N})
+	res, err := v.svc.Query(ctx, v.caller, opts.Vault, vault.QueryRequest{Query: opts.Text, NResults: opts.N, Lexical: opts.Lexical})
 	if err != nil {
 		return err
 	}
@@ -189,7 +195,7 @@ func runVaultQuery(ctx context.Context, v *vaults, opts *VaultQueryOptions, stre
 	switch {
 	case res.Warning != "":
 		fmt.Fprintln(streams.Err, "warning:", res.Warning)
-	case res.Mode == "lexical":
+	case res.Mode == "lexical" && !opts.Lexical:
 		fmt.Fprintln(streams.Err, "lexical search only: the vault has no embedder")
 	}
 	if len(res.Results) == 0 {

@@ -103,15 +103,16 @@ func NewServer(svc *vault.Service, opts Options) *mcp.Server {
 	adapter := mcpadapter.New(opts.Engine, mcpadapter.Options{Threshold: opts.Threshold, Server: ServerName,
 		PerSession: opts.perSession, Logger: opts.Logger})
 	s := mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "ctxkit vaults", Version: opts.Version},
-		&mcp.ServerOptions{Instructions: instructions + " " + adapter.Instructions(), SchemaCache: opts.schemas})
+		&mcp.ServerOptions{Instructions: instructions + " " + aliasNote + " " + adapter.Instructions(), SchemaCache: opts.schemas})
 	srv := &server{svc: svc, caller: c, log: opts.Logger, recheck: opts.Recheck}
 	if srv.log == nil {
 		srv.log = slog.New(slog.DiscardHandler)
 	}
+	srv.addWarmupTool(s)
 	srv.addVaultTools(s)
 	srv.addEpisodeTools(s)
 	adapter.Install(s)
-	s.AddReceivingMiddleware(srv.ownResults, srv.explainErrors, srv.checkCaller)
+	s.AddReceivingMiddleware(srv.ownResults, srv.explainErrors, srv.checkCaller, srv.ctxvaultArgs)
 	return s
 }
 
