@@ -106,6 +106,9 @@ func TestModelPullFromHub(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "installed tiny-bert from acme/tiny-bert@v1 (commit abc123)") || !strings.Contains(out, "sha256 checked: model.safetensors") {
 		t.Fatalf("pull: %d %s %s", code, out, errOut)
 	}
+	if strings.Contains(errOut, "\r") || strings.Contains(errOut, "%") {
+		t.Errorf("a pull whose standard error is not a terminal drew progress: %q", errOut)
+	}
 	if code, out, _ := ctxkit(t, "model", "embed", "tiny-bert", "hello"); code != 0 || !strings.HasPrefix(out, "[\n  [") {
 		t.Errorf("embed: %d %s", code, out)
 	}

@@ -392,8 +392,9 @@ func newVaultReindexCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 		Use:   "reindex VAULT [--path P] [--embedding-model SPEC]",
 		Short: "Rebuild a semantic vault's index, optionally with another embedding model",
 		Long: "Process the vault's documents again even if unchanged: the whole index, rebuilt, or only --path. " +
-			"--embedding-model pins another embedder first (none, ollama:MODEL, openai:MODEL, builtin); the whole " +
-			"index is then rebuilt with it.",
+			"--embedding-model pins another embedder first (none, builtin[:MODEL], ollama:MODEL, openai:MODEL, or a " +
+			"sentence-transformers name such as all-MiniLM-L6-v2, which is the builtin embedder's); one that is not " +
+			"installed is refused, the vault unchanged. The whole index is then rebuilt with it.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Vault = args[0]

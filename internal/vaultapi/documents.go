@@ -2,6 +2,7 @@ package vaultapi
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/ctxkit/ctxkit/vault"
 )
@@ -25,6 +26,9 @@ type ReindexRequest struct {
 func (a *api) documentRoutes() []route {
 	rw := []int{http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound}
 	ro := []int{http.StatusBadRequest, http.StatusNotFound}
+	// What indexes or searches needs the vault's embedder: 503 when it
+	// is not available.
+	embeds := func(codes ...int) []int { return append(slices.Clone(codes), http.StatusServiceUnavailable) }
 	return []route{
 		handle("GET", "/v1/vaults/{vault}/documents", "listDocuments", "documents",
 			"List the indexed documents of a semantic vault", http.StatusOK, ro,
@@ -38,7 +42,7 @@ func (a *api) documentRoutes() []route {
 				return orNil(a.svc.ReadDoc(req.Context(), caller(req), req.PathValue("vault"), req.PathValue("path")))
 			}, a),
 		handle("PUT", "/v1/vaults/{vault}/documents/{path...}", "writeDocument", "documents",
-			"Write a document and index it at once", http.StatusOK, append(rw, http.StatusConflict),
+			"Write a document and index it at once", http.StatusOK, embeds(append(rw, http.StatusConflict)...),
 			func(w http.ResponseWriter, req *http.Request, _ *none, b *vault.WriteDocRequest) (vault.WriteDocResult, int, error) {
 				return orNil(a.svc.WriteDoc(req.Context(), caller(req), req.PathValue("vault"), req.PathValue("path"), *b))
 			}, a),
@@ -52,18 +56,18 @@ func (a *api) documentRoutes() []route {
 				return DeleteDocResponse{Deleted: del}, 0, err
 			}, a),
 		handle("POST", "/v1/vaults/{vault}/index", "indexVault", "documents",
-			"Bring a semantic vault's index in step with its files", http.StatusOK, rw,
+			"Bring a semantic vault's index in step with its files", http.StatusOK, embeds(rw...),
 			func(w http.ResponseWriter, req *http.Request, _ *none, b *vault.IndexRequest) (*vault.IndexReport, int, error) {
 				return orNil(a.svc.Index(req.Context(), caller(req), req.PathValue("vault"), *b, nil))
 			}, a),
 		handle("POST", "/v1/vaults/{vault}/reindex", "reindexVault", "documents",
-			"Rebuild a semantic vault's index, or process one path again", http.StatusOK, rw,
+			"Rebuild a semantic vault's index, or process one path again", http.StatusOK, embeds(rw...),
 			func(w http.ResponseWriter, req *http.Request, _ *none, b *ReindexRequest) (*vault.IndexReport, int, error) {
 				return orNil(a.svc.Index(req.Context(), caller(req), req.PathValue("vault"),
 					vault.IndexRequest{Path: b.Path, Reindex: true}, nil))
 			}, a),
 		handle("POST", "/v1/vaults/{vault}/query", "queryVault", "documents",
-			"Search a semantic vault: BM25 and, with an embedder, vector similarity", http.StatusOK, ro,
+			"Search a semantic vault: BM25 and, with an embedder, vector similarity", http.StatusOK, embeds(ro...),
 			func(w http.ResponseWriter, req *http.Request, _ *none, b *vault.QueryRequest) (*vault.QueryResult, int, error) {
 				return orNil(a.svc.Query(req.Context(), caller(req), req.PathValue("vault"), *b))
 			}, a),

@@ -31,8 +31,10 @@ type ImportResponse struct {
 
 func (a *api) episodeRoutes() []route {
 	const base = "/v1/vaults/{vault}/episodes"
-	ro := []int{http.StatusBadRequest, http.StatusNotFound}
-	rw := []int{http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusConflict}
+	// 503: every episode route opens the vault with its embedder, which
+	// may not be available.
+	ro := []int{http.StatusBadRequest, http.StatusNotFound, http.StatusServiceUnavailable}
+	rw := []int{http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable}
 	name := func(req *http.Request) string { return req.PathValue("vault") }
 	id := func(req *http.Request) string { return req.PathValue("id") }
 	return []route{
@@ -48,7 +50,7 @@ func (a *api) episodeRoutes() []route {
 			}, a),
 		handle("POST", base+"/query", "queryEpisodes", "episodes",
 			"Query what the vault holds at valid_at as it believed it at known_at", http.StatusOK,
-			[]int{http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound}, // 403: reinforce through a read-only grant
+			[]int{http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusServiceUnavailable}, // 403: reinforce through a read-only grant
 			func(w http.ResponseWriter, req *http.Request, _ *none, b *vault.QueryEpisodesRequest) (vault.QueryEpisodesResult, int, error) {
 				return orNil(a.svc.QueryEpisodes(req.Context(), caller(req), name(req), *b))
 			}, a),

@@ -39,8 +39,9 @@ var argAliases = map[string]map[string]string{
 const aliasNote = "Arguments may also be given by CtxVault's names: vault_name for vault, file_path for path, " +
 	"skill_name for name, top_k for n_results, generated_by (write_doc) for metadata.generated_by."
 
-// ctxvaultArgs rewrites a tool call's CtxVault argument names to ctxkit's.
-// Both names of one argument with different values are refused, naming
+// ctxvaultArgs rewrites a tool call's CtxVault argument names to ctxkit's,
+// and leaves out arguments given as null, as CtxVault's Python signatures
+// take None for "not given". Both names of one argument with different values are refused, naming
 // both; arguments that are not a JSON object are left for the SDK to
 // refuse.
 func (s *server) ctxvaultArgs(next mcp.MethodHandler) mcp.MethodHandler {
@@ -71,6 +72,12 @@ func renameArgs(tool string, raw json.RawMessage) (json.RawMessage, error) {
 		return raw, nil
 	}
 	changed := false
+	for k, v := range args {
+		if string(v) == "null" { // CtxVault's optional arguments default to None: null is left out
+			delete(args, k)
+			changed = true
+		}
+	}
 	aliases := maps.Clone(argAliases["*"])
 	maps.Copy(aliases, argAliases[tool])
 	for _, alias := range slices.Sorted(maps.Keys(aliases)) {
@@ -115,7 +122,7 @@ func putMeta(args map[string]json.RawMessage, key string, v json.RawMessage) err
 		return &vault.Error{Kind: vault.ErrInvalid, Field: key, Msg: key + " must be a string", Fix: "give who wrote the document, like \"claude\""}
 	}
 	meta := map[string]json.RawMessage{}
-	if m, ok := args["metadata"]; ok && string(m) != "null" {
+	if m, ok := args["metadata"]; ok {
 		if json.Unmarshal(m, &meta) != nil {
 			return nil // the SDK refuses the metadata's type
 		}

@@ -251,7 +251,7 @@ func (c *client) callErr(t *testing.T, tool string, args map[string]any) toolErr
 // allTools are the vault tools; every one declares an output schema.
 var allTools = []string{"list_vaults", "query", "write_doc", "list_docs", "read_doc", "delete_doc", "list_skills", "read_skill",
 	"write_skill", "write_episode", "query_episodes", "get_episode", "episode_history", "invalidate_episode",
-	"supersede_episode", "revise_episode", "confirm_episode", "dispute_episodes", "list_entities"}
+	"supersede_episode", "revise_episode", "confirm_episode", "dispute_episodes", "list_entities", "warmup_status"}
 
 // offloadTools are tools of the offload adapter that explore a stored
 // document.
@@ -293,7 +293,8 @@ func TestToolsList(t *testing.T) {
 		props    []string
 		required []string
 	}{
-		{"query", []string{"vault", "query", "n_results"}, []string{"vault", "query"}},
+		{"query", []string{"vault", "query", "n_results", "lexical"}, []string{"vault", "query"}},
+		{"warmup_status", nil, nil},
 		{"write_doc", []string{"vault", "path", "content", "overwrite", "metadata"}, []string{"vault", "path", "content"}},
 		{"delete_doc", []string{"vault", "path"}, []string{"vault", "path"}},
 		{"write_skill", []string{"vault", "name", "description", "instructions", "overwrite"}, []string{"vault", "name", "description", "instructions"}},
@@ -485,6 +486,9 @@ func testHappyPath(t *testing.T, f *fixture) {
 		t.Errorf("reinforce is not audited: %v", f.audit(t, pubEpisodes))
 	}
 
+	if w := c.call(t, "warmup_status", nil); w["ready"] != true || w["status"] != "ready" {
+		t.Errorf("warmup_status = %v", w)
+	}
 	for _, tool := range allTools {
 		if !c.called[tool] {
 			t.Errorf("%s was not called: its output was not checked against its schema", tool)
