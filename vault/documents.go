@@ -108,7 +108,7 @@ func (s *Service) vaultEmbedder(v *Vault) (embed.Embedder, error) {
 	if errors.As(err, &ve) && ve.Kind == ErrUnavailable {
 		out := *ve
 		out.Field = "" // not an argument of the call that needed it
-		out.Msg = fmt.Sprintf("vault %q is pinned to the embedder %s, which is not available here; nothing is searched or indexed without it", v.Name, v.EmbeddingModel)
+		out.Msg = fmt.Sprintf("vault %q is pinned to the embedder %s, which is not available here: the vault is not indexed or searched without it", v.Name, v.EmbeddingModel)
 		if v.Type == Semantic {
 			out.Fix += fmt.Sprintf("; or move the vault to another embedder: ctxkit vault reindex %s --embedding-model SPEC; "+
 				"or search its words only, on purpose: ctxkit vault query %s --lexical (lexical: true)", v.Name, v.Name)

@@ -108,8 +108,8 @@ func (s *Service) lexicalQuery(ctx context.Context, v *Vault, text string, n int
 	}
 	if spec := v.EmbeddingModel; spec != "" && spec != embed.None {
 		res.Warning = fmt.Sprintf("searched by words only, as asked, without the vault's embedder %s", spec)
-		if _, err := s.vaultEmbedder(v); err != nil {
-			res.Warning += " (" + Describe(err).Message + ")"
+		if _, err := s.vaultEmbedder(v); errors.Is(err, ErrUnavailable) {
+			res.Warning += ", which is not available here"
 		}
 	}
 	return res, nil
