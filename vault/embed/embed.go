@@ -2,7 +2,8 @@
 // named by a spec — "none", "builtin", "ollama:MODEL" or "openai:MODEL" —
 // chosen when a vault is created and pinned in its config with the vectors'
 // dimension, so that a vault is never queried with vectors of another
-// model.
+// model. Resolve turns the names people give embedders, sentence-transformers
+// model names such as all-MiniLM-L6-v2 among them, into specs (names.go).
 //
 // The remote embedders speak the servers' own wire formats, with net/http
 // rather than an SDK: Ollama's POST /api/embed and the OpenAI-compatible
