@@ -36,8 +36,9 @@ type SkillDoc struct {
 	// Name is the skill's name under the Agent Skills rules (a slug).
 	Name string `json:"name"`
 	// DisplayName is the name as people wrote it, when that is not Name
-	// ("Weekly Engineering Update" for weekly-engineering-update); it is
-	// kept in the frontmatter's metadata under DisplayNameKey.
+	// ("Weekly Engineering Update" for weekly-engineering-update); the
+	// file keeps it in its frontmatter's metadata under DisplayNameKey,
+	// which Metadata leaves out.
 	DisplayName  string            `json:"display_name,omitempty"`
 	Description  string            `json:"description"`
 	License      string            `json:"license,omitempty"`
@@ -131,6 +132,11 @@ func ParseSkill(data []byte, defaultName string) (*SkillDoc, error) {
 	}
 	s := &SkillDoc{Name: strings.TrimSpace(fm.Name), Description: strings.TrimSpace(fm.Description), License: fm.License, Metadata: fm.Metadata,
 		DisplayName: strings.TrimSpace(fm.Metadata[DisplayNameKey]), Instructions: strings.TrimSpace(body)}
+	// The display name is a field of its own, not other metadata.
+	delete(s.Metadata, DisplayNameKey)
+	if len(s.Metadata) == 0 {
+		s.Metadata = nil
+	}
 	if s.Name == "" {
 		s.Name = defaultName
 	}

@@ -163,7 +163,7 @@ func TestSkillDisplayName(t *testing.T) {
 		t.Fatal(err)
 	}
 	if w.Name != "weekly-engineering-update" || w.DisplayName != "Weekly Engineering Update" || w.Path != "weekly-engineering-update/SKILL.md" ||
-		w.Metadata[DisplayNameKey] != "Weekly Engineering Update" {
+		w.Metadata != nil {
 		t.Fatalf("written: %+v", w)
 	}
 	for _, name := range []string{"weekly-engineering-update", "Weekly Engineering Update", "weekly engineering update", "WEEKLY-ENGINEERING-UPDATE"} {
@@ -174,6 +174,10 @@ func TestSkillDisplayName(t *testing.T) {
 	}
 	_, err = e.svc.WriteSkill(ctx, Owner(), "howto", "weekly engineering update", WriteSkillRequest{Description: "d", Instructions: "x"})
 	wantErr(t, "the same slug again", err, ErrExists)
+	data, err := os.ReadFile(filepath.Join(e.root, ".ctxkit", "vaults", "howto", w.Path))
+	if err != nil || !strings.Contains(string(data), "metadata:\n    display-name: Weekly Engineering Update\n") {
+		t.Errorf("the file keeps the display name in its metadata: %q %v", data, err)
+	}
 	// A valid name keeps no display name.
 	if w, err := e.svc.WriteSkill(ctx, Owner(), "howto", "triage", WriteSkillRequest{Description: "d", Instructions: "x"}); err != nil || w.DisplayName != "" || w.Metadata != nil {
 		t.Errorf("a valid name: %+v %v", w, err)
