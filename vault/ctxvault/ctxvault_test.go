@@ -118,7 +118,7 @@ func TestImport(t *testing.T) {
 	l := project(t, e.Root)
 	e.Agent(t, "alice")
 	rep := importAll(t, e, home, Options{})
-	if rep.Failed() != 0 || len(rep.Vaults) != 3 {
+	if rep.NotImported() != 0 || len(rep.Vaults) != 3 {
 		t.Fatalf("report: %+v", rep)
 	}
 	vs := byName(t, rep)
@@ -224,7 +224,7 @@ func TestImportTwice(t *testing.T) {
 	l := project(t, e.Root)
 	importAll(t, e, home, Options{Copy: true})
 	rep := importAll(t, e, home, Options{Copy: true})
-	if rep.Failed() != 0 {
+	if rep.NotImported() != 0 {
 		t.Fatalf("again: %+v", rep)
 	}
 	for _, v := range rep.Vaults {
@@ -242,7 +242,7 @@ func TestImportTwice(t *testing.T) {
 	writeFile(t, filepath.Join(e.Root, ".ctxvault", "vaults", "howto", "triage.md"), "---\nname: Triage\ndescription: Sort issues.\n---\nLabel them.\n")
 	rep = importAll(t, e, home, Options{Copy: true})
 	vs = byName(t, rep)
-	if rep.Failed() != 0 || vs["memory"].Episodes != 1 || vs["howto"].Skills != 1 {
+	if rep.NotImported() != 0 || vs["memory"].Episodes != 1 || vs["howto"].Skills != 1 {
 		t.Fatalf("after more: %+v %+v", vs["memory"].ImportReport, vs["howto"].ImportReport)
 	}
 	got, err := e.Svc.Episode(ctx, vault.Owner(), "memory", erin)
@@ -281,7 +281,7 @@ func TestDryRun(t *testing.T) {
 	project(t, e.Root)
 	rep := importAll(t, e, home, Options{DryRun: true, Copy: true})
 	vs := byName(t, rep)
-	if rep.Failed() != 0 || !rep.DryRun || vs["notes"].Docs != 1 || vs["howto"].Skills != 2 || len(vs["howto"].Problems) != 2 ||
+	if rep.NotImported() != 0 || !rep.DryRun || vs["notes"].Docs != 1 || vs["howto"].Skills != 2 || len(vs["howto"].Problems) != 2 ||
 		!slices.Equal(vs["howto"].MissingAgents, []string{"alice", "bob"}) || vs["memory"].Episodes != 5 || vs["memory"].Versions != 8 {
 		t.Fatalf("plan: %+v", rep)
 	}
@@ -335,7 +335,7 @@ func TestUnreadable(t *testing.T) {
 	newCVDB(t, filepath.Join(cv, "vaults", "fine", "episodes.db"), 1).write(ep{content: "fine"}, day("2026-03-01T00:00:00Z"))
 	rep := importAll(t, e, home, Options{})
 	vs := byName(t, rep)
-	if rep.Failed() != 5 || vs["fine"].Failed() || vs["fine"].Episodes != 1 {
+	if rep.NotImported() != 5 || vs["fine"].NotImported() || vs["fine"].Episodes != 1 {
 		t.Fatalf("report: %+v", rep)
 	}
 	for name, want := range map[string]string{"garbage": "not a", "badrow": "before valid_from", "gone": "its folder", "weird": "graph", "bad name": "name"} {
@@ -359,7 +359,7 @@ func TestUnreadable(t *testing.T) {
 	writeConfig(t, filepath.Join(e2.Root, DirName), map[string]any{"memory": entryOf("episodic", "memory", false)})
 	newCVDB(t, filepath.Join(e2.Root, DirName, "vaults", "memory", "episodes.db"), 1).write(ep{content: "x"}, day("2026-03-01T00:00:00Z"))
 	rep = importAll(t, e2, home2, Options{EmbeddingModel: "ollama:broken"})
-	if rep.Failed() != 1 || rep.Vaults[0].Error == "" {
+	if rep.NotImported() != 1 || rep.Vaults[0].Error == "" {
 		t.Fatalf("report: %+v", rep.Vaults)
 	}
 	if all, _ := e2.Svc.ListVaults(ctx, vault.Owner()); len(all) != 0 {
@@ -374,7 +374,7 @@ func TestUnreadable(t *testing.T) {
 		t.Errorf("a failed import left %d marks", keys)
 	}
 	// Fixed, it imports.
-	if rep := importAll(t, e2, home2, Options{}); rep.Failed() != 0 || rep.Vaults[0].Episodes != 1 {
+	if rep := importAll(t, e2, home2, Options{}); rep.NotImported() != 0 || rep.Vaults[0].Episodes != 1 {
 		t.Errorf("after the fix: %+v", rep.Vaults[0])
 	}
 }
@@ -387,7 +387,7 @@ func TestConflict(t *testing.T) {
 	e.Vault(t, vault.CreateVaultRequest{Name: "memory", Type: vault.Episodic, Scope: vault.Local})
 	rep := importAll(t, e, home, Options{})
 	vs := byName(t, rep)
-	if rep.Failed() != 1 || vs["memory"].Action != vault.ImportSkip || !strings.Contains(vs["memory"].Reason, "not imported from here") {
+	if rep.NotImported() != 1 || vs["memory"].Action != vault.ImportSkip || !strings.Contains(vs["memory"].Reason, "not imported from here") {
 		t.Fatalf("report: %+v", vs["memory"].ImportReport)
 	}
 	if st, err := e.Svc.EpisodeStats(ctx, vault.Owner(), "memory", ""); err != nil || st.Total != 0 {
@@ -458,7 +458,7 @@ func TestImportCorpus(t *testing.T) {
 		}
 		rep := importAll(t, e, home, Options{Copy: copy})
 		v := rep.Vaults[0]
-		if rep.Failed() != 0 || v.Index == nil || v.Index.Indexed != n || len(v.Index.Failed) != 0 || v.Docs != n {
+		if rep.NotImported() != 0 || v.Index == nil || v.Index.Indexed != n || len(v.Index.Failed) != 0 || v.Docs != n {
 			t.Fatalf("copy=%v: %+v %+v", copy, v.ImportReport, v.Index)
 		}
 		res, err := e.Svc.Query(ctx, vault.Owner(), "research", vault.QueryRequest{Query: "retrieval augmented generation"})

@@ -42,9 +42,9 @@ type VaultReport struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Failed reports whether the vault was not imported: an error, or a
+// NotImported reports whether the vault was not imported: an error, or a
 // conflict with a vault of ctxkit's.
-func (r VaultReport) Failed() bool {
+func (r VaultReport) NotImported() bool {
 	return r.Error != "" || r.Action == vault.ImportSkip
 }
 
@@ -54,11 +54,11 @@ type Report struct {
 	Vaults []VaultReport `json:"vaults"`
 }
 
-// Failed counts the vaults not imported.
-func (r *Report) Failed() int {
+// NotImported counts the vaults not imported.
+func (r *Report) NotImported() int {
 	n := 0
 	for i := range r.Vaults {
-		if r.Vaults[i].Failed() {
+		if r.Vaults[i].NotImported() {
 			n++
 		}
 	}
