@@ -61,6 +61,16 @@ func newImportCtxVaultCmd(g *globals, streams IO) *cobra.Command {
 			if len(args) == 1 {
 				opts.Dir = args[0]
 			}
+			// The store is opened once CtxVault's project is found (it is
+			// the project root); a store that cannot be is refused first.
+			if err := noPasswordInFlag("--store", g.store); err != nil {
+				return err
+			}
+			if url := g.storeURL(); url != "" {
+				if err := schemes.Check(url); err != nil {
+					return err
+				}
+			}
 			return runImportCtxVault(cmd.Context(), opts, func(ctx context.Context, p workPaths) (*vaults, error) {
 				return g.openVaultsAt(ctx, p, nil, false)
 			}, streams)

@@ -42,6 +42,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/ctxkit/ctxkit/vault"
 )
@@ -233,6 +234,30 @@ func entry(name string, scope vault.Scope, root string, e Entry) Vault {
 		v.Err = fmt.Errorf("%v: ctxkit does not take this name", vault.ValidName(name))
 	case v.Dir == "":
 		v.Err = errors.New("the entry has no vault_path")
+	case scope == vault.Local && (!inside(root, v.Dir) || v.DB != "" && !inside(root, v.DB)):
+		// A project's config is committed with it: it must not lead the
+		// import to files outside the project (CtxVault keeps them in).
+		v.Err = fmt.Errorf("its vault_path or db_path leads outside the project %s, which a project's config may not", root)
 	}
 	return v
+}
+
+// inside reports whether p, its links resolved as far as it exists, is
+// root or lies in it.
+func inside(root, p string) bool {
+	r, err := filepath.Rel(realPath(root), realPath(p))
+	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
+}
+
+// realPath is p with the links of its longest existing prefix resolved.
+func realPath(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	parent := filepath.Dir(p)
+	if parent == p {
+		return p
+	}
+	return filepath.Join(realPath(parent), filepath.Base(p))
 }

@@ -417,6 +417,23 @@ func TestFind(t *testing.T) {
 	if v := s[0].Vaults[0]; v.Dir != filepath.Join(proj, ".ctxvault", "vaults", "l") || v.DB != filepath.Join(proj, ".ctxvault", "vaults", "l", "episodes.db") || v.Type != vault.Episodic {
 		t.Errorf("local vault: %+v", v)
 	}
+	// A project's config leads nowhere outside the project.
+	outside := map[string]any{"type": "semantic", "vault_path": "../../secrets"}
+	linked := map[string]any{"type": "semantic", "vault_path": "link/docs"}
+	if err := os.Symlink(home, filepath.Join(proj, "link")); err != nil {
+		t.Fatal(err)
+	}
+	abs := map[string]any{"type": "episodic", "vault_path": ".ctxvault/vaults/e", "db_path": filepath.Join(home, "x.db")}
+	writeConfig(t, filepath.Join(proj, DirName), map[string]any{"a": outside, "b": linked, "c": abs})
+	s, err = Find(deep, home)
+	if err != nil || len(s) != 2 || len(s[0].Vaults) != 3 {
+		t.Fatalf("outside: %+v %v", s, err)
+	}
+	for _, v := range s[0].Vaults {
+		if v.Err == nil || !strings.Contains(v.Err.Error(), "outside the project") {
+			t.Errorf("vault %s leads outside: %+v", v.Name, v)
+		}
+	}
 	writeFile(t, filepath.Join(proj, DirName, "config.json"), "{not json")
 	if _, err := Find(deep, home); err == nil {
 		t.Error("a config that is not JSON was read")
