@@ -148,14 +148,17 @@ func (s *Service) ImportVault(ctx context.Context, c Caller, req ImportRequest, 
 		return rep, s.fill(ctx, c, v, &req, rep, progress)
 	}
 	rep.Action = ImportCreate
+	dir := ""
+	if !s.b.Hosted() {
+		dir, _ = s.vaultDir(req.Vault.Scope, req.Vault.Name, req.Vault.Path)
+	}
 	if req.DryRun {
-		rep.Path = req.Vault.Path
+		rep.Path = dir
 		return rep, s.fill(ctx, c, nil, &req, rep, progress)
 	}
 	// A folder that is there already is not this import's to delete.
 	folderWas := true
-	if !s.b.Hosted() {
-		dir, _ := s.vaultDir(req.Vault.Scope, req.Vault.Name, req.Vault.Path)
+	if dir != "" {
 		_, serr := os.Stat(dir)
 		folderWas = serr == nil
 	}
@@ -306,7 +309,7 @@ func (s *Service) importAgents(ctx context.Context, c Caller, v *Vault, req *Imp
 	if req.DryRun || v == nil || !v.Restricted || len(add) == 0 {
 		return nil
 	}
-	_, err = s.update(ctx, c, v.Name, "attach", "agents="+strings.Join(add, ","), nil, func(r *store.VaultRecord) error {
+	_, err = s.updateVault(ctx, c, v, "attach", "agents="+strings.Join(add, ","), nil, func(r *store.VaultRecord) error {
 		if r.Grants == nil {
 			r.Grants = map[string]store.Grant{}
 		}

@@ -484,3 +484,61 @@ func TestImportCorpus(t *testing.T) {
 		}
 	}
 }
+
+// A global vault of the same name as a local one is imported into the
+// global scope, with its own agents, never into the local one that hides
+// it.
+func TestLocalAndGlobal(t *testing.T) {
+	ctx := context.Background()
+	e, home := env(t, vaulttest.Options{})
+	project(t, e.Root)
+	gdir := filepath.Join(home, DirName, "vaults", "howto")
+	writeConfig(t, filepath.Join(home, DirName), map[string]any{"howto": map[string]any{"type": "skill", "vault_path": gdir, "db_path": nil,
+		"restricted": true, "allowed_agents": []string{"carol"}}})
+	writeFile(t, filepath.Join(gdir, "review.md"), "---\nname: Review\ndescription: Review a change.\n---\nRead it.\n")
+	for range 2 { // the second time adds nothing, and changes no grant
+		if rep := importAll(t, e, home, Options{}); rep.NotImported() != 0 || len(rep.Vaults) != 4 {
+			t.Fatalf("report: %+v", rep)
+		}
+	}
+	all, err := e.Svc.ListVaults(ctx, vault.Owner())
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents := map[vault.Scope][]string{}
+	for _, v := range all {
+		if v.Name == "howto" {
+			for _, g := range v.Agents {
+				agents[v.Scope] = append(agents[v.Scope], g.Agent)
+			}
+		}
+	}
+	if !slices.Equal(agents[vault.Local], []string{"alice", "bob"}) || !slices.Equal(agents[vault.Global], []string{"carol"}) {
+		t.Errorf("agents: %v", agents)
+	}
+}
+
+// On a store that hosts its vaults, documents are copied and every vault
+// is global.
+func TestImportHosted(t *testing.T) {
+	for _, scheme := range []string{"hosted", "postgres"} {
+		t.Run(scheme, func(t *testing.T) {
+			ctx := context.Background()
+			e, home := env(t, vaulttest.Options{Scheme: scheme})
+			l := project(t, e.Root)
+			rep := importAll(t, e, home, Options{})
+			vs := byName(t, rep)
+			if rep.NotImported() != 0 || vs["notes"].InPlace || vs["notes"].Docs != 1 || vs["notes"].Scope != vault.Global || len(vs["notes"].Notes) != 1 {
+				t.Fatalf("report: %+v", vs["notes"].ImportReport)
+			}
+			res, err := e.Svc.Query(ctx, vault.Owner(), "notes", vault.QueryRequest{Query: "cloud bill"})
+			if err != nil || len(res.Results) == 0 {
+				t.Errorf("query: %+v %v", res, err)
+			}
+			checkHistory(t, e, l)
+			if rep := importAll(t, e, home, Options{}); rep.NotImported() != 0 || byName(t, rep)["notes"].DocsPresent != 1 {
+				t.Errorf("again: %+v", rep)
+			}
+		})
+	}
+}

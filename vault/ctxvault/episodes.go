@@ -370,8 +370,7 @@ func record(r *Row) (*episodic.Record, error) {
 func ordered(recs []*episodic.Record, byID map[string]*episodic.Record) ([]*episodic.Record, error) {
 	out := make([]*episodic.Record, 0, len(recs))
 	state := make(map[string]int, len(recs)) // 1 visiting, 2 done
-	var visit func(r *episodic.Record) error
-	visit = func(r *episodic.Record) error {
+	visit := func(r *episodic.Record) error {
 		// A chain is walked back iteratively: chains may be long.
 		var chain []*episodic.Record
 		for cur := r; cur != nil && state[cur.Statement.ID] == 0; {

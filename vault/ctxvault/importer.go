@@ -130,6 +130,11 @@ func request(ctx context.Context, svc *vault.Service, src *Source, v *Vault, o O
 	if v.Type != vault.Skill {
 		req.Vault.EmbeddingModel = o.EmbeddingModel
 	}
+	if svc.Hosted() && v.Scope == vault.Local {
+		// Such a store keeps one set of vaults for every machine.
+		req.Vault.Scope, vr.Scope = vault.Global, vault.Global
+		vr.Notes = append(vr.Notes, "the store hosts its vaults for every machine: the project's vault is imported as a global one")
+	}
 	switch v.Type {
 	case vault.Semantic:
 		fi, err := os.Stat(v.Dir)
