@@ -293,7 +293,9 @@ func (s *Service) importAgents(ctx context.Context, c Caller, v *Vault, req *Imp
 	var add []string
 	for _, a := range req.Agents {
 		if err := validAgentName(a); err != nil {
-			return err
+			// Left out: the vault stays closed to it, which is safe.
+			rep.Failed = append(rep.Failed, FileError{Path: "agent " + a, Error: Describe(err).Message})
+			continue
 		}
 		if slices.Contains(rep.Agents, a) {
 			continue
@@ -302,7 +304,7 @@ func (s *Service) importAgents(ctx context.Context, c Caller, v *Vault, req *Imp
 		if !slices.ContainsFunc(agents, func(r store.AgentRecord) bool { return r.Name == a }) {
 			rep.MissingAgents = append(rep.MissingAgents, a)
 		}
-		if _, granted := v.grant(a); !granted {
+		if !v.granted(a) {
 			add = append(add, a)
 		}
 	}
@@ -321,13 +323,13 @@ func (s *Service) importAgents(ctx context.Context, c Caller, v *Vault, req *Imp
 	return err
 }
 
-// grant is agent's grant on v (none when v is nil).
-func (v *Vault) grant(agent string) (Grant, bool) {
+// granted reports whether agent has a grant on v (none when v is nil).
+func (v *Vault) granted(agent string) bool {
 	if v == nil {
-		return Grant{}, false
+		return false
 	}
-	g, ok := v.Agents[agent]
-	return g, ok
+	_, ok := v.Agents[agent]
+	return ok
 }
 
 // importDocs copies req's documents into the semantic vault v (or, in a

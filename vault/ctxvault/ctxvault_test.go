@@ -32,7 +32,7 @@ func project(t *testing.T, root string) late {
 	cv := filepath.Join(root, DirName)
 	writeConfig(t, cv, map[string]any{
 		"notes":  entryOf("semantic", "notes", false),
-		"howto":  entryOf("skill", "howto", true, "alice", "bob"),
+		"howto":  entryOf("skill", "howto", true, "alice", "bob", "not an agent"),
 		"memory": entryOf("episodic", "memory", false),
 	})
 	notes := filepath.Join(cv, "vaults", "notes")
@@ -143,7 +143,8 @@ func TestImport(t *testing.T) {
 	// Skills: named as written, the duplicate and the broken file reported;
 	// the agents attached, bob named as missing.
 	howto := vs["howto"]
-	if howto.Skills != 2 || len(howto.Problems) != 2 || !slices.Equal(howto.Agents, []string{"alice", "bob"}) || !slices.Equal(howto.MissingAgents, []string{"bob"}) {
+	if howto.Skills != 2 || len(howto.Problems) != 2 || !slices.Equal(howto.Agents, []string{"alice", "bob"}) || !slices.Equal(howto.MissingAgents, []string{"bob"}) ||
+		len(howto.Failed) != 1 || howto.Failed[0].Path != "agent not an agent" {
 		t.Errorf("howto: %+v problems %v", howto.ImportReport, howto.Problems)
 	}
 	for _, name := range []string{"Weekly Engineering Update", "weekly-engineering-update"} {
