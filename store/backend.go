@@ -85,16 +85,24 @@ type Schemes map[string]Opener
 // a bare file path (no scheme, or a one-letter Windows drive), which is
 // "sqlite:PATH".
 func (s Schemes) Open(ctx context.Context, url string, opts Options) (Backend, error) {
-	scheme, rest := SplitURL(url)
-	open, ok := s[scheme]
-	if !ok {
-		return nil, fmt.Errorf("%w %q in %q (known: %s)", ErrUnknownScheme, scheme, Redact(url), strings.Join(slices.Sorted(maps.Keys(s)), ", "))
+	if err := s.Check(url); err != nil {
+		return nil, err
 	}
-	b, err := open(ctx, rest, opts)
+	scheme, rest := SplitURL(url)
+	b, err := s[scheme](ctx, rest, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", Redact(url), err)
 	}
 	return b, nil
+}
+
+// Check refuses a URL of a scheme s does not know (ErrUnknownScheme),
+// without opening anything.
+func (s Schemes) Check(url string) error {
+	if scheme, _ := SplitURL(url); s[scheme] == nil {
+		return fmt.Errorf("%w %q in %q (known: %s)", ErrUnknownScheme, scheme, Redact(url), strings.Join(slices.Sorted(maps.Keys(s)), ", "))
+	}
+	return nil
 }
 
 // SplitURL splits a store URL into its scheme and the rest. A string

@@ -302,6 +302,11 @@ func (s *Service) update(ctx context.Context, c Caller, name, action, detail str
 	if err != nil {
 		return VaultInfo{}, err
 	}
+	return s.updateVault(ctx, c, v, action, detail, check, fn)
+}
+
+// updateVault is update on the vault v.
+func (s *Service) updateVault(ctx context.Context, c Caller, v *Vault, action, detail string, check func(*Vault) error, fn func(*store.VaultRecord) error) (VaultInfo, error) {
 	if err := s.ownerOnly(ctx, c, v, action); err != nil {
 		return VaultInfo{}, err
 	}

@@ -10,9 +10,11 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/ctxkit/ctxkit/store"
 )
@@ -31,7 +33,13 @@ const (
 // SkillDoc is one procedure of a skill vault: a markdown file whose YAML
 // frontmatter names and describes it, followed by its instructions.
 type SkillDoc struct {
-	Name         string            `json:"name"`
+	// Name is the skill's name under the Agent Skills rules (a slug).
+	Name string `json:"name"`
+	// DisplayName is the name as people wrote it, when that is not Name
+	// ("Weekly Engineering Update" for weekly-engineering-update); the
+	// file keeps it in its frontmatter's metadata under DisplayNameKey,
+	// which Metadata leaves out.
+	DisplayName  string            `json:"display_name,omitempty"`
 	Description  string            `json:"description"`
 	License      string            `json:"license,omitempty"`
 	AllowedTools []string          `json:"allowed_tools,omitempty"`
@@ -55,6 +63,54 @@ type SkillReport struct {
 
 var skillName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
+// DisplayNameKey is the frontmatter metadata key that keeps a skill's name
+// as people wrote it, when that is not a valid skill name.
+const DisplayNameKey = "display-name"
+
+// SkillSlug is the name a skill is stored under for a name as people write
+// it: "Weekly Engineering Update" is weekly-engineering-update. Letters are
+// lowercased and stripped of accents, every run of other characters is one
+// hyphen, and none is left at either end. The result may still break the
+// rules (empty, over 64 characters), which WriteSkill reports.
+func SkillSlug(name string) string {
+	var b strings.Builder
+	hyphen := false
+	for _, r := range norm.NFKD.String(strings.TrimSpace(name)) {
+		r = unicode.ToLower(r)
+		switch {
+		case unicode.Is(unicode.Mn, r):
+			// an accent, decomposed from its letter
+		case r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+			if hyphen && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			hyphen = false
+			b.WriteRune(r)
+		default:
+			hyphen = true
+		}
+	}
+	return b.String()
+}
+
+// skillSlug is the stored name of a skill written as name, and its
+// display name when that differs: a name that looks like a path is
+// refused rather than turned into another one.
+func skillSlug(name string) (slug, display string, err error) {
+	display = strings.TrimSpace(name)
+	if strings.ContainsAny(display, "/\\") || strings.HasPrefix(display, ".") {
+		return "", "", fmt.Errorf("skill name %q looks like a path: name the skill, like weekly-report or \"Weekly Report\"", display)
+	}
+	slug = SkillSlug(display)
+	if slug == "" && display != "" {
+		return "", "", fmt.Errorf("skill name %q has no letter or digit", display)
+	}
+	if slug == display {
+		display = ""
+	}
+	return slug, display, nil
+}
+
 // frontmatter is a skill file's header as written.
 type frontmatter struct {
 	Name         string            `yaml:"name"`
@@ -69,34 +125,18 @@ type frontmatter struct {
 // letters, digits and single hyphens, at most 64 characters (defaultName
 // when the frontmatter has none), and a description of at most 1,024.
 func ParseSkill(data []byte, defaultName string) (*SkillDoc, error) {
-	if len(data) > maxSkillBytes {
-		return nil, fmt.Errorf("over %d bytes", maxSkillBytes)
-	}
-	if !utf8.Valid(data) {
-		return nil, errors.New("not UTF-8 text")
-	}
-	text := strings.ReplaceAll(strings.TrimPrefix(string(data), "\ufeff"), "\r\n", "\n")
-	lines := strings.SplitAfter(text, "\n")
-	if len(lines) == 0 || strings.TrimSpace(lines[0]) != "---" {
-		return nil, errors.New("no frontmatter: the file must start with a '---' line, then name and description, then '---'")
-	}
-	end := -1
-	for i := 1; i < len(lines); i++ {
-		if strings.TrimSpace(lines[i]) == "---" {
-			end = i
-			break
-		}
-	}
-	if end < 0 {
-		return nil, errors.New("the frontmatter has no closing '---' line")
-	}
-	header := strings.Join(lines[1:end], "")
-	body := strings.Join(lines[end+1:], "")
 	var fm frontmatter
-	if err := yaml.Unmarshal([]byte(header), &fm); err != nil {
-		return nil, fmt.Errorf("frontmatter: %w", err)
+	body, err := SplitFrontmatter(data, &fm)
+	if err != nil {
+		return nil, err
 	}
-	s := &SkillDoc{Name: strings.TrimSpace(fm.Name), Description: strings.TrimSpace(fm.Description), License: fm.License, Metadata: fm.Metadata, Instructions: strings.TrimSpace(body)}
+	s := &SkillDoc{Name: strings.TrimSpace(fm.Name), Description: strings.TrimSpace(fm.Description), License: fm.License, Metadata: fm.Metadata,
+		DisplayName: strings.TrimSpace(fm.Metadata[DisplayNameKey]), Instructions: strings.TrimSpace(body)}
+	// The display name is a field of its own, not other metadata.
+	delete(s.Metadata, DisplayNameKey)
+	if len(s.Metadata) == 0 {
+		s.Metadata = nil
+	}
 	if s.Name == "" {
 		s.Name = defaultName
 	}
@@ -109,6 +149,38 @@ func ParseSkill(data []byte, defaultName string) (*SkillDoc, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// SplitFrontmatter reads a markdown file with YAML frontmatter (between
+// "---" lines; a BOM and CRLF line ends are accepted): the header is
+// decoded into fm, and the body after it returned. A file over the size
+// limit of a skill, or not UTF-8, is refused.
+func SplitFrontmatter(data []byte, fm any) (body string, err error) {
+	if len(data) > maxSkillBytes {
+		return "", fmt.Errorf("over %d bytes", maxSkillBytes)
+	}
+	if !utf8.Valid(data) {
+		return "", errors.New("not UTF-8 text")
+	}
+	text := strings.ReplaceAll(strings.TrimPrefix(string(data), "\ufeff"), "\r\n", "\n")
+	lines := strings.SplitAfter(text, "\n")
+	if len(lines) == 0 || strings.TrimSpace(lines[0]) != "---" {
+		return "", errors.New("no frontmatter: the file must start with a '---' line, then name and description, then '---'")
+	}
+	end := -1
+	for i := 1; i < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) == "---" {
+			end = i
+			break
+		}
+	}
+	if end < 0 {
+		return "", errors.New("the frontmatter has no closing '---' line")
+	}
+	if err := yaml.Unmarshal([]byte(strings.Join(lines[1:end], "")), fm); err != nil {
+		return "", fmt.Errorf("frontmatter: %w", err)
+	}
+	return strings.Join(lines[end+1:], ""), nil
 }
 
 // allowedTools reads allowed-tools, a space-separated string or a list.
@@ -233,7 +305,9 @@ func (s *Service) readSkill(ctx context.Context, v *Vault, files store.Files, re
 	return sk, nil
 }
 
-// Skill returns one skill of a skill vault with its instructions.
+// Skill returns one skill of a skill vault with its instructions, found
+// by its name or by its display name as people write it ("Weekly
+// Engineering Update" finds weekly-engineering-update), case-insensitively.
 func (s *Service) Skill(ctx context.Context, c Caller, name, skill string) (*SkillDoc, error) {
 	v, err := s.open(ctx, c, name, Read, "read-skill", skill, Skill)
 	if err != nil {
@@ -243,30 +317,48 @@ func (s *Service) Skill(ctx context.Context, c Caller, name, skill string) (*Ski
 	if err != nil {
 		return nil, err
 	}
-	want := strings.ToLower(strings.TrimSpace(skill))
-	for _, sk := range rep.Skills {
-		if sk.Name == want {
-			files, err := s.files(ctx, v)
-			if err != nil {
-				return nil, err
-			}
-			return s.readSkill(ctx, v, files, sk.Path)
+	if sk := findSkill(rep.Skills, skill); sk != nil {
+		files, err := s.files(ctx, v)
+		if err != nil {
+			return nil, err
 		}
+		return s.readSkill(ctx, v, files, sk.Path)
 	}
 	return nil, &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("no skill %q in vault %q", skill, v.Name), Field: "name",
 		Fix: "list the vault's skills to see their names"}
 }
 
+// findSkill is the skill named want: by its name, as SkillSlug makes it
+// of want, else by its display name, case-insensitively.
+func findSkill(skills []SkillDoc, want string) *SkillDoc {
+	want = strings.TrimSpace(want)
+	slug := SkillSlug(want)
+	for i := range skills {
+		if skills[i].Name == slug {
+			return &skills[i]
+		}
+	}
+	for i := range skills {
+		if skills[i].DisplayName != "" && strings.EqualFold(skills[i].DisplayName, want) {
+			return &skills[i]
+		}
+	}
+	return nil
+}
+
 // WriteSkillRequest is a skill written into a skill vault, under a name
-// the operation gives: lowercase letters, digits and single hyphens, at
-// most 64 characters, like review-pull-request.
+// the operation gives: a name under the Agent Skills rules (lowercase
+// letters, digits and single hyphens, at most 64 characters, like
+// review-pull-request), or a name as people write it ("Review Pull
+// Request"), stored under its slug (SkillSlug) with the name as written
+// kept as its display name.
 type WriteSkillRequest struct {
 	Description  string `json:"description" jsonschema:"what the skill does and when to use it, at most 1024 characters"`
 	Instructions string `json:"instructions" jsonschema:"the procedure, in Markdown"`
 	Overwrite    bool   `json:"overwrite,omitempty" jsonschema:"replace an existing skill of that name; without it an existing one is refused"`
 }
 
-// WriteSkill writes a skill in the Agent Skills layout (NAME/SKILL.md),
+// WriteSkill writes a skill in the Agent Skills layout (SLUG/SKILL.md),
 // atomically; an existing skill of that name is refused (ErrExists) unless
 // Overwrite is set.
 func (s *Service) WriteSkill(ctx context.Context, c Caller, name, skillName string, req WriteSkillRequest) (*SkillDoc, error) {
@@ -274,7 +366,16 @@ func (s *Service) WriteSkill(ctx context.Context, c Caller, name, skillName stri
 	if err != nil {
 		return nil, err
 	}
-	skill, desc := strings.TrimSpace(skillName), strings.TrimSpace(req.Description)
+	return s.writeSkill(ctx, c, v, skillName, req)
+}
+
+// writeSkill is WriteSkill on the skill vault v, once opened.
+func (s *Service) writeSkill(ctx context.Context, c Caller, v *Vault, skillName string, req WriteSkillRequest) (*SkillDoc, error) {
+	skill, display, err := skillSlug(skillName)
+	if err != nil {
+		return nil, invalid("name", "%v", err)
+	}
+	desc := strings.TrimSpace(req.Description)
 	if err := checkSkill(skill, desc); err != nil {
 		field := "name"
 		if checkSkill(skill, "x") == nil {
@@ -311,7 +412,11 @@ func (s *Service) WriteSkill(ctx context.Context, c Caller, name, skillName stri
 			}
 		}
 	}
-	header, err := yaml.Marshal(frontmatter{Name: skill, Description: desc})
+	fm := frontmatter{Name: skill, Description: desc}
+	if display != "" {
+		fm.Metadata = map[string]string{DisplayNameKey: display}
+	}
+	header, err := yaml.Marshal(fm)
 	if err != nil {
 		return nil, err
 	}

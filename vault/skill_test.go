@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,7 +108,7 @@ func TestSkillVault(t *testing.T) {
 	}
 	_, err = e.svc.WriteSkill(ctx, Owner(), "howto", "deploy", WriteSkillRequest{Description: "d", Instructions: "x"})
 	wantErr(t, "write over an existing skill", err, ErrExists)
-	for _, bad := range []string{"Bad Name", ".hidden", "../x", strings.Repeat("a", 65)} {
+	for _, bad := range []string{"!!!", ".hidden", "../x", `a\b`, strings.Repeat("a", 65), strings.Repeat("Ab ", 30)} {
 		_, err := e.svc.WriteSkill(ctx, Owner(), "howto", bad, WriteSkillRequest{Description: "d", Instructions: "x"})
 		wantErr(t, "skill name "+bad, err, ErrInvalid)
 	}
@@ -148,5 +149,53 @@ func TestWriteSkillRefusesBeforeWriting(t *testing.T) {
 	_, err = e.svc.WriteSkill(ctx, Owner(), "howto", "fine", WriteSkillRequest{Description: strings.Repeat("d", 2000), Instructions: "x"})
 	if d := Describe(err); d.Class != ClassInvalid || d.Field != "description" {
 		t.Errorf("a long description: %+v", d)
+	}
+}
+
+// A skill named as people write it is stored under its slug, keeps the
+// name as written, and is found by either, case-insensitively.
+func TestSkillDisplayName(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.vault(t, CreateVaultRequest{Name: "howto", Type: Skill})
+	w, err := e.svc.WriteSkill(ctx, Owner(), "howto", "  Weekly Engineering Update ", WriteSkillRequest{Description: "Write the weekly update.", Instructions: "Collect, then summarise."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Name != "weekly-engineering-update" || w.DisplayName != "Weekly Engineering Update" || w.Path != "weekly-engineering-update/SKILL.md" ||
+		w.Metadata != nil {
+		t.Fatalf("written: %+v", w)
+	}
+	for _, name := range []string{"weekly-engineering-update", "Weekly Engineering Update", "weekly engineering update", "WEEKLY-ENGINEERING-UPDATE"} {
+		sk, err := e.svc.Skill(ctx, Owner(), "howto", name)
+		if err != nil || sk.Name != "weekly-engineering-update" || sk.Instructions != "Collect, then summarise." {
+			t.Errorf("read as %q: %+v %v", name, sk, err)
+		}
+	}
+	_, err = e.svc.WriteSkill(ctx, Owner(), "howto", "weekly engineering update", WriteSkillRequest{Description: "d", Instructions: "x"})
+	wantErr(t, "the same slug again", err, ErrExists)
+	data, err := os.ReadFile(filepath.Join(e.root, ".ctxkit", "vaults", "howto", w.Path))
+	if err != nil || !strings.Contains(string(data), "metadata:\n    display-name: Weekly Engineering Update\n") {
+		t.Errorf("the file keeps the display name in its metadata: %q %v", data, err)
+	}
+	// A valid name keeps no display name.
+	if w, err := e.svc.WriteSkill(ctx, Owner(), "howto", "triage", WriteSkillRequest{Description: "d", Instructions: "x"}); err != nil || w.DisplayName != "" || w.Metadata != nil {
+		t.Errorf("a valid name: %+v %v", w, err)
+	}
+}
+
+func TestSkillSlug(t *testing.T) {
+	for in, want := range map[string]string{
+		"Weekly Engineering Update": "weekly-engineering-update",
+		"deploy":                    "deploy",
+		"  Café  Notes (v2) ":       "cafe-notes-v2",
+		"Über_straße--plan":         "uber-stra-e-plan",
+		"--x--":                     "x",
+		"!!!":                       "",
+		"日本語":                       "",
+	} {
+		if got := SkillSlug(in); got != want {
+			t.Errorf("SkillSlug(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -57,63 +57,17 @@ func (s *Service) UploadDocs(ctx context.Context, c Caller, name string, from fs
 			return nil, err
 		}
 	}
-	files, err := s.files(ctx, v)
-	if err != nil {
-		return nil, err
-	}
 	limit, take := int64(MaxDocBytes), extract.Supported
 	if v.Type == Skill {
 		limit, take = maxSkillBytes, isSkillFile
 	}
 	rep := &UploadReport{Failed: []FileError{}}
-	var paths []string
-	err = fs.WalkDir(from, ".", func(p string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil && p == ".":
-			return err
-		case err != nil:
-			rep.Failed = append(rep.Failed, FileError{Path: p, Error: hidePaths(err)})
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		case p == ".":
-			return nil
-		case strings.HasPrefix(d.Name(), "."):
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		case !d.IsDir() && take(p):
-			paths = append(paths, p)
-		}
-		return nil
-	})
+	paths, err := folderFiles(from, take, &rep.Failed)
 	if err != nil {
-		return nil, fmt.Errorf("read the folder to upload: %s", hidePaths(err))
+		return nil, err
 	}
-	for _, p := range paths {
-		if err := ctx.Err(); err != nil {
-			return rep, err
-		}
-		data, err := readUpload(from, p, limit)
-		if errors.Is(err, errSkip) {
-			continue
-		}
-		if err == nil {
-			var rel string
-			if _, rel, err = s.resolve(v, p); err == nil {
-				err = files.Write(ctx, rel, data, true)
-				if err != nil && !errors.Is(err, store.ErrExists) && !errors.Is(err, store.ErrInvalidPath) {
-					return rep, fmt.Errorf("upload %s into vault %q: %w", p, v.Name, err)
-				}
-			}
-		}
-		if err != nil {
-			rep.Failed = append(rep.Failed, FileError{Path: p, Error: hidePaths(err)})
-			continue
-		}
-		rep.Uploaded++
+	if rep.Uploaded, _, err = s.copyFiles(ctx, v, from, paths, limit, true, &rep.Failed); err != nil {
+		return rep, err
 	}
 	s.audit(ctx, v, c, "upload", "", fmt.Sprintf("uploaded=%d failed=%d", rep.Uploaded, len(rep.Failed)))
 	if v.Type == Skill {
@@ -122,6 +76,44 @@ func (s *Service) UploadDocs(ctx context.Context, c Caller, name string, from fs
 	}
 	rep.Index, err = x.run(ctx, c, ".", false, "index", progress)
 	return rep, err
+}
+
+// copyFiles copies the files paths of from into v, each of at most limit
+// bytes. A file of a path v has is replaced when overwrite is set, and
+// otherwise left alone and counted in present. A file that cannot be read,
+// or whose path the vault refuses, is reported in failed; any other error
+// stops the copy.
+func (s *Service) copyFiles(ctx context.Context, v *Vault, from fs.FS, paths []string, limit int64, overwrite bool, failed *[]FileError) (copied, present int, err error) {
+	files, err := s.files(ctx, v)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return copied, present, err
+		}
+		data, err := readUpload(from, p, limit)
+		if errors.Is(err, errSkip) {
+			continue
+		}
+		if err == nil {
+			var rel string
+			if _, rel, err = s.resolve(v, p); err == nil {
+				if err = files.Write(ctx, rel, data, overwrite); err != nil && !errors.Is(err, store.ErrExists) && !errors.Is(err, store.ErrInvalidPath) {
+					return copied, present, fmt.Errorf("copy %s into vault %q: %w", p, v.Name, err)
+				}
+			}
+		}
+		switch {
+		case err == nil:
+			copied++
+		case errors.Is(err, store.ErrExists) && !overwrite:
+			present++
+		default:
+			*failed = append(*failed, FileError{Path: p, Error: hidePaths(err)})
+		}
+	}
+	return copied, present, nil
 }
 
 // errSkip marks a path of the folder to upload that is not a file (a link

@@ -73,7 +73,7 @@ func newRoot(streams IO) *cobra.Command {
 	root.AddCommand(newClientCmds(streams)...)
 	root.AddCommand(newWrapCmd(g, streams))
 	root.AddGroup(&cobra.Group{ID: "vaults", Title: "Vaults (memory for agents):"})
-	root.AddCommand(newVaultCmd(g, streams), newAgentCmd(g, streams))
+	root.AddCommand(newVaultCmd(g, streams), newAgentCmd(g, streams), newImportCmd(g, streams))
 	root.AddCommand(newMCPCmd(g, streams), newServeCmd(g, streams))
 	root.AddCommand(newGuardCmd(g, streams))
 	root.AddCommand(newModelCmd(streams))

@@ -21,6 +21,7 @@ var storeArgs = map[string][]string{
 	"ctxkit agent list":          nil,
 	"ctxkit agent revoke":        {"a"},
 	"ctxkit guard":               {"--listen", "127.0.0.1:0"},
+	"ctxkit import ctxvault":     nil,
 	"ctxkit mcp":                 nil,
 	"ctxkit offload call":        {"result_read_page", "{}"},
 	"ctxkit offload drop":        {"w"},

@@ -51,6 +51,11 @@ func (g *globals) openVaults(ctx context.Context, f *vaultFlags, keep bool) (*va
 	if err != nil {
 		return nil, err
 	}
+	return g.openVaultsAt(ctx, p, f, keep)
+}
+
+// openVaultsAt is openVaults with the paths given.
+func (g *globals) openVaultsAt(ctx context.Context, p workPaths, f *vaultFlags, keep bool) (*vaults, error) {
 	b, err := g.openBackendAt(ctx, p, keep)
 	if err != nil {
 		return nil, err

@@ -672,7 +672,7 @@ func (a *api) compatRoutes() []route {
 				if err := compatVault(b.VaultName); err != nil {
 					return compatWriteSkillResponse{}, 0, err
 				}
-				name := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(b.SkillName)), " ", "-")
+				name := b.SkillName // the core stores a name as people write it under its slug
 				sk, err := a.svc.WriteSkill(req.Context(), caller(req), b.VaultName, name, vault.WriteSkillRequest{
 					Description: b.Description, Instructions: b.Instructions, Overwrite: b.Overwrite == nil || *b.Overwrite})
 				if err != nil {

@@ -572,7 +572,7 @@ func TestSkillRoutes(t *testing.T) {
 	e.want(e.do("a", "PUT", "/v1/vaults/skills/skills/brew-tea", body), 409, "write again")
 	body["overwrite"] = true
 	e.want(e.do("a", "PUT", "/v1/vaults/skills/skills/brew-tea", body), 200, "overwrite")
-	e.want(e.do("a", "PUT", "/v1/vaults/skills/skills/Bad_Name", body), 400, "bad name")
+	e.want(e.do("a", "PUT", "/v1/vaults/skills/skills/!!!", body), 400, "a name without a letter or digit")
 	e.want(e.do("a", "PUT", "/v1/vaults/skills/skills/x", map[string]any{"instructions": "x"}), 400, "no description")
 	e.want(e.do("a", "PUT", "/v1/vaults/docs/skills/x", body), 400, "semantic vault")
 	list := e.want(e.do("a", "GET", "/v1/vaults/skills/skills", nil), 200, "list").json(t)

@@ -537,7 +537,7 @@ func TestToolErrors(t *testing.T) {
 		{"read_doc", map[string]any{"vault": pubDocs}, "invalid", "", "path"},
 		{"delete_doc", map[string]any{"vault": pubDocs, "path": "missing.md"}, "not_found", "path", "missing.md"},
 		{"read_skill", map[string]any{"vault": pubSkills, "name": "missing"}, "not_found", "name", "skills"},
-		{"write_skill", map[string]any{"vault": pubSkills, "name": "Bad Name", "description": "d", "instructions": "i"}, "invalid", "name", "Bad Name"},
+		{"write_skill", map[string]any{"vault": pubSkills, "name": "a/b", "description": "d", "instructions": "i"}, "invalid", "name", "a/b"},
 		{"write_skill", map[string]any{"vault": pubSkills, "name": "release", "description": "d", "instructions": "i"}, "exists", "name", "set overwrite"},
 		{"write_episode", map[string]any{"vault": pubEpisodes, "content": "  "}, "invalid", "", "content"},
 		{"write_episode", map[string]any{"vault": pubEpisodes, "content": "c", "valid_from": "yesterday"}, "invalid", "valid_from", "RFC 3339"},

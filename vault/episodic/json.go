@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/ctxkit/ctxkit/vault/embed"
@@ -455,4 +456,111 @@ func (r *Record) JSON() RecordJSON {
 		out.Disputes = append(out.Disputes, DisputeJSON{A: d.A, B: d.B, Note: d.Note, RecordedAt: FormatTime(d.RecordedAt)})
 	}
 	return out
+}
+
+// importBatch is how many statements ImportRecords embeds per call.
+const importBatch = 64
+
+// ImportRecords inserts records that an importer built from another
+// system's data (an export is read by Import): each is checked first
+// (Check), the statements that carry no embedding are embedded when the
+// memory has an embedder, and the store inserts them in one transaction,
+// all or nothing, a conflict if any statement exists. A record may follow
+// a statement the store holds already or one earlier in recs.
+func (m *Memory) ImportRecords(ctx context.Context, recs []*Record) error {
+	pos := make(map[string]int, len(recs))
+	for i, r := range recs {
+		if err := r.Check(); err != nil {
+			return err
+		}
+		if _, dup := pos[r.Statement.ID]; dup {
+			return fmt.Errorf("%w: statement %s appears twice", ErrInvalid, r.Statement.ID)
+		}
+		pos[r.Statement.ID] = i
+	}
+	for i, r := range recs {
+		for _, ref := range []string{r.Statement.Supersedes, r.Statement.Revises} {
+			if j, ok := pos[ref]; ok && j >= i {
+				return fmt.Errorf("%w: statement %s follows %s, which comes after it", ErrInvalid, r.Statement.ID, ref)
+			}
+		}
+	}
+	if m.embed != nil {
+		var todo []*Statement
+		for _, r := range recs {
+			if r.Statement.Embedding == nil {
+				todo = append(todo, &r.Statement)
+			}
+		}
+		for len(todo) > 0 {
+			n := min(len(todo), importBatch)
+			texts := make([]string, n)
+			for i, s := range todo[:n] {
+				texts[i] = s.Content
+			}
+			vs, err := m.embed.Embed(ctx, texts)
+			if err != nil {
+				return fmt.Errorf("embed the statements: %w", err)
+			}
+			for i, s := range todo[:n] {
+				s.Embedding = vs[i]
+			}
+			todo = todo[n:]
+		}
+	}
+	if err := m.store.Import(ctx, recs); err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	return nil
+}
+
+// Check reports what makes r unfit for a store: no content or version,
+// confidence or salience outside 0..1, a version that ends before it
+// starts (in valid or transaction time), an unknown state, or an
+// attestation, dispute or recall of another statement.
+func (r *Record) Check() error {
+	s := &r.Statement
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: statement %s: %s", ErrInvalid, s.ID, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case strings.TrimSpace(s.ID) == "":
+		return fmt.Errorf("%w: a statement without an id", ErrInvalid)
+	case strings.TrimSpace(s.Content) == "":
+		return bad("no content")
+	case !(s.Confidence >= 0 && s.Confidence <= 1), !(s.Salience >= 0 && s.Salience <= 1):
+		return bad("confidence %v and salience %v must be in 0..1", s.Confidence, s.Salience)
+	case s.Supersedes == s.ID || s.Revises == s.ID:
+		return bad("follows itself")
+	case len(r.Versions) == 0:
+		return bad("no version")
+	}
+	for _, v := range r.Versions {
+		switch {
+		case v.Statement != "" && v.Statement != s.ID:
+			return bad("holds a version of %s", v.Statement)
+		case v.State != Open && v.State != Invalidated && v.State != Superseded:
+			return bad("unknown state %q", v.State)
+		case v.ValidTo != nil && v.ValidTo.Before(v.ValidFrom):
+			return bad("valid_to %s is before valid_from %s", FormatTime(*v.ValidTo), FormatTime(v.ValidFrom))
+		case v.ClosedAt != nil && v.ClosedAt.Before(v.RecordedAt):
+			return bad("closed_at %s is before recorded_at %s", FormatTime(*v.ClosedAt), FormatTime(v.RecordedAt))
+		}
+	}
+	for _, a := range r.Attestations {
+		if a.Statement != "" && a.Statement != s.ID {
+			return bad("holds an attestation of %s", a.Statement)
+		}
+	}
+	for _, d := range r.Disputes {
+		if d.A != s.ID && d.B != s.ID || d.A == d.B {
+			return bad("holds a dispute of %s and %s", d.A, d.B)
+		}
+	}
+	for _, rc := range r.Recalls {
+		if rc.Statement != "" && rc.Statement != s.ID {
+			return bad("holds a recall of %s", rc.Statement)
+		}
+	}
+	return nil
 }
