@@ -339,8 +339,8 @@ type (
 // struct{} means none: the query string is then ignored, as FastAPI
 // ignores parameters it does not declare), calls fn and answers its
 // result with 200, or its error as compatFail does.
-func compatHandle[Q, B, O any](a *api, method, pattern string, fn func(req *http.Request, q *Q, b *B) (O, error)) route {
-	rt := route{Method: method, Pattern: pattern, Status: http.StatusOK, Out: reflect.TypeFor[O]()}
+func compatHandle[Q, B, O any](a *api, method, pattern, id string, fn func(req *http.Request, q *Q, b *B) (O, error)) route {
+	rt := route{Method: method, Pattern: pattern, ID: id, Status: http.StatusOK, Out: reflect.TypeFor[O]()}
 	hasQ, hasB := reflect.TypeFor[Q]().NumField() > 0, reflect.TypeFor[B]().NumField() > 0
 	rt.handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		var q Q
@@ -387,16 +387,16 @@ func deref(p *string) string {
 func (a *api) compatRoutes() []route {
 	const base = "/ctxvault"
 	rs := []route{
-		compatHandle(a, "POST", base+"/init", a.compatInit),
-		compatHandle(a, "PUT", base+"/index", func(req *http.Request, _ *none, b *compatPathRequest) (compatIndexResponse, error) {
+		compatHandle(a, "POST", base+"/init", "compatInit", a.compatInit),
+		compatHandle(a, "PUT", base+"/index", "compatIndex", func(req *http.Request, _ *none, b *compatPathRequest) (compatIndexResponse, error) {
 			ok, skipped, err := a.runIndex(req, b, false)
 			return compatIndexResponse{IndexedFiles: ok, SkippedFiles: skipped}, err
 		}),
-		compatHandle(a, "PUT", base+"/reindex", func(req *http.Request, _ *none, b *compatPathRequest) (compatReindexResponse, error) {
+		compatHandle(a, "PUT", base+"/reindex", "compatReindex", func(req *http.Request, _ *none, b *compatPathRequest) (compatReindexResponse, error) {
 			ok, skipped, err := a.runIndex(req, b, true)
 			return compatReindexResponse{ReindexedFiles: ok, SkippedFiles: skipped}, err
 		}),
-		compatHandle(a, "DELETE", base+"/delete", func(req *http.Request, q *compatDeleteParams, _ *none) (compatDeleteResponse, error) {
+		compatHandle(a, "DELETE", base+"/delete", "compatDelete", func(req *http.Request, q *compatDeleteParams, _ *none) (compatDeleteResponse, error) {
 			if q.FilePath == nil || *q.FilePath == "" {
 				return compatDeleteResponse{}, &badRequest{msg: "file_path is required here: ctxkit does not empty a whole vault over HTTP; name the document or folder to delete",
 					details: map[string]any{"parameter": "file_path"}}
@@ -407,9 +407,9 @@ func (a *api) compatRoutes() []route {
 			}
 			return compatDeleteResponse{DeletedFiles: del, SkippedFiles: []string{}}, err
 		}),
-		compatHandle(a, "POST", base+"/query", a.compatQuery),
-		compatHandle(a, "GET", base+"/vaults", a.compatVaults),
-		compatHandle(a, "GET", base+"/docs", func(req *http.Request, q *compatVaultParams, _ *none) (compatDocList, error) {
+		compatHandle(a, "POST", base+"/query", "compatQuery", a.compatQuery),
+		compatHandle(a, "GET", base+"/vaults", "compatVaults", a.compatVaults),
+		compatHandle(a, "GET", base+"/docs", "compatDocs", func(req *http.Request, q *compatVaultParams, _ *none) (compatDocList, error) {
 			docs, err := a.svc.Docs(req.Context(), caller(req), q.VaultName)
 			out := compatDocList{VaultName: q.VaultName, Documents: []compatDocInfo{}}
 			for _, d := range docs {
@@ -417,11 +417,11 @@ func (a *api) compatRoutes() []route {
 			}
 			return out, err
 		}),
-		compatHandle(a, "GET", base+"/docs/{doc_id}/content", a.compatDocContent),
-		compatHandle(a, "POST", base+"/docs/write", func(req *http.Request, _ *none, b *compatWriteDocRequest) (compatWriteDocResponse, error) {
+		compatHandle(a, "GET", base+"/docs/{doc_id}/content", "compatDocContent", a.compatDocContent),
+		compatHandle(a, "POST", base+"/docs/write", "compatWriteDoc", func(req *http.Request, _ *none, b *compatWriteDocRequest) (compatWriteDocResponse, error) {
 			return a.compatWrite(req, b.VaultName, b.FilePath, b.Content, b.Overwrite, b.AgentMetadata)
 		}),
-		compatHandle(a, "POST", base+"/write", func(req *http.Request, _ *none, b *compatWriteRequest) (compatWriteDocResponse, error) {
+		compatHandle(a, "POST", base+"/write", "compatWrite", func(req *http.Request, _ *none, b *compatWriteRequest) (compatWriteDocResponse, error) {
 			p := b.FilePath
 			if p == nil {
 				p = b.Filename
@@ -431,7 +431,7 @@ func (a *api) compatRoutes() []route {
 			}
 			return a.compatWrite(req, b.VaultName, *p, b.Content, b.Overwrite != nil && *b.Overwrite, b.AgentMetadata)
 		}),
-		compatHandle(a, "POST", base+"/skills/write", func(req *http.Request, _ *none, b *compatWriteSkillRequest) (compatWriteSkillResponse, error) {
+		compatHandle(a, "POST", base+"/skills/write", "compatWriteSkill", func(req *http.Request, _ *none, b *compatWriteSkillRequest) (compatWriteSkillResponse, error) {
 			name := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(b.SkillName)), " ", "-")
 			sk, err := a.svc.WriteSkill(req.Context(), caller(req), b.VaultName, name, vault.WriteSkillRequest{
 				Description: b.Description, Instructions: b.Instructions, Overwrite: b.Overwrite == nil || *b.Overwrite})
@@ -440,7 +440,7 @@ func (a *api) compatRoutes() []route {
 			}
 			return compatWriteSkillResponse{Filename: sk.Path}, nil
 		}),
-		compatHandle(a, "GET", base+"/skills", func(req *http.Request, q *compatVaultParams, _ *none) (compatSkillList, error) {
+		compatHandle(a, "GET", base+"/skills", "compatSkills", func(req *http.Request, q *compatVaultParams, _ *none) (compatSkillList, error) {
 			rep, err := a.svc.Skills(req.Context(), caller(req), q.VaultName)
 			if err != nil {
 				return compatSkillList{}, err
@@ -452,7 +452,7 @@ func (a *api) compatRoutes() []route {
 			}
 			return out, nil
 		}),
-		compatHandle(a, "GET", base+"/skill", func(req *http.Request, q *compatSkillParams, _ *none) (compatSkillResponse, error) {
+		compatHandle(a, "GET", base+"/skill", "compatSkill", func(req *http.Request, q *compatSkillParams, _ *none) (compatSkillResponse, error) {
 			sk, err := a.svc.Skill(req.Context(), caller(req), q.VaultName, q.SkillName)
 			if err != nil {
 				return compatSkillResponse{}, err

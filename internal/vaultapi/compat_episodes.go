@@ -53,7 +53,7 @@ func (a *api) compatEpisodeRoutes(base string) []route {
 	base += "/episodes"
 	id := func(req *http.Request) string { return req.PathValue("id") }
 	return []route{
-		compatHandle(a, "POST", base+"/write", func(req *http.Request, _ *none, b *compatWriteEpisodeRequest) (compatEpisodeResponse, error) {
+		compatHandle(a, "POST", base+"/write", "compatWriteEpisode", func(req *http.Request, _ *none, b *compatWriteEpisodeRequest) (compatEpisodeResponse, error) {
 			res, err := a.svc.WriteEpisode(req.Context(), caller(req), b.VaultName, vault.WriteEpisodeRequest{Content: b.Content,
 				Entities: b.Entities, Source: deref(b.Source), Confidence: b.Confidence, Salience: b.Salience,
 				OccurredAt: deref(b.OccurredAt), ValidFrom: deref(b.ValidFrom), ValidTo: deref(b.ValidTo), Metadata: b.Metadata})
@@ -62,21 +62,21 @@ func (a *api) compatEpisodeRoutes(base string) []route {
 			}
 			return compatEpisodeResponse{VaultName: b.VaultName, Episode: toCompatEpisode(res.Episode), Hints: res.Hints}, nil
 		}),
-		compatHandle(a, "POST", base+"/query", a.compatQueryEpisodes),
-		compatHandle(a, "GET", base, func(req *http.Request, q *compatVaultParams, _ *none) (compatStats, error) {
+		compatHandle(a, "POST", base+"/query", "compatQueryEpisodes", a.compatQueryEpisodes),
+		compatHandle(a, "GET", base, "compatEpisodeStats", func(req *http.Request, q *compatVaultParams, _ *none) (compatStats, error) {
 			st, err := a.svc.EpisodeStats(req.Context(), caller(req), q.VaultName, "")
 			return compatStats{VaultName: q.VaultName, Total: st.Total, Open: st.Open, Closed: st.Closed}, err
 		}),
-		compatHandle(a, "GET", base+"/entities", func(req *http.Request, q *compatEntitiesParams, _ *none) (compatEntities, error) {
+		compatHandle(a, "GET", base+"/entities", "compatEntities", func(req *http.Request, q *compatEntitiesParams, _ *none) (compatEntities, error) {
 			counts, err := a.svc.Entities(req.Context(), caller(req), q.VaultName, vault.EntitiesRequest{ValidAt: q.ValidAt,
 				KnownAt: q.KnownAt, IncludeClosed: q.All, Source: q.Source, MinConfidence: q.MinConfidence, MinEpisodes: q.MinEpisodes})
 			return compatEntities{VaultName: q.VaultName, Entities: counts}, err
 		}),
-		compatHandle(a, "GET", base+"/{id}", func(req *http.Request, q *compatVaultParams, _ *none) (compatEpisodeResponse, error) {
+		compatHandle(a, "GET", base+"/{id}", "compatGetEpisode", func(req *http.Request, q *compatVaultParams, _ *none) (compatEpisodeResponse, error) {
 			e, err := a.svc.Episode(req.Context(), caller(req), q.VaultName, id(req))
 			return compatEpisodeAnswer(q.VaultName, e, err)
 		}),
-		compatHandle(a, "GET", base+"/{id}/history", func(req *http.Request, q *compatVaultParams, _ *none) (compatHistory, error) {
+		compatHandle(a, "GET", base+"/{id}/history", "compatEpisodeHistory", func(req *http.Request, q *compatVaultParams, _ *none) (compatHistory, error) {
 			out := compatHistory{VaultName: q.VaultName, EpisodeID: id(req), Chain: []compatEpisode{}}
 			h, err := a.svc.EpisodeHistory(req.Context(), caller(req), q.VaultName, id(req))
 			if err != nil {
@@ -91,11 +91,11 @@ func (a *api) compatEpisodeRoutes(base string) []route {
 			}
 			return out, nil
 		}),
-		compatHandle(a, "POST", base+"/{id}/invalidate", func(req *http.Request, _ *none, b *compatInvalidateRequest) (compatEpisodeResponse, error) {
+		compatHandle(a, "POST", base+"/{id}/invalidate", "compatInvalidateEpisode", func(req *http.Request, _ *none, b *compatInvalidateRequest) (compatEpisodeResponse, error) {
 			e, err := a.svc.Invalidate(req.Context(), caller(req), b.VaultName, id(req), vault.InvalidateRequest{ValidTo: deref(b.ValidTo), Reason: deref(b.Reason)})
 			return compatEpisodeAnswer(b.VaultName, e, err)
 		}),
-		compatHandle(a, "POST", base+"/{id}/supersede", func(req *http.Request, _ *none, b *compatSupersedeRequest) (compatEpisodeResponse, error) {
+		compatHandle(a, "POST", base+"/{id}/supersede", "compatSupersedeEpisode", func(req *http.Request, _ *none, b *compatSupersedeRequest) (compatEpisodeResponse, error) {
 			e, err := a.svc.Supersede(req.Context(), caller(req), b.VaultName, id(req), vault.SuccessorRequest{Content: b.Content,
 				Entities: nonEmpty(b.Entities), Source: deref(b.Source), Confidence: b.Confidence, Salience: b.Salience,
 				OccurredAt: deref(b.OccurredAt), ValidFrom: deref(b.ValidFrom), Metadata: b.Metadata})
