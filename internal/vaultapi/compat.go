@@ -468,7 +468,7 @@ func (a *api) compatRoutes() []route {
 func (a *api) compatInit(req *http.Request, _ *none, b *compatInitRequest) (compatInitResponse, error) {
 	info, err := a.svc.CreateVault(req.Context(), caller(req), vault.CreateVaultRequest{Name: b.VaultName,
 		Type: vault.Type(deref(b.Type)), Path: deref(b.VaultPath), Restricted: b.Restricted})
-	if vault.Describe(err).Class == vault.ClassExists {
+	if err != nil && vault.Describe(err).Class == vault.ClassExists {
 		return compatInitResponse{}, &badRequest{msg: fmt.Sprintf("Vault %q already initialized", b.VaultName),
 			details: map[string]any{"field": "vault_name"}}
 	}
