@@ -78,7 +78,8 @@ func (a *api) compat(auth *vaultauth.Authenticator, mode CtxVaultAuth) http.Hand
 		case mode == CtxVaultHeader && !bearer:
 			asserted, err := vault.AssertedCaller(name, headerVia)
 			if err != nil {
-				a.compatFail(w, req, fmt.Errorf("%s: %w", compatAgentHeader, err), "")
+				a.compatFail(w, req, &badRequest{msg: compatAgentHeader + ": " + vault.Describe(err).Message,
+					details: map[string]any{"header": compatAgentHeader}}, "")
 				return
 			}
 			dispatch(mux, w, req.WithContext(vaultauth.WithCaller(req.Context(), asserted)))

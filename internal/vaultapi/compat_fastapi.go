@@ -88,7 +88,12 @@ func decodeBody(req *http.Request, dst any) error {
 		}
 	}
 	if err != nil {
-		return &validationError{items: []fieldError{{Type: "json_invalid", Loc: []any{"body", dec.InputOffset()}, Msg: "JSON decode error",
+		at := int64(len(raw)) // an unexpected end
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			at = se.Offset
+		}
+		return &validationError{items: []fieldError{{Type: "json_invalid", Loc: []any{"body", at}, Msg: "JSON decode error",
 			Input: map[string]any{}, Ctx: map[string]any{"error": err.Error()}}}}
 	}
 	obj, ok := v.(map[string]any)
