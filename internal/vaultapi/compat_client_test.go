@@ -360,7 +360,7 @@ func TestCtxVaultAPIReference(t *testing.T) {
 
 		// Skill vault endpoints, with the README's skill.
 		sw := c.ok("POST", "/skills/write", nil, map[string]any{"vault_name": "comms-skills", "skill_name": "weekly-engineering-update",
-			"description": "How to write the weekly engineering status update for stakeholders",
+			"description":  "How to write the weekly engineering status update for stakeholders",
 			"instructions": "You are writing the weekly engineering update...\n\n## Hard rules\n- Never exceed 250 words."}).obj(t)
 		checkShape(t, sch, "WriteSkillResponse", sw)
 		sl := c.ok("GET", "/skills", vp("comms-skills"), nil).obj(t)

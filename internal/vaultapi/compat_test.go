@@ -184,8 +184,8 @@ func TestCompatSemantic(t *testing.T) {
 		{map[string]any{"vault_name": "notes", "query": "x", "filters": map[string]any{"n": map[string]any{"$gt": 1}}}, 400},
 		{map[string]any{"vault_name": "notes", "query": "x", "filters": map[string]any{"$not": []any{}}}, 400},
 		{map[string]any{"vault_name": "notes", "query": "x", "filters": map[string]any{"$or": "x"}}, 400},
-		{map[string]any{"vault_name": "mem", "query": "x"}, 400}, // an episodic vault
-		{map[string]any{"vault_name": "nope", "query": "x"}, 400}, // CtxVault's missing vault
+		{map[string]any{"vault_name": "mem", "query": "x"}, 400},              // an episodic vault
+		{map[string]any{"vault_name": "nope", "query": "x"}, 400},             // CtxVault's missing vault
 		{map[string]any{"vault_name": "notes", "query": "zebra quasar"}, 404}, // CtxVault's "No results found."
 		// A key a passage lacks matches no operator: nothing is left.
 		{map[string]any{"vault_name": "notes", "query": "JWT pipeline", "filters": map[string]any{"topic": map[string]any{"$ne": "auth"}}}, 404},
