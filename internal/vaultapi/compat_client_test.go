@@ -83,14 +83,6 @@ func (a cvAnswer) obj(t *testing.T) map[string]any {
 	return m
 }
 
-// into decodes the answer into a typed value of CtxVault's shape.
-func (a cvAnswer) into(t *testing.T, v any) {
-	t.Helper()
-	if err := json.Unmarshal(a.body, v); err != nil {
-		t.Fatalf("answer %d does not decode as %T: %v: %s", a.status, v, err, a.body)
-	}
-}
-
 // send calls path (under /ctxvault) with body as JSON (a string is sent
 // as is); params make the query string.
 func (c *cvClient) send(method, path string, params url.Values, body any) cvAnswer {

@@ -84,7 +84,7 @@ func decodeBody(req *http.Request, dst any) error {
 	err := dec.Decode(&v)
 	if err == nil {
 		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
-			err = errors.New("Extra data")
+			err = errors.New("extra data after the JSON value")
 		}
 	}
 	if err != nil {
