@@ -103,7 +103,8 @@ type CreateVaultRequest struct {
 // CreateVault records a new vault and creates its folder (0700 for global
 // vaults). On a backend that hosts vaults (Service.Hosted) the vault has
 // no folder: it is global, and a path or the local scope is refused. The
-// owner only.
+// owner only, but for a caller from AssertedCaller, which creates vaults
+// as CtxVault lets anyone, in the default place (no path, no embedder).
 func (s *Service) CreateVault(ctx context.Context, c Caller, req CreateVaultRequest) (VaultInfo, error) {
 	switch {
 	case c.asserted != "" && (req.Path != "" || req.EmbeddingModel != ""):
@@ -116,7 +117,7 @@ func (s *Service) CreateVault(ctx context.Context, c Caller, req CreateVaultRequ
 		}
 		return VaultInfo{}, &Error{Kind: ErrForbidden, Msg: fmt.Sprintf("an unauthenticated caller creates vaults in the default place only; %s is the owner's choice", field),
 			Field: field, Fix: "leave it out, or ask the owner (ctxkit vault create)"}
-	case c.asserted != "":
+	case c.asserted != "": // CtxVault's model: anyone creates a vault
 	default:
 		if err := s.ownerOnly(ctx, c, nil, "create"); err != nil {
 			return VaultInfo{}, err

@@ -180,7 +180,7 @@ func noVault(name string) *Error {
 // audited under action, with at, the document, skill or episode the
 // operation names) and its type among types (none: any type). A
 // restricted vault c is not attached to is ErrNotFound, exactly like a
-// missing one.
+// missing one, with ErrRestricted beside it.
 func (s *Service) open(ctx context.Context, c Caller, name string, op Op, action, at string, types ...Type) (*Vault, error) {
 	v, err := s.lookup(ctx, name)
 	if err != nil {

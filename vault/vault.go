@@ -43,8 +43,9 @@ import (
 // episodic's); [Describe] gives its class for a front end.
 var (
 	// ErrNotFound: no such vault, or a restricted vault the caller is not
-	// attached to (the two are not told apart to an agent); also no such
-	// document or skill.
+	// attached to (the two are told apart only by ErrRestricted, which
+	// only the CtxVault-compatible routes read); also no such document or
+	// skill.
 	ErrNotFound = errors.New("not found")
 	// ErrForbidden: the caller sees the vault but may not do this (a write
 	// through a read-only grant, an administrative operation by an agent).
