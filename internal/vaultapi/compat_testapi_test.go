@@ -167,14 +167,14 @@ func TestCtxVaultTestAPI(t *testing.T) {
 		{name: "test_write_skill_on_semantic_vault_returns_400", method: "POST", path: "/skills/write",
 			body: body(map[string]any{"vault_name": "test_vault", "skill_name": "My Skill", "description": "desc", "instructions": "do stuff", "overwrite": true}), status: 400},
 	}
-	modes(t, func(t *testing.T, s *cvServer) {
+	for _, mode := range []CtxVaultAuth{CtxVaultToken, CtxVaultHeader} {
 		for _, tc := range cases {
-			t.Run(tc.name, func(t *testing.T) {
+			t.Run(mode.String()+"/"+tc.name, func(t *testing.T) {
 				if tc.pending != "" {
 					t.Skip("pending: " + tc.pending)
 				}
 				// The fixtures, fresh for each test as CtxVault's are.
-				fs := newCVServer(t, s.mode)
+				fs := newCVServer(t, mode)
 				fs.v.Vault(t, vault.CreateVaultRequest{Name: "test_vault", Scope: vault.Global})
 				fs.v.Vault(t, vault.CreateVaultRequest{Name: "test_skill_vault", Type: vault.Skill, Scope: vault.Global})
 				dir := filepath.Join(fs.v.Home, "vaults", "test_vault")
@@ -215,5 +215,5 @@ func TestCtxVaultTestAPI(t *testing.T) {
 				}
 			})
 		}
-	})
+	}
 }
