@@ -213,12 +213,6 @@ func checkShape(t *testing.T, schemas map[string]map[string]string, model string
 	}
 }
 
-// items are the objects of a list field.
-func items(t *testing.T, m map[string]any, key string) []map[string]any {
-	t.Helper()
-	return list(t, m, key)
-}
-
 // modes runs f in both auth modes.
 func modes(t *testing.T, f func(t *testing.T, s *cvServer)) {
 	for _, mode := range []CtxVaultAuth{CtxVaultToken, CtxVaultHeader} {
@@ -249,7 +243,7 @@ func TestCtxVaultQuickStart(t *testing.T) {
 		// vault has none, so the query shares words with it.)
 		res := c.ok("POST", "/query", nil, map[string]any{"vault_name": "agent-memory", "query": "cloud costs target", "top_k": 3}).obj(t)
 		checkShape(t, sch, "QueryResponse", res)
-		results := items(t, res, "results")
+		results := list(t, res, "results")
 		if len(results) == 0 || len(results) > 3 {
 			t.Fatalf("top_k 3: %d results", len(results))
 		}
@@ -266,7 +260,7 @@ func TestCtxVaultQuickStart(t *testing.T) {
 		vs := c.ok("GET", "/vaults", nil, nil).obj(t)
 		checkShape(t, sch, "ListVaultsResponse", vs)
 		found := false
-		for _, v := range items(t, vs, "vaults") {
+		for _, v := range list(t, vs, "vaults") {
 			checkShape(t, sch, "VaultInfo", v)
 			found = found || v["name"] == "agent-memory" && v["type"] == "semantic" && v["restricted"] == false
 		}
@@ -304,13 +298,13 @@ func TestCtxVaultAPIReference(t *testing.T) {
 		}
 		c.ok("PUT", "/index", nil, map[string]any{"vault_name": "my-vault", "file_path": filepath.Join(dir, "attention.md")})
 		vs := c.ok("GET", "/vaults", nil, nil).obj(t)
-		for _, v := range items(t, vs, "vaults") {
+		for _, v := range list(t, vs, "vaults") {
 			checkShape(t, sch, "VaultInfo", v)
 		}
 
 		// The README's authorized query, with top_k.
 		q := c.ok("POST", "/query", nil, map[string]any{"vault_name": "my-vault", "query": "attention mechanisms", "top_k": 3}).obj(t)
-		hits := items(t, q, "results")
+		hits := list(t, q, "results")
 		if len(hits) != 1 || hits[0]["source"] != "attention.md" || hits[0]["doc_id"] != vault.DocID("attention.md") {
 			t.Fatalf("query: %v", q)
 		}
@@ -327,7 +321,7 @@ func TestCtxVaultAPIReference(t *testing.T) {
 		docs := c.ok("GET", "/docs", vp("my-vault"), nil).obj(t)
 		checkShape(t, sch, "ListDocsResponse", docs)
 		var sources []string
-		for _, d := range items(t, docs, "documents") {
+		for _, d := range list(t, docs, "documents") {
 			checkShape(t, sch, "SemanticDocumentInfo", d)
 			sources = append(sources, d["source"].(string))
 		}
@@ -339,7 +333,7 @@ func TestCtxVaultAPIReference(t *testing.T) {
 		checkShape(t, sch, "DocContentResponse", content)
 		checkShape(t, sch, "DocumentContent", content["document"].(map[string]any))
 		q = c.ok("POST", "/query", nil, map[string]any{"vault_name": "my-vault", "query": "release slipped", "n_results": 5, "filters": map[string]any{"topic": "release"}}).obj(t)
-		if hits := items(t, q, "results"); len(hits) != 1 || hits[0]["generated_by"] != "my-agent" || hits[0]["topic"] != "release" {
+		if hits := list(t, q, "results"); len(hits) != 1 || hits[0]["generated_by"] != "my-agent" || hits[0]["topic"] != "release" {
 			t.Errorf("filtered query: %v", q)
 		}
 		re := c.ok("PUT", "/reindex", nil, map[string]any{"vault_name": "my-vault", "file_path": "notes"}).obj(t)
@@ -357,7 +351,7 @@ func TestCtxVaultAPIReference(t *testing.T) {
 		checkShape(t, sch, "WriteSkillResponse", sw)
 		sl := c.ok("GET", "/skills", vp("comms-skills"), nil).obj(t)
 		checkShape(t, sch, "ListSkillsResponse", sl)
-		for _, sk := range items(t, sl, "skills") {
+		for _, sk := range list(t, sl, "skills") {
 			checkShape(t, sch, "SkillDocumentInfo", sk)
 		}
 		sk := c.ok("GET", "/skill", vp("comms-skills", "skill_name", "weekly-engineering-update"), nil).obj(t)
@@ -412,7 +406,7 @@ func TestCtxVaultEpisodicWalkthrough(t *testing.T) {
 			r := c.ok("POST", "/episodes/query", nil, body).obj(t)
 			checkShape(t, sch, "QueryEpisodesResponse", r)
 			var got []string
-			for _, m := range items(t, r, "results") {
+			for _, m := range list(t, r, "results") {
 				checkShape(t, sch, "EpisodeMatch", m)
 				got = append(got, m["content"].(string))
 			}
@@ -484,7 +478,7 @@ func TestCtxVaultEpisodicWalkthrough(t *testing.T) {
 		h := c.ok("GET", "/episodes/"+contact["id"].(string)+"/history", vp(vname), nil).obj(t)
 		checkShape(t, sch, "EpisodeHistoryResponse", h)
 		var lines []string
-		for _, v := range items(t, h, "chain") {
+		for _, v := range list(t, h, "chain") {
 			checkShape(t, sch, "Episode", v)
 			lines = append(lines, fmt.Sprintf("%s: %v to %v", v["content"], v["valid_from"], v["valid_to"]))
 		}
