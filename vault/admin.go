@@ -114,10 +114,25 @@ type CreateVaultRequest struct {
 // CreateVault records a new vault and creates its folder (0700 for global
 // vaults). On a backend that hosts vaults (Service.Hosted) the vault has
 // no folder: it is global, and a path or the local scope is refused. The
-// owner only.
+// owner only, but for a caller from AssertedCaller, which creates vaults
+// as CtxVault lets anyone, in the default place (no path, no embedder).
 func (s *Service) CreateVault(ctx context.Context, c Caller, req CreateVaultRequest) (VaultInfo, error) {
-	if err := s.ownerOnly(ctx, c, nil, "create"); err != nil {
-		return VaultInfo{}, err
+	switch {
+	case c.asserted != "" && (req.Path != "" || req.EmbeddingModel != ""):
+		// CtxVault lets anyone create a vault; a caller nobody
+		// authenticated gets that, but never chooses a folder on disk or
+		// an embedder.
+		field := "embedding_model"
+		if req.Path != "" {
+			field = "path"
+		}
+		return VaultInfo{}, &Error{Kind: ErrForbidden, Msg: fmt.Sprintf("an unauthenticated caller creates vaults in the default place only; %s is the owner's choice", field),
+			Field: field, Fix: "leave it out, or ask the owner (ctxkit vault create)"}
+	case c.asserted != "": // CtxVault's model: anyone creates a vault
+	default:
+		if err := s.ownerOnly(ctx, c, nil, "create"); err != nil {
+			return VaultInfo{}, err
+		}
 	}
 	if err := ValidName(req.Name); err != nil {
 		return VaultInfo{}, err
@@ -601,7 +616,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Caller, error
 			return Caller{}, err
 		}
 	}
-	return Caller{a.Name}, nil
+	return Caller{name: a.Name}, nil
 }
 
 var errBadToken = &Error{Kind: ErrUnauthenticated, Msg: "invalid token: it matches no agent (revoked?) and is not the owner's",
@@ -629,5 +644,5 @@ func (s *Service) ActAs(ctx context.Context, c Caller, name string) (Caller, err
 		return Caller{}, &Error{Kind: ErrUnauthenticated, Msg: fmt.Sprintf("no agent named %s", name), Field: "agent",
 			Fix: fmt.Sprintf("create it with ctxkit agent create %s (then attach it to its vaults), or act as the owner", name)}
 	}
-	return Caller{name}, nil
+	return Caller{name: name}, nil
 }

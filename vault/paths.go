@@ -31,8 +31,12 @@ func outside(rel, why string) *Error {
 // resolve turns a path a caller names inside v (slash or OS separated,
 // relative to the vault folder) into the absolute path of the file and its
 // canonical name in the vault (slash-separated, relative to the vault's
-// real folder, "." for the folder itself). It refuses (ErrOutside):
-//   - absolute paths and paths that climb out with "..";
+// real folder, "." for the folder itself). An absolute path inside the
+// vault folder is read as the path relative to it (CtxVault's clients
+// send them). It refuses (ErrOutside):
+//   - absolute paths outside the vault folder (and every absolute path of
+//     a hosted vault, which has no folder), and paths that climb out with
+//     "..";
 //   - hidden files and folders (a component starting with '.'): ctxkit's
 //     data folder, the project's .ctxkit/config.json when the vault is the
 //     project root, .git, editor and agent configurations — none of them is
@@ -50,6 +54,13 @@ func (s *Service) resolve(v *Vault, rel string) (abs, name string, err error) {
 	}
 	if strings.ContainsRune(rel, 0) {
 		return "", "", outside(rel, "holds a NUL byte")
+	}
+	if filepath.IsAbs(rel) && !v.Hosted() {
+		inside, ok := inVault(v.Dir, rel)
+		if !ok {
+			return "", "", outside(rel, "is absolute and not inside the vault's folder")
+		}
+		rel = inside
 	}
 	slashed := strings.ReplaceAll(rel, `\`, "/")
 	if filepath.IsAbs(rel) || strings.HasPrefix(slashed, "/") || filepath.VolumeName(rel) != "" {
@@ -106,6 +117,24 @@ func (s *Service) resolve(v *Vault, rel string) (abs, name string, err error) {
 		return "", "", err
 	}
 	return abs, name, nil
+}
+
+// inVault returns the path of abs, an absolute path, relative to the vault
+// folder dir, and whether abs is inside it: lexically, or once dir's
+// symbolic links are followed (a vault folder under /tmp is /private/tmp
+// on macOS). The result is checked like any relative path afterwards.
+func inVault(dir, abs string) (string, bool) {
+	abs = filepath.Clean(abs)
+	roots := []string{filepath.Clean(dir)}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		roots = append(roots, real)
+	}
+	for _, root := range roots {
+		if r, err := filepath.Rel(root, abs); err == nil && (r == "." || filepath.IsLocal(r)) {
+			return r, true
+		}
+	}
+	return "", false
 }
 
 // checkComponents refuses hidden and over-long components of a cleaned,

@@ -33,6 +33,40 @@ func pathFixture(tb testing.TB) (*Service, *Vault, string, string) {
 	return s, &Vault{Name: "v", Dir: dir}, root, outside
 }
 
+// TestResolveAbsolute: an absolute path inside the vault folder (as
+// given, or through the folder's real path) is the path relative to it,
+// and checked as one; outside it, or in a hosted vault, it is refused.
+func TestResolveAbsolute(t *testing.T) {
+	s, v, root, outside := pathFixture(t)
+	for _, tc := range []struct {
+		abs  string
+		want string // "" refused with ErrOutside
+	}{
+		{filepath.Join(v.Dir, "file.md"), "file.md"},
+		{filepath.Join(root, "sub", "deep", "n.md"), "sub/deep/n.md"},
+		{v.Dir, "."},
+		{filepath.Join(v.Dir, "sub", "..", "file.md"), "file.md"},
+		{filepath.Join(v.Dir, "in", "x.md"), "sub/x.md"},
+		{filepath.Join(v.Dir, ".ctxkit-vault", "audit.jsonl"), ""},
+		{filepath.Join(v.Dir, "out", "x"), ""},
+		{filepath.Join(v.Dir, "..", "o", "f"), ""},
+		{filepath.Join(outside, "f"), ""},
+		{v.Dir + "-sibling/x.md", ""},
+		{"/etc/passwd", ""},
+	} {
+		_, name, err := s.resolve(v, tc.abs)
+		if tc.want == "" {
+			if !errors.Is(err, ErrOutside) {
+				t.Errorf("resolve(%q) = %q, %v; want ErrOutside", tc.abs, name, err)
+			}
+			continue
+		}
+		if err != nil || name != tc.want {
+			t.Errorf("resolve(%q) = %q, %v; want %q", tc.abs, name, err, tc.want)
+		}
+	}
+}
+
 func TestResolve(t *testing.T) {
 	s, v, root, _ := pathFixture(t)
 	for _, tc := range []struct {

@@ -79,7 +79,7 @@ func (s *Service) Query(ctx context.Context, c Caller, name string, req QueryReq
 		return nil, err
 	}
 	if strings.TrimSpace(req.Query) == "" {
-		return nil, invalid("query", "query is empty: say what you are looking for")
+		return nil, &Error{Kind: ErrInvalid, Msg: "Query text cannot be empty.", Fix: "say what you are looking for", Field: "query"}
 	}
 	n, err := QueryResults(req.NResults)
 	if err != nil {

@@ -68,5 +68,6 @@ func (s *Service) refuse(ctx context.Context, v *Vault, c Caller, action, path, 
 	if !ok {
 		return
 	}
-	s.appendAudit(ctx, v, store.AuditEvent{Time: now.UTC(), Agent: c.String(), Action: action, Path: path, Outcome: "refused", Reason: reason, Repeated: repeated})
+	s.appendAudit(ctx, v, store.AuditEvent{Time: now.UTC(), Agent: c.String(), Action: action, Path: path, Outcome: "refused", Reason: reason, Repeated: repeated,
+		Detail: c.withAssertion("")})
 }

@@ -180,7 +180,7 @@ func noVault(name string) *Error {
 // audited under action, with at, the document, skill or episode the
 // operation names) and its type among types (none: any type). A
 // restricted vault c is not attached to is ErrNotFound, exactly like a
-// missing one.
+// missing one, with ErrRestricted beside it.
 func (s *Service) open(ctx context.Context, c Caller, name string, op Op, action, at string, types ...Type) (*Vault, error) {
 	v, err := s.lookup(ctx, name)
 	if err != nil {
@@ -214,7 +214,11 @@ func (s *Service) authorize(ctx context.Context, c Caller, v *Vault, op Op, acti
 	}
 	s.refuse(ctx, v, c, action, path, reason)
 	if errors.Is(err, ErrNotFound) {
-		return noVault(v.Name)
+		e := noVault(v.Name)
+		if errors.Is(err, ErrRestricted) {
+			e.Kind = errNotAttached
+		}
+		return e
 	}
 	return err
 }
@@ -240,7 +244,7 @@ func (s *Service) ownerOnly(ctx context.Context, c Caller, v *Vault, action stri
 // cannot be written must not undo it, so the failure is reported to the
 // service's logger.
 func (s *Service) audit(ctx context.Context, v *Vault, c Caller, action, path, detail string) {
-	s.appendAudit(ctx, v, store.AuditEvent{Time: s.now().UTC(), Agent: c.String(), Action: action, Path: path, Outcome: "ok", Detail: detail})
+	s.appendAudit(ctx, v, store.AuditEvent{Time: s.now().UTC(), Agent: c.String(), Action: action, Path: path, Outcome: "ok", Detail: c.withAssertion(detail)})
 }
 
 // appendAudit writes e to v's audit log, or reports to the logger that it

@@ -434,3 +434,108 @@ func TestProjectConfigStaysInTheProject(t *testing.T) {
 	_, err = e.svc.ReadDoc(ctx, Owner(), "notes", "secret.md")
 	wantErr(t, "reading from it", err, ErrInvalid)
 }
+
+// TestAssertedCallers: a caller named by an unchecked assertion (CtxVault's
+// header) reads and writes public vaults, anonymous or named; a restricted
+// vault only when the name is attached (ErrRestricted beside ErrNotFound
+// otherwise), its grant applying; it is never the owner, creates vaults in
+// the default place only, and the audit log says the identity was
+// asserted.
+func TestAssertedCallers(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	e.semantic(t, "team", map[string]string{"a.md": "# A\n\nalpha\n"})
+	e.semantic(t, "open", map[string]string{"b.md": "# B\n\nbeta\n"})
+	e.agent(t, "writer")
+	e.agent(t, "reader")
+	e.attach(t, "team", "writer", false)
+	e.attach(t, "team", "reader", true)
+	const via = "the X-CtxVault-Agent header"
+	asserted := func(name string) Caller {
+		t.Helper()
+		c, err := AssertedCaller(name, via)
+		if err != nil {
+			t.Fatalf("AssertedCaller(%q): %v", name, err)
+		}
+		return c
+	}
+	for _, bad := range []string{OwnerName, "two words", "../x"} {
+		if _, err := AssertedCaller(bad, via); !errors.Is(err, ErrInvalid) {
+			t.Errorf("AssertedCaller(%q): %v, want ErrInvalid", bad, err)
+		}
+	}
+	for _, tc := range []struct {
+		c           Caller
+		vault       string
+		read, write error
+	}{
+		{asserted(""), "open", nil, nil},
+		{asserted("nobody"), "open", nil, nil},
+		{asserted(""), "team", ErrRestricted, ErrRestricted},
+		{asserted("nobody"), "team", ErrRestricted, ErrRestricted},
+		{asserted("writer"), "team", nil, nil},
+		{asserted("reader"), "team", nil, ErrForbidden},
+		{Caller{}, "open", ErrNotFound, ErrNotFound}, // the zero caller is still refused everywhere
+	} {
+		what := fmt.Sprintf("%s (asserted %q) on %s", tc.c, tc.c.Asserted(), tc.vault)
+		_, err := e.svc.Docs(ctx, tc.c, tc.vault)
+		wantErr(t, what+" reads", err, tc.read)
+		if errors.Is(err, ErrRestricted) && !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: a restricted refusal is not ErrNotFound for the other front ends: %v", what, err)
+		}
+		_, err = e.svc.WriteDoc(ctx, tc.c, tc.vault, "w.md", WriteDocRequest{Content: "x", Overwrite: true})
+		wantErr(t, what+" writes", err, tc.write)
+	}
+	// An agent with a token, not attached: ErrRestricted as well.
+	_, err := e.svc.Docs(ctx, e.agent(t, "stranger"), "team")
+	wantErr(t, "stranger", err, ErrRestricted)
+	// A missing vault is not restricted.
+	_, err = e.svc.Docs(ctx, asserted(""), "nope")
+	if !errors.Is(err, ErrNotFound) || errors.Is(err, ErrRestricted) {
+		t.Errorf("a missing vault: %v", err)
+	}
+	// Lists: the public vaults, and the restricted ones the name is attached to.
+	for name, want := range map[string]string{"": "open", "writer": "open,team"} {
+		vs, err := e.svc.ListVaults(ctx, asserted(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, v := range vs {
+			got = append(got, v.Name)
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("%q lists %v, want %s", name, got, want)
+		}
+	}
+	// Administration stays the owner's; creation in the default place is open.
+	_, err = e.svc.Attach(ctx, asserted("writer"), "team", "reader", false)
+	wantErr(t, "an asserted caller attaches", err, ErrForbidden)
+	if _, err := e.svc.ActAs(ctx, asserted("writer"), "reader"); !errors.Is(err, ErrForbidden) {
+		t.Errorf("an asserted caller acts as another: %v", err)
+	}
+	if _, err := e.svc.CreateVault(ctx, asserted(""), CreateVaultRequest{Name: "made"}); err != nil {
+		t.Errorf("an asserted caller creates a vault: %v", err)
+	}
+	for _, req := range []CreateVaultRequest{{Name: "there", Path: filepath.Join(t.TempDir(), "x")}, {Name: "embedded", EmbeddingModel: "none"}} {
+		_, err := e.svc.CreateVault(ctx, asserted(""), req)
+		wantErr(t, "an asserted caller chooses "+req.Name, err, ErrForbidden)
+	}
+	// The audit log says how the identity came.
+	evs, err := e.svc.Audit(ctx, Owner(), "team", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ok, refused bool
+	for _, ev := range evs {
+		if ev.Agent == "writer" && ev.Outcome == "ok" && strings.Contains(ev.Detail, "asserted by "+via) {
+			ok = true
+		}
+		if ev.Agent == "anonymous" && ev.Outcome == "refused" && strings.Contains(ev.Detail, "asserted by "+via) {
+			refused = true
+		}
+	}
+	if !ok || !refused {
+		t.Errorf("the audit log does not say the identities were asserted (ok %v, refused %v): %+v", ok, refused, evs)
+	}
+}

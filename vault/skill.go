@@ -54,6 +54,15 @@ type SkillDoc struct {
 	Instructions string `json:"instructions,omitempty"`
 }
 
+// Title is the skill's name as people wrote it: DisplayName when set,
+// else Name.
+func (d *SkillDoc) Title() string {
+	if d.DisplayName != "" {
+		return d.DisplayName
+	}
+	return d.Name
+}
+
 // SkillReport is what Skills found: the valid skills by name, and the files
 // that are not, with why (duplicates included: none is dropped silently).
 type SkillReport struct {

@@ -28,6 +28,7 @@
 package vault
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -42,8 +43,9 @@ import (
 // episodic's); [Describe] gives its class for a front end.
 var (
 	// ErrNotFound: no such vault, or a restricted vault the caller is not
-	// attached to (the two are not told apart to an agent); also no such
-	// document or skill.
+	// attached to (the two are told apart only by ErrRestricted, which
+	// only the CtxVault-compatible routes read); also no such document or
+	// skill.
 	ErrNotFound = errors.New("not found")
 	// ErrForbidden: the caller sees the vault but may not do this (a write
 	// through a read-only grant, an administrative operation by an agent).
@@ -62,7 +64,16 @@ var (
 	// ErrUnauthenticated: the token matches no agent and is not the
 	// owner's, or names no agent.
 	ErrUnauthenticated = errors.New("not authenticated")
+	// ErrRestricted marks, besides ErrNotFound, a refusal because the
+	// vault is restricted and the caller is not attached to it. Front ends
+	// answer it exactly like a missing vault; only the CtxVault-compatible
+	// routes tell it apart (403 there, as CtxVault answers).
+	ErrRestricted = errors.New("restricted vault")
 )
+
+// errNotAttached is the kind of a refusal on a restricted vault: not
+// found, and restricted.
+var errNotAttached = fmt.Errorf("%w (%w)", ErrNotFound, ErrRestricted)
 
 // Type is a vault's kind, fixed at creation.
 type Type string
@@ -111,11 +122,52 @@ const OwnerName = "owner"
 
 // Caller is who asks: the owner, or an authenticated agent. Front ends get
 // one from the service ([Service.Authenticate], [Service.ActAs]) or use
-// [Owner]; the zero Caller is anonymous and refused everywhere.
-type Caller struct{ name string }
+// [Owner]; the zero Caller is anonymous and refused everywhere. A caller
+// from [AssertedCaller] is named, or anonymous, by an assertion nobody
+// checked (CtxVault's X-CtxVault-Agent header).
+type Caller struct {
+	name string
+	// asserted says how an unauthenticated identity was asserted ("" for
+	// an authenticated one); the audit log records it.
+	asserted string
+}
+
+// AssertedCaller is the caller an unauthenticated transport names, as
+// CtxVault trusts its X-CtxVault-Agent header: name is an agent's name,
+// which need not exist, or "" for an anonymous caller; via says how it was
+// asserted, for the audit log. Such a caller is never the owner; it may
+// read and write the public vaults and the restricted ones name is
+// attached to, and create vaults in the default place (CtxVault's model,
+// for a server on the loopback only). A name that is not an agent name,
+// or is the owner's, is ErrInvalid.
+func AssertedCaller(name, via string) (Caller, error) {
+	if name != "" {
+		if err := validAgentName(name); err != nil {
+			return Caller{}, err
+		}
+	}
+	return Caller{name: name, asserted: cmp.Or(via, "assertion")}, nil
+}
+
+// withAssertion adds to an audit line's detail how the caller's identity
+// was asserted, when it was not authenticated.
+func (c Caller) withAssertion(detail string) string {
+	if c.asserted == "" {
+		return detail
+	}
+	note := "identity asserted by " + c.asserted + ", not authenticated"
+	if detail == "" {
+		return note
+	}
+	return detail + "; " + note
+}
+
+// Asserted reports how the caller's identity was asserted without
+// authentication ("" when it was authenticated).
+func (c Caller) Asserted() string { return c.asserted }
 
 // Owner is the vaults' owner, not subject to the ACL.
-func Owner() Caller { return Caller{OwnerName} }
+func Owner() Caller { return Caller{name: OwnerName} }
 
 // Name is the caller's name: an agent's, or OwnerName.
 func (c Caller) Name() string { return c.name }
@@ -174,15 +226,15 @@ func (v *Vault) allowed(c Caller, op Op) error {
 	if c.IsOwner() {
 		return nil
 	}
-	if c.name == "" {
+	if c.name == "" && c.asserted == "" {
 		return fmt.Errorf("vault %q: %w", v.Name, ErrNotFound)
 	}
 	if !v.Restricted {
 		return nil
 	}
 	g, ok := v.Agents[c.name]
-	if !ok {
-		return fmt.Errorf("vault %q: %w", v.Name, ErrNotFound)
+	if !ok || c.name == "" {
+		return fmt.Errorf("vault %q: %w", v.Name, errNotAttached)
 	}
 	if op != Read && g.ReadOnly {
 		return &Error{Kind: ErrForbidden, Msg: fmt.Sprintf("agent %q has read-only access to vault %q", c.name, v.Name),

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,6 +100,11 @@ func TestServeRefusesPlainHTTPOnTheNetwork(t *testing.T) {
 		{ServeOptions{Addr: "0.0.0.0:0"}, "give --tls-cert and --tls-key, or --insecure"},
 		{ServeOptions{Addr: "192.0.2.1:8000"}, "give --tls-cert and --tls-key, or --insecure"},
 		{ServeOptions{Addr: "127.0.0.1:0", TLSCert: "c.pem"}, "--tls-cert and --tls-key go together"},
+		// CtxVault's header mode trusts an unchecked name: loopback only,
+		// even with --insecure or TLS.
+		{ServeOptions{Addr: "0.0.0.0:8000", Insecure: true, CtxVaultAuth: "header"}, "serves a loopback address only"},
+		{ServeOptions{Addr: "192.0.2.1:8000", Insecure: true, CtxVaultAuth: "header"}, "serves a loopback address only"},
+		{ServeOptions{Addr: "127.0.0.1:0", CtxVaultAuth: "trust"}, `--ctxvault-auth "trust": want token or header`},
 	} {
 		err := runServe(t.Context(), &globals{store: "memory:"}, &tc.opts, IO{Err: io.Discard}, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -178,4 +184,64 @@ func TestServeFollowsAVaultPurgedAndCreatedAgain(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("shutdown: %v", err)
 	}
+}
+
+// TestServeCtxVaultHeader: with --ctxvault-auth header, serve announces it
+// in a WARN line, /ctxvault answers a CtxVault client that sends no token,
+// and /v1 still wants one.
+func TestServeCtxVaultHeader(t *testing.T) {
+	agentVaults(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	addrc := make(chan string, 1)
+	done := make(chan error, 1)
+	var log strings.Builder
+	var mu sync.Mutex
+	go func() {
+		done <- runServe(ctx, &globals{}, &ServeOptions{Addr: "127.0.0.1:0", Grace: 5 * time.Second, CtxVaultAuth: "header"},
+			IO{In: strings.NewReader(""), Out: io.Discard, Err: lockedWriter{&mu, &log}}, func(addr string) { addrc <- addr })
+	}()
+	var base string
+	select {
+	case addr := <-addrc:
+		base = "http://" + addr
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	}
+	mu.Lock()
+	announced := log.String()
+	mu.Unlock()
+	if !strings.Contains(announced, "level=WARN") || !strings.Contains(announced, "--ctxvault-auth header") {
+		t.Errorf("the start-up log does not announce the header mode: %s", announced)
+	}
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{{"/ctxvault/vaults", 200}, {"/ctxvault/docs?vault_name=notes", 200}, {"/ctxvault/docs?vault_name=secret", 403}, {"/v1/vaults", 401}} {
+		res, err := http.Get(base + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != tc.status {
+			t.Errorf("GET %s without a token: %d %s", tc.path, res.StatusCode, b)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+}
+
+// lockedWriter serialises writes to a builder read by the test.
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *strings.Builder
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
 }

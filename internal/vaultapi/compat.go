@@ -1,183 +1,208 @@
 package vaultapi
 
-// The reference system's API (CtxVault's FastAPI routes under /ctxvault),
-// served with its routes, field names and answer shapes so that programs
-// written for it work unchanged. Every route goes through package vault
-// like the /v1 routes, and the same helpers (decode, fail, vaultNamed,
-// writeJSON): the vault is named by a vault_name field of the body or of
-// the query string instead of the path.
+// CtxVault's HTTP API under /ctxvault, served as its documentation and
+// code describe it, so that a program written for CtxVault works
+// unchanged: the same routes (its semantic, skill, episodic and shared
+// routes, and the POST /init and POST /write of its README's Quick
+// Start), the same request fields with the same defaults and bounds, the
+// same response fields and types, and the same statuses. Every route
+// goes through package vault like the /v1 routes: they only translate.
 //
-// Authentication. The reference trusts an X-CtxVault-Agent header naming
-// the agent; here the caller is the bearer token's (Authorization:
-// Bearer), as on /v1, and the header is accepted only together with
-// that agent's token (or "owner" with the owner's token):
-//   - the header without a token is refused, 401, with a message saying
-//     how to get a token (ctxkit agent create NAME); it guesses no token,
-//     so it does not count as a failed authentication for the rate limit;
-//   - a header naming another identity than the token's is 403 (the
-//     owner's token cannot act as an agent through the header either);
-//   - without the header, the token's identity is the caller.
+// Requests and errors (compat_fastapi.go): a body or query string that
+// does not fit the route's model is a 422 with FastAPI's detail list;
+// other errors are {"detail": "message"}, with ctxkit's structured error
+// beside it under "error" (code, message, fix). Fields a route does not
+// know are ignored, as FastAPI ignores them, except top_k, the field the
+// README's query example posts: it is read as n_results (both at once
+// must agree). POST /write reads filename, the field its Quick Start
+// posts, as file_path. Statuses: 400 for a missing vault, an operation
+// its type does not support, and bad input; 403 for a restricted vault
+// the caller is not attached to; 404 for a missing episode, document or
+// skill, and for a semantic query that matched nothing ("No results
+// found."); 409 for an existing file or skill and a closed episode; 200
+// for every success.
 //
-// Where the reference is wrong or silent, the compatibility routes do what
-// its documentation promises:
-//   - POST /query answers 200 with an empty list when nothing matches
-//     (the reference answers 404), and accepts top_k, the field its README
-//     posts, as well as n_results (the reference ignores top_k and returns
-//     5); both at once must agree.
-//   - A missing vault is 404, not the reference's 400: a restricted vault
-//     the caller is not attached to must answer exactly like a missing one
-//     (404), so the two cannot differ. Missing agent identification is 401
-//     (the reference's 400 or 403), and /index and /vaults are checked like
-//     every other route (the reference checks neither).
-//   - Errors have the /v1 shape {"error": {"code", "message", "details"}},
-//     not FastAPI's {"detail": "..."}: the reference's documentation shows
-//     no client reading detail, so one error shape serves both APIs. The
-//     statuses are the reference's mapping otherwise: 400 bad input or an
-//     operation the vault type does not support, 403 access denied (a write
-//     through a read-only grant), 404 episode or document missing, 409
-//     already closed or already exists, 413 a body over the limit; every
-//     success is 200, as FastAPI answers by default.
-//   - A body field the route does not know is a 400 that names it (the
-//     reference ignores it silently, which is how top_k got lost).
+// Authentication (compat_auth.go): by default a bearer token, as on /v1;
+// X-CtxVault-Agent is accepted only with the token of the agent it names.
+// With `ctxkit serve --ctxvault-auth header` (loopback only), CtxVault's
+// own model: a caller without a token is the agent the header names
+// (vault.AssertedCaller, audited as asserted) or anonymous; public vaults
+// are open to it, read and write, and a restricted vault needs an
+// attached agent (403 otherwise, with or without the header: CtxVault's
+// README says 403 where its code answers 400 for a missing header).
 //
-// What differs in substance, not in shape:
-//   - score in a ChunkMatch is ctxkit's fused relevance, higher is better
-//     (the reference gives Chroma's distance, lower is better); results come
-//     best first in both. doc_id is the SHA-256 of the document's path in
-//     the vault and chunk_id doc_id + "::" + the SHA-256 of the chunk's
-//     index as 8 bytes big-endian, as the reference makes them (from the
-//     vault-relative path, not an absolute one). generated_by is the
-//     agent_metadata's, else the authenticated writer.
-//   - filters (Chroma's where) match the documents' metadata and source,
-//     filetype, doc_id, chunk_id, chunk_index with $eq, $ne, $in, $nin,
-//     $and and $or, among the best 100 passages (maxQueryResults); a key a
-//     passage lacks matches no operator.
+// Paths: file paths are relative to the vault, or absolute inside its
+// folder; POST /docs/write and /write echo the path as given.
+//
+// Episodes: the episode JSON has CtxVault's fields (and ctxkit's beside
+// them: state, version, confirmations...); invalidation_reason is also in
+// metadata, as CtxVault keeps it. Times are written as CtxVault writes
+// its own (Python's isoformat in UTC: 2026-03-02T09:00:00+00:00, with
+// microseconds when not zero), so a time given in that form comes back as
+// given. A time given with another offset, a Z or as a bare date comes
+// back as the same instant in that form: CtxVault would echo the string
+// and then compare it as text with the others, which orders mixed offsets
+// wrongly; ctxkit compares instants.
+//
+// Where ctxkit differs on purpose (docs/ctxvault.md lists it for users):
+//   - a token is required unless the server runs with --ctxvault-auth
+//     header on the loopback; /index and /vaults are checked like every
+//     route (CtxVault checks neither); GET /vaults lists the vaults the
+//     caller may use (CtxVault lists all), and allowed_agents in full to
+//     the owner only, vault_path to the owner only;
+//   - DELETE /delete without file_path is a 400: ctxkit does not empty a
+//     vault over HTTP; a file that is not there is 404, never "skipped";
+//   - score in a query's results is ctxkit's fused relevance, higher is
+//     better (CtxVault gives Chroma's distance, lower is better); results
+//     come best first in both;
 //   - GET /docs/{doc_id}/content gives the document's text as extracted
-//     from the file, not rebuilt from chunks: reconstructed is false,
-//     reconstructed_text_hash the SHA-256 of that text, warning null.
-//   - DELETE /delete needs file_path: ctxkit does not empty a whole vault
-//     over HTTP. A file that is not there is 404, never "skipped".
-//   - Skills are written in the Agent Skills layout (NAME/SKILL.md, so
-//     filename is that path), with the name lowercased and spaces turned
-//     to hyphens as the reference does, then checked against the
-//     specification; overwrite defaults to true, as in the reference.
-//   - An episode is the reference's JSON with what the append-only model
-//     adds (state, confirmed_count, disputed_with, version...); an episode
-//     write answers its hints too; supersede answers {vault_name, episode}
-//     like invalidate; a history's chain lists each statement of the chain
-//     as an episode, oldest first. weights weigh order_by composite only
-//     (400 otherwise). GET /episodes/entities (in the reference's README
-//     only) answers {vault_name, entities: [{entity, episodes}]}.
-//   - allowed_agents in GET /vaults is the whole list for the owner only;
-//     an agent sees itself in it when attached, never the others; and
-//     vault_path is the owner's only: an agent gets an empty string, and
-//     learns nothing of the owner's folders.
+//     from its file, not rebuilt from chunks: reconstructed is false and
+//     warning null;
+//   - GET /skill of a missing skill is 404 (CtxVault answers 500);
+//   - skills are written in the Agent Skills layout (NAME/SKILL.md, so
+//     filename is that path), stored under the slug of the name as
+//     people write it (the core's rule) and found by either name;
+//   - POST /init creates a vault (global when the server has no
+//     project); an unauthenticated caller may not choose its folder
+//     (vault_path), and CtxVault's "already initialized" is a 400 as its
+//     /init answered; config_path is empty (the registry is ctxkit's);
+//   - weights of an episode query count for order_by composite only, and
+//     are ignored otherwise (as CtxVault ignores them there);
+//   - GET /episodes/entities (in CtxVault's README only) answers
+//     {vault_name, entities: [{entity, episodes}]}.
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
 	"path"
+	"reflect"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/ctxkit/ctxkit/internal/vaultauth"
 	"github.com/ctxkit/ctxkit/vault"
 	"github.com/ctxkit/ctxkit/vault/episodic"
 )
 
-// compatAgentHeader is the reference's agent header.
-const compatAgentHeader = "X-CtxVault-Agent"
-
-// compat returns the handler of the compatibility routes under
-// /ctxvault/, authenticated by auth (nil: the caller is in the request's
-// context, as for /v1).
-func (a *api) compat(auth *vaultauth.Authenticator) http.Handler {
-	mux := http.NewServeMux()
-	for _, rt := range a.compatRoutes() {
-		mux.Handle(rt.Method+" "+rt.Pattern, rt.handler)
-	}
-	var authed http.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		c, ok := vaultauth.Caller(req.Context())
-		name := strings.TrimSpace(req.Header.Get(compatAgentHeader))
-		switch {
-		case !ok && name != "":
-			nameOnly(w, name)
-			return
-		case !ok:
-			vaultauth.Unauthorized(w)
-			return
-		case name != "" && name != c.Name():
-			named := name // never log what may be a token sent in the wrong header
-			if vault.ValidName(name) != nil {
-				named = "(not an agent name)"
-			}
-			a.log.Warn("vault API: X-CtxVault-Agent names another identity than the token", "header", named, "caller", c.String())
-			whose := fmt.Sprintf("agent %q's", c)
-			if c.IsOwner() {
-				whose = "the owner's"
-			}
-			vaultauth.WriteError(w, http.StatusForbidden, vaultauth.Error{Code: string(vault.ClassForbidden),
-				Message: fmt.Sprintf("%s names agent %q but the bearer token is %s", compatAgentHeader, name, whose),
-				Fix:     "send the token of the agent the header names, or drop the header",
-				Details: map[string]any{"header": compatAgentHeader, "agent": name}})
-			return
-		}
-		dispatch(mux, w, req)
-	})
-	if auth == nil {
-		return authed
-	}
-	withAuth := auth.Middleware(authed)
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if name := strings.TrimSpace(req.Header.Get(compatAgentHeader)); name != "" {
-			if _, ok := vaultauth.Bearer(req); !ok {
-				nameOnly(w, name)
-				return
-			}
-		}
-		withAuth.ServeHTTP(w, req)
-	})
-}
-
-// nameOnly refuses an agent named by the header without its token, and
-// says how to get one.
-func nameOnly(w http.ResponseWriter, name string) {
-	shown := name
-	if vault.ValidName(name) != nil {
-		shown = "NAME"
-	}
-	w.Header().Set("WWW-Authenticate", `Bearer realm="ctxkit"`)
-	vaultauth.WriteError(w, http.StatusUnauthorized, vaultauth.Error{Code: string(vault.ClassUnauthenticated),
-		Message: compatAgentHeader + " alone does not identify an agent",
-		Fix: fmt.Sprintf("send the agent's token as Authorization: Bearer <token> (with the header or without it); "+
-			"the owner creates a token with: ctxkit agent create %s", shown),
-		Details: map[string]any{"header": compatAgentHeader, "agent": name}})
-}
-
-// compatVault checks the vault_name field a compatibility route names its
-// vault in.
-func compatVault(name string) error {
-	if name == "" {
-		return &badRequest{msg: "vault_name is required", details: map[string]any{"field": "vault_name"}}
-	}
-	return nil
-}
-
-// The request and answer shapes of the reference (its api/schemas.py).
+// The request models of CtxVault's routes (its api/schemas.py), with
+// pydantic's bounds and defaults: a pointer is an optional field whose
+// default the service applies (the same as CtxVault's).
 type (
-	compatVaultQuery struct {
-		VaultName string `json:"vault_name"`
+	compatVaultParams struct {
+		VaultName string `json:"vault_name" fastapi:"required"`
+	}
+	compatInitRequest struct {
+		VaultName  string  `json:"vault_name" fastapi:"required"`
+		Restricted bool    `json:"restricted"`
+		VaultPath  *string `json:"vault_path"`
+		// Type is ctxkit's addition (CtxVault's CLI has --type): semantic
+		// by default.
+		Type *string `json:"type"`
 	}
 	compatPathRequest struct {
-		VaultName string `json:"vault_name"`
-		FilePath  string `json:"file_path,omitempty"`
+		VaultName string  `json:"vault_name" fastapi:"required"`
+		FilePath  *string `json:"file_path"`
+	}
+	compatDeleteParams struct {
+		VaultName string  `json:"vault_name" fastapi:"required"`
+		FilePath  *string `json:"file_path"`
+	}
+	compatQueryRequest struct {
+		VaultName string         `json:"vault_name" fastapi:"required"`
+		Query     string         `json:"query" fastapi:"required"`
+		Filters   map[string]any `json:"filters" fastapi:"nullable"`
+		NResults  *int           `json:"n_results" fastapi:"ge=1,le=100"`
+		TopK      *int           `json:"top_k" fastapi:"ge=1,le=100"`
+	}
+	compatWriteDocRequest struct {
+		VaultName     string         `json:"vault_name" fastapi:"required"`
+		FilePath      string         `json:"file_path" fastapi:"required"`
+		Content       string         `json:"content" fastapi:"required"`
+		Overwrite     bool           `json:"overwrite" fastapi:"required"`
+		AgentMetadata map[string]any `json:"agent_metadata" fastapi:"nullable"`
+	}
+	// compatWriteRequest is the older POST /write of the README's Quick
+	// Start, which posts filename and no overwrite.
+	compatWriteRequest struct {
+		VaultName     string         `json:"vault_name" fastapi:"required"`
+		FilePath      *string        `json:"file_path"`
+		Filename      *string        `json:"filename"`
+		Content       string         `json:"content" fastapi:"required"`
+		Overwrite     *bool          `json:"overwrite"`
+		AgentMetadata map[string]any `json:"agent_metadata" fastapi:"nullable"`
+	}
+	compatWriteSkillRequest struct {
+		VaultName    string `json:"vault_name" fastapi:"required"`
+		SkillName    string `json:"skill_name" fastapi:"required"`
+		Description  string `json:"description" fastapi:"required"`
+		Instructions string `json:"instructions" fastapi:"required"`
+		Overwrite    *bool  `json:"overwrite"`
+	}
+	compatSkillParams struct {
+		VaultName string `json:"vault_name" fastapi:"required"`
+		SkillName string `json:"skill_name" fastapi:"required"`
+	}
+	compatWriteEpisodeRequest struct {
+		VaultName  string         `json:"vault_name" fastapi:"required"`
+		Content    string         `json:"content" fastapi:"required"`
+		Entities   []string       `json:"entities"`
+		Source     *string        `json:"source"`
+		Confidence *float64       `json:"confidence" fastapi:"ge=0,le=1"`
+		Salience   *float64       `json:"salience" fastapi:"ge=0,le=1"`
+		OccurredAt *string        `json:"occurred_at"`
+		ValidFrom  *string        `json:"valid_from"`
+		ValidTo    *string        `json:"valid_to"`
+		Metadata   map[string]any `json:"metadata"`
+	}
+	compatQueryEpisodesRequest struct {
+		VaultName       string             `json:"vault_name" fastapi:"required"`
+		Query           *string            `json:"query"`
+		Entities        []string           `json:"entities"`
+		Source          *string            `json:"source"`
+		MinConfidence   *float64           `json:"min_confidence"`
+		ValidAt         *string            `json:"valid_at"`
+		KnownAt         *string            `json:"known_at"`
+		IncludeClosed   bool               `json:"include_closed"`
+		MetadataFilters map[string]any     `json:"metadata_filters"`
+		OrderBy         *string            `json:"order_by" fastapi:"oneof=relevance|recency|salience|composite"`
+		Limit           *int               `json:"limit" fastapi:"ge=1,le=200"`
+		HalfLifeDays    *float64           `json:"half_life_days" fastapi:"gt=0"`
+		Weights         map[string]float64 `json:"weights" fastapi:"nullable"`
+		Reinforce       bool               `json:"reinforce"`
+	}
+	compatInvalidateRequest struct {
+		VaultName string  `json:"vault_name" fastapi:"required"`
+		ValidTo   *string `json:"valid_to"`
+		Reason    *string `json:"reason"`
+	}
+	compatSupersedeRequest struct {
+		VaultName  string         `json:"vault_name" fastapi:"required"`
+		Content    string         `json:"content" fastapi:"required"`
+		Entities   []string       `json:"entities"`
+		Source     *string        `json:"source"`
+		Confidence *float64       `json:"confidence" fastapi:"ge=0,le=1"`
+		Salience   *float64       `json:"salience" fastapi:"ge=0,le=1"`
+		OccurredAt *string        `json:"occurred_at"`
+		ValidFrom  *string        `json:"valid_from"`
+		Metadata   map[string]any `json:"metadata"`
+	}
+	compatEntitiesParams struct {
+		VaultName     string  `json:"vault_name" fastapi:"required"`
+		ValidAt       string  `json:"valid_at"`
+		KnownAt       string  `json:"known_at"`
+		All           bool    `json:"all"`
+		Source        string  `json:"source"`
+		MinConfidence float64 `json:"min_confidence"`
+		MinEpisodes   int     `json:"min_episodes"`
+	}
+)
+
+// The answers of CtxVault's routes.
+type (
+	compatInitResponse struct {
+		VaultPath  string `json:"vault_path"`
+		ConfigPath string `json:"config_path"`
 	}
 	compatIndexResponse struct {
 		IndexedFiles []string `json:"indexed_files"`
@@ -187,20 +212,9 @@ type (
 		ReindexedFiles []string `json:"reindexed_files"`
 		SkippedFiles   []string `json:"skipped_files"`
 	}
-	compatDeleteQuery struct {
-		VaultName string `json:"vault_name"`
-		FilePath  string `json:"file_path"`
-	}
 	compatDeleteResponse struct {
 		DeletedFiles []string `json:"deleted_files"`
 		SkippedFiles []string `json:"skipped_files"`
-	}
-	compatQueryRequest struct {
-		VaultName string         `json:"vault_name"`
-		Query     string         `json:"query"`
-		Filters   map[string]any `json:"filters,omitempty"`
-		NResults  *int           `json:"n_results,omitempty"`
-		TopK      *int           `json:"top_k,omitempty"`
 	}
 	compatChunkMatch struct {
 		ChunkID      string  `json:"chunk_id"`
@@ -249,22 +263,8 @@ type (
 		VaultName string           `json:"vault_name"`
 		Document  compatDocContent `json:"document"`
 	}
-	compatWriteDocRequest struct {
-		VaultName     string         `json:"vault_name"`
-		FilePath      string         `json:"file_path"`
-		Content       string         `json:"content"`
-		Overwrite     bool           `json:"overwrite,omitempty"`
-		AgentMetadata map[string]any `json:"agent_metadata,omitempty"`
-	}
 	compatWriteDocResponse struct {
 		FilePath string `json:"file_path"`
-	}
-	compatWriteSkillRequest struct {
-		VaultName    string `json:"vault_name"`
-		SkillName    string `json:"skill_name"`
-		Description  string `json:"description"`
-		Instructions string `json:"instructions"`
-		Overwrite    *bool  `json:"overwrite,omitempty"`
 	}
 	compatWriteSkillResponse struct {
 		Filename string `json:"filename"`
@@ -281,10 +281,6 @@ type (
 		VaultName string            `json:"vault_name"`
 		Skills    []compatSkillInfo `json:"skills"`
 	}
-	compatSkillQuery struct {
-		VaultName string `json:"vault_name"`
-		SkillName string `json:"skill_name"`
-	}
 	compatSkill struct {
 		Name         string            `json:"name"`
 		Description  string            `json:"description"`
@@ -295,42 +291,35 @@ type (
 	compatSkillResponse struct {
 		Skill compatSkill `json:"skill"`
 	}
-	compatWriteEpisodeRequest struct {
-		VaultName string `json:"vault_name"`
-		vault.WriteEpisodeRequest
+	// compatEpisode is an episode as CtxVault writes it: its source null
+	// when there is none, its times in CtxVault's form.
+	compatEpisode struct {
+		episodic.EpisodeJSON
+		Source *string `json:"source"`
+	}
+	compatEpisodeMatch struct {
+		compatEpisode
+		Score      float64 `json:"score"`
+		Similarity float64 `json:"similarity"`
+		Recency    float64 `json:"recency"`
+		Relevance  float64 `json:"relevance"`
+		BM25       float64 `json:"bm25"`
 	}
 	compatEpisodeResponse struct {
-		VaultName string               `json:"vault_name"`
-		Episode   episodic.EpisodeJSON `json:"episode"`
-		Hints     []episodic.HintJSON  `json:"hints,omitempty"`
-	}
-	// compatQueryEpisodesRequest is the service's request with the
-	// reference's vault_name, and its limit (which must be 1 to 200 when
-	// given: the reference refuses 0) and min_confidence as pointers.
-	compatQueryEpisodesRequest struct {
-		VaultName string `json:"vault_name"`
-		vault.QueryEpisodesRequest
-		Limit         *int     `json:"limit,omitempty"`
-		MinConfidence *float64 `json:"min_confidence,omitempty"`
+		VaultName string              `json:"vault_name"`
+		Episode   compatEpisode       `json:"episode"`
+		Hints     []episodic.HintJSON `json:"hints,omitempty"`
 	}
 	compatEpisodeMatches struct {
 		VaultName string               `json:"vault_name"`
 		Query     *string              `json:"query"`
 		OrderBy   string               `json:"order_by"`
-		Results   []episodic.MatchJSON `json:"results"`
+		Results   []compatEpisodeMatch `json:"results"`
 	}
 	compatHistory struct {
-		VaultName string                 `json:"vault_name"`
-		EpisodeID string                 `json:"episode_id"`
-		Chain     []episodic.EpisodeJSON `json:"chain"`
-	}
-	compatInvalidateRequest struct {
-		VaultName string `json:"vault_name"`
-		vault.InvalidateRequest
-	}
-	compatSupersedeRequest struct {
-		VaultName string `json:"vault_name"`
-		vault.SuccessorRequest
+		VaultName string          `json:"vault_name"`
+		EpisodeID string          `json:"episode_id"`
+		Chain     []compatEpisode `json:"chain"`
 	}
 	compatStats struct {
 		VaultName string `json:"vault_name"`
@@ -338,413 +327,223 @@ type (
 		Open      int    `json:"open"`
 		Closed    int    `json:"closed"`
 	}
-	compatEntitiesQuery struct {
-		VaultName     string  `json:"vault_name"`
-		ValidAt       string  `json:"valid_at,omitempty"`
-		KnownAt       string  `json:"known_at,omitempty"`
-		All           bool    `json:"all,omitempty"`
-		Source        string  `json:"source,omitempty"`
-		MinConfidence float64 `json:"min_confidence,omitempty"`
-		MinEpisodes   int     `json:"min_episodes,omitempty"`
-	}
 	compatEntities struct {
 		VaultName string                 `json:"vault_name"`
 		Entities  []episodic.EntityCount `json:"entities"`
 	}
 )
 
-// chunkID is the reference's id of a document's chunk: the doc_id, "::"
-// and the hex SHA-256 of the chunk's index as 8 bytes big-endian.
-func chunkID(doc string, i int) string {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(i))
-	h := sha256.Sum256(b[:])
-	return doc + "::" + hex.EncodeToString(h[:])
-}
-
-// compatN picks the number of results of a query from n_results and
-// top_k (the field the reference's README posts).
-func compatN(nResults, topK *int) (int, error) {
-	n := 0 // the service's default, which is the reference's (5)
-	switch {
-	case nResults != nil && topK != nil && *nResults != *topK:
-		return 0, errBad("n_results (%d) and top_k (%d) disagree: send one of them", *nResults, *topK)
-	case nResults != nil:
-		n = *nResults
-	case topK != nil:
-		n = *topK
-	}
-	if n == 0 && (nResults != nil || topK != nil) {
-		return 0, errBad("n_results must be at least 1") // the reference refuses 0; /v1 reads it as the default
-	}
-	return vault.QueryResults(n)
-}
-
-// chunkFilter is a compiled Chroma where filter over a passage's
-// metadata.
-type chunkFilter func(meta map[string]string) bool
-
-// compileFilter compiles a where filter: {key: value}, {key: {$op:
-// value}} with $eq, $ne, $in or $nin, and {$and: [...]}, {$or: [...]};
-// the clauses of one object must all hold.
-func compileFilter(where map[string]any) (chunkFilter, error) {
-	var all []chunkFilter
-	for _, k := range slices.Sorted(maps.Keys(where)) {
-		v := where[k]
-		switch k {
-		case "$and", "$or":
-			list, ok := v.([]any)
-			if !ok || len(list) == 0 {
-				return nil, errBad("filters: %s takes a non-empty list of filters", k)
-			}
-			var subs []chunkFilter
-			for _, s := range list {
-				m, ok := s.(map[string]any)
-				if !ok {
-					return nil, errBad("filters: %s takes a list of filter objects", k)
-				}
-				f, err := compileFilter(m)
-				if err != nil {
-					return nil, err
-				}
-				subs = append(subs, f)
-			}
-			and := k == "$and"
-			all = append(all, func(meta map[string]string) bool {
-				for _, f := range subs {
-					if f(meta) != and {
-						return !and
-					}
-				}
-				return and
-			})
-			continue
+// compatHandle builds a /ctxvault route: its handler reads the query
+// string into Q and the body into B as FastAPI would (a Q or B of
+// struct{} means none: the query string is then ignored, as FastAPI
+// ignores parameters it does not declare), calls fn and answers its
+// result with 200, or its error as compatFail does.
+func compatHandle[Q, B, O any](a *api, method, pattern, id string, fn func(req *http.Request, q *Q, b *B) (O, error)) route {
+	rt := route{Method: method, Pattern: pattern, ID: id, Status: http.StatusOK, Out: reflect.TypeFor[O]()}
+	hasQ, hasB := reflect.TypeFor[Q]().NumField() > 0, reflect.TypeFor[B]().NumField() > 0
+	rt.handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		var q Q
+		var b B
+		var err error
+		if hasQ {
+			err = decodeParams(req, &q)
 		}
-		if strings.HasPrefix(k, "$") {
-			return nil, errBad("filters: unknown operator %s (supported: $and, $or, and per key $eq, $ne, $in, $nin)", k)
+		if hasB && err == nil {
+			err = decodeBody(req, &b)
 		}
-		op, arg := "$eq", v
-		if m, ok := v.(map[string]any); ok {
-			if len(m) != 1 {
-				return nil, errBad("filters: %q takes one operator", k)
-			}
-			for op, arg = range m {
-			}
+		var out O
+		if err == nil {
+			out, err = fn(req, &q, &b)
 		}
-		f, err := compileClause(k, op, arg)
 		if err != nil {
-			return nil, err
+			a.compatFail(w, req, err, vaultNamed(&q, &b))
+			return
 		}
-		all = append(all, f)
-	}
-	return func(meta map[string]string) bool {
-		for _, f := range all {
-			if !f(meta) {
-				return false
-			}
-		}
-		return true
-	}, nil
+		writeJSON(w, http.StatusOK, out)
+	})
+	return rt
 }
 
-// compileClause compiles one key's operator.
-func compileClause(key, op string, arg any) (chunkFilter, error) {
-	var want []string
-	switch op {
-	case "$eq", "$ne":
-		s, ok := filterValue(arg)
-		if !ok {
-			return nil, errBad("filters: %q %s takes a string, number or boolean", key, op)
+// vaultNamed is the vault_name field of the first model that has one.
+func vaultNamed(models ...any) string {
+	for _, m := range models {
+		v := reflect.ValueOf(m).Elem()
+		if f := v.FieldByName("VaultName"); f.IsValid() && f.Kind() == reflect.String {
+			return f.String()
 		}
-		want = []string{s}
-	case "$in", "$nin":
-		list, ok := arg.([]any)
-		if !ok {
-			return nil, errBad("filters: %q %s takes a list", key, op)
-		}
-		for _, x := range list {
-			s, ok := filterValue(x)
-			if !ok {
-				return nil, errBad("filters: %q %s takes a list of strings, numbers or booleans", key, op)
-			}
-			want = append(want, s)
-		}
-	default:
-		return nil, errBad("filters: unknown operator %s on %q (supported: $eq, $ne, $in, $nin)", op, key)
 	}
-	in := op == "$eq" || op == "$in"
-	return func(meta map[string]string) bool {
-		got, ok := meta[key]
-		return ok && slices.Contains(want, got) == in
-	}, nil
+	return ""
 }
 
-// filterValue is a filter's scalar as metadata holds it: a string.
-func filterValue(v any) (string, bool) {
-	switch x := v.(type) {
-	case string:
-		return x, true
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64), true
-	case bool:
-		return strconv.FormatBool(x), true
+// deref is *p, or "" for nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
 	}
-	return "", false
-}
-
-// metaString turns agent_metadata values into the strings a document's
-// metadata holds: strings as they are, anything else as JSON.
-func metaString(m map[string]any) (map[string]string, error) {
-	if m == nil {
-		return nil, nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		if s, ok := v.(string); ok {
-			out[k] = s
-			continue
-		}
-		j, err := json.Marshal(v)
-		if err != nil {
-			return nil, errBad("agent_metadata %q: %v", k, err)
-		}
-		out[k] = string(j)
-	}
-	return out, nil
-}
-
-// optMeta is a metadata value, nil when absent.
-func optMeta(meta map[string]string, keys ...string) *string {
-	for _, k := range keys {
-		if v, ok := meta[k]; ok {
-			return &v
-		}
-	}
-	return nil
-}
-
-// docInfo describes d in the reference's shape.
-func docInfo(d vault.DocInfo) compatDocInfo {
-	return compatDocInfo{Source: d.Path, Filetype: path.Ext(d.Path), DocID: d.ID, ChunksCount: d.Chunks}
-}
-
-// indexed splits an index run's files into the reference's lists.
-func indexed(done []string, rep *vault.IndexReport) (ok, skipped []string) {
-	failed := map[string]bool{}
-	skipped = []string{}
-	for _, f := range rep.Failed {
-		failed[f.Path] = true
-		skipped = append(skipped, fmt.Sprintf("%s (%s)", f.Path, f.Error))
-	}
-	ok = []string{}
-	for _, p := range done {
-		if !failed[p] {
-			ok = append(ok, p)
-		}
-	}
-	return ok, skipped
-}
-
-// runIndex indexes the vault named in b, collecting the files done.
-func (a *api) runIndex(req *http.Request, b *compatPathRequest, reindex bool) ([]string, []string, error) {
-	if err := compatVault(b.VaultName); err != nil {
-		return nil, nil, err
-	}
-	var done []string
-	r := vault.IndexRequest{Path: b.FilePath, Reindex: reindex}
-	rep, err := a.svc.Index(req.Context(), caller(req), b.VaultName, r, func(_, _ int, p string) { done = append(done, p) })
-	if err != nil {
-		return nil, nil, err
-	}
-	ok, skipped := indexed(done, rep)
-	return ok, skipped, nil
+	return *p
 }
 
 func (a *api) compatRoutes() []route {
 	const base = "/ctxvault"
 	rs := []route{
-		handle("PUT", base+"/index", "compatIndex", "compat", "Index a semantic vault, or one path of it", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, _ *none, b *compatPathRequest) (compatIndexResponse, int, error) {
-				ok, skipped, err := a.runIndex(req, b, false)
-				return compatIndexResponse{IndexedFiles: ok, SkippedFiles: skipped}, 0, err
-			}, a),
-		handle("PUT", base+"/reindex", "compatReindex", "compat", "Rebuild a semantic vault's index, or process one path again", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, _ *none, b *compatPathRequest) (compatReindexResponse, int, error) {
-				ok, skipped, err := a.runIndex(req, b, true)
-				return compatReindexResponse{ReindexedFiles: ok, SkippedFiles: skipped}, 0, err
-			}, a),
-		handle("DELETE", base+"/delete", "compatDelete", "compat", "Delete a document or folder from a semantic vault", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, q *compatDeleteQuery, _ *none) (compatDeleteResponse, int, error) {
-				if err := compatVault(q.VaultName); err != nil {
-					return compatDeleteResponse{}, 0, err
-				}
-				if q.FilePath == "" {
-					return compatDeleteResponse{}, 0, &badRequest{msg: "file_path is required: name the document or folder to delete",
-						details: map[string]any{"parameter": "file_path"}}
-				}
-				del, err := a.svc.DeleteDoc(req.Context(), caller(req), q.VaultName, q.FilePath)
-				if del == nil {
-					del = []string{}
-				}
-				return compatDeleteResponse{DeletedFiles: del, SkippedFiles: []string{}}, 0, err
-			}, a),
-		handle("POST", base+"/query", "compatQuery", "compat", "Search a semantic vault", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, _ *none, b *compatQueryRequest) (compatQueryResponse, int, error) {
-				return a.compatQuery(req, b)
-			}, a),
-		handle("GET", base+"/vaults", "compatVaults", "compat", "List the vaults the caller may use", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, _ *none, _ *none) (compatVaultList, int, error) {
-				who := caller(req)
-				vs, err := a.svc.ListVaults(req.Context(), who)
-				out := compatVaultList{Vaults: []compatVaultInfo{}}
-				for _, v := range vs {
-					if v.Shadowed {
-						continue
-					}
-					// The owner sees every attached agent (and the folder);
-					// an agent sees itself when attached.
-					agents := []string{}
-					for _, g := range v.Agents {
-						agents = append(agents, g.Agent)
-					}
-					if !who.IsOwner() && v.Restricted {
-						agents = append(agents, who.Name())
-					}
-					out.Vaults = append(out.Vaults, compatVaultInfo{Name: v.Name, Type: string(v.Type), Scope: string(v.Scope),
-						VaultPath: v.Path, Restricted: v.Restricted, AllowedAgents: agents})
-				}
-				return out, 0, err
-			}, a),
-		handle("GET", base+"/docs", "compatDocs", "compat", "List a semantic vault's documents", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, q *compatVaultQuery, _ *none) (compatDocList, int, error) {
-				if err := compatVault(q.VaultName); err != nil {
-					return compatDocList{}, 0, err
-				}
-				docs, err := a.svc.Docs(req.Context(), caller(req), q.VaultName)
-				out := compatDocList{VaultName: q.VaultName, Documents: []compatDocInfo{}}
-				for _, d := range docs {
-					out.Documents = append(out.Documents, docInfo(d))
-				}
-				return out, 0, err
-			}, a),
-		handle("GET", base+"/docs/{doc_id}/content", "compatDocContent", "compat", "Read a document's text", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, q *compatVaultQuery, _ *none) (compatDocContentResponse, int, error) {
-				if err := compatVault(q.VaultName); err != nil {
-					return compatDocContentResponse{}, 0, err
-				}
-				id := req.PathValue("doc_id")
-				text, err := a.svc.ReadDocByID(req.Context(), caller(req), q.VaultName, id)
-				if err != nil {
-					return compatDocContentResponse{}, 0, err
-				}
-				docs, err := a.svc.Docs(req.Context(), caller(req), q.VaultName)
-				if err != nil {
-					return compatDocContentResponse{}, 0, err
-				}
-				i := slices.IndexFunc(docs, func(d vault.DocInfo) bool { return d.ID == id })
-				if i < 0 {
-					return compatDocContentResponse{}, 0, fmt.Errorf("document %s in vault %q: %w", id, q.VaultName, vault.ErrNotFound)
-				}
-				d := docs[i]
-				sum := sha256.Sum256([]byte(text.Text))
-				return compatDocContentResponse{VaultName: q.VaultName, Document: compatDocContent{compatDocInfo: docInfo(d),
-					Content: text.Text, ReconstructedTextHash: hex.EncodeToString(sum[:]),
-					IndexedAt: d.Indexed.UTC().Format(time.RFC3339Nano)}}, 0, nil
-			}, a),
-		handle("POST", base+"/docs/write", "compatWriteDoc", "compat", "Write a document and index it", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, _ *none, b *compatWriteDocRequest) (compatWriteDocResponse, int, error) {
-				if err := compatVault(b.VaultName); err != nil {
-					return compatWriteDocResponse{}, 0, err
-				}
-				if b.FilePath == "" {
-					return compatWriteDocResponse{}, 0, &badRequest{msg: "file_path is required", details: map[string]any{"field": "file_path"}}
-				}
-				meta, err := metaString(b.AgentMetadata)
-				if err != nil {
-					return compatWriteDocResponse{}, 0, err
-				}
-				res, err := a.svc.WriteDoc(req.Context(), caller(req), b.VaultName, b.FilePath,
-					vault.WriteDocRequest{Content: b.Content, Overwrite: b.Overwrite, Metadata: meta})
-				return compatWriteDocResponse{FilePath: res.Path}, 0, err
-			}, a),
-		handle("POST", base+"/skills/write", "compatWriteSkill", "compat", "Write a skill", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, _ *none, b *compatWriteSkillRequest) (compatWriteSkillResponse, int, error) {
-				if err := compatVault(b.VaultName); err != nil {
-					return compatWriteSkillResponse{}, 0, err
-				}
-				name := b.SkillName // the core stores a name as people write it under its slug
-				sk, err := a.svc.WriteSkill(req.Context(), caller(req), b.VaultName, name, vault.WriteSkillRequest{
-					Description: b.Description, Instructions: b.Instructions, Overwrite: b.Overwrite == nil || *b.Overwrite})
-				if err != nil {
-					return compatWriteSkillResponse{}, 0, err
-				}
-				return compatWriteSkillResponse{Filename: sk.Path}, 0, nil
-			}, a),
-		handle("GET", base+"/skills", "compatSkills", "compat", "List a skill vault's skills", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, q *compatVaultQuery, _ *none) (compatSkillList, int, error) {
-				if err := compatVault(q.VaultName); err != nil {
-					return compatSkillList{}, 0, err
-				}
-				rep, err := a.svc.Skills(req.Context(), caller(req), q.VaultName)
-				if err != nil {
-					return compatSkillList{}, 0, err
-				}
-				out := compatSkillList{VaultName: q.VaultName, Skills: []compatSkillInfo{}}
-				for _, sk := range rep.Skills {
-					out.Skills = append(out.Skills, compatSkillInfo{Source: sk.Path, Filetype: path.Ext(sk.Path), SkillName: sk.Name,
-						Description: sk.Description, SizeBytes: sk.Size, LastModified: sk.Modified.UTC().Format(time.RFC3339Nano)})
-				}
-				return out, 0, nil
-			}, a),
-		handle("GET", base+"/skill", "compatSkill", "compat", "Read one skill", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, q *compatSkillQuery, _ *none) (compatSkillResponse, int, error) {
-				if err := compatVault(q.VaultName); err != nil {
-					return compatSkillResponse{}, 0, err
-				}
-				if q.SkillName == "" {
-					return compatSkillResponse{}, 0, &badRequest{msg: "skill_name is required", details: map[string]any{"parameter": "skill_name"}}
-				}
-				sk, err := a.svc.Skill(req.Context(), caller(req), q.VaultName, q.SkillName)
-				if err != nil {
-					return compatSkillResponse{}, 0, err
-				}
-				return compatSkillResponse{Skill: compatSkill{Name: sk.Name, Description: sk.Description, Instructions: sk.Instructions,
-					Metadata: sk.Metadata, Path: sk.Path}}, 0, nil
-			}, a),
+		compatHandle(a, "POST", base+"/init", "compatInit", a.compatInit),
+		compatHandle(a, "PUT", base+"/index", "compatIndex", func(req *http.Request, _ *none, b *compatPathRequest) (compatIndexResponse, error) {
+			ok, skipped, err := a.runIndex(req, b, false)
+			return compatIndexResponse{IndexedFiles: ok, SkippedFiles: skipped}, err
+		}),
+		compatHandle(a, "PUT", base+"/reindex", "compatReindex", func(req *http.Request, _ *none, b *compatPathRequest) (compatReindexResponse, error) {
+			ok, skipped, err := a.runIndex(req, b, true)
+			return compatReindexResponse{ReindexedFiles: ok, SkippedFiles: skipped}, err
+		}),
+		compatHandle(a, "DELETE", base+"/delete", "compatDelete", func(req *http.Request, q *compatDeleteParams, _ *none) (compatDeleteResponse, error) {
+			if q.FilePath == nil || *q.FilePath == "" {
+				return compatDeleteResponse{}, &badRequest{msg: "file_path is required here: ctxkit does not empty a whole vault over HTTP; name the document or folder to delete",
+					details: map[string]any{"parameter": "file_path"}}
+			}
+			del, err := a.svc.DeleteDoc(req.Context(), caller(req), q.VaultName, *q.FilePath)
+			if del == nil {
+				del = []string{}
+			}
+			return compatDeleteResponse{DeletedFiles: del, SkippedFiles: []string{}}, err
+		}),
+		compatHandle(a, "POST", base+"/query", "compatQuery", a.compatQuery),
+		compatHandle(a, "GET", base+"/vaults", "compatVaults", a.compatVaults),
+		compatHandle(a, "GET", base+"/docs", "compatDocs", func(req *http.Request, q *compatVaultParams, _ *none) (compatDocList, error) {
+			docs, err := a.svc.Docs(req.Context(), caller(req), q.VaultName)
+			out := compatDocList{VaultName: q.VaultName, Documents: []compatDocInfo{}}
+			for _, d := range docs {
+				out.Documents = append(out.Documents, docInfo(d))
+			}
+			return out, err
+		}),
+		compatHandle(a, "GET", base+"/docs/{doc_id}/content", "compatDocContent", a.compatDocContent),
+		compatHandle(a, "POST", base+"/docs/write", "compatWriteDoc", func(req *http.Request, _ *none, b *compatWriteDocRequest) (compatWriteDocResponse, error) {
+			return a.compatWrite(req, b.VaultName, b.FilePath, b.Content, b.Overwrite, b.AgentMetadata)
+		}),
+		compatHandle(a, "POST", base+"/write", "compatWrite", func(req *http.Request, _ *none, b *compatWriteRequest) (compatWriteDocResponse, error) {
+			p := b.FilePath
+			if p == nil {
+				p = b.Filename
+			}
+			if p == nil {
+				return compatWriteDocResponse{}, invalidField("body", "file_path", "missing", "Field required (or filename)", nil)
+			}
+			return a.compatWrite(req, b.VaultName, *p, b.Content, b.Overwrite != nil && *b.Overwrite, b.AgentMetadata)
+		}),
+		compatHandle(a, "POST", base+"/skills/write", "compatWriteSkill", func(req *http.Request, _ *none, b *compatWriteSkillRequest) (compatWriteSkillResponse, error) {
+			name := b.SkillName // the core stores a name as people write it under its slug
+			sk, err := a.svc.WriteSkill(req.Context(), caller(req), b.VaultName, name, vault.WriteSkillRequest{
+				Description: b.Description, Instructions: b.Instructions, Overwrite: b.Overwrite == nil || *b.Overwrite})
+			if err != nil {
+				return compatWriteSkillResponse{}, err
+			}
+			return compatWriteSkillResponse{Filename: sk.Path}, nil
+		}),
+		compatHandle(a, "GET", base+"/skills", "compatSkills", func(req *http.Request, q *compatVaultParams, _ *none) (compatSkillList, error) {
+			rep, err := a.svc.Skills(req.Context(), caller(req), q.VaultName)
+			if err != nil {
+				return compatSkillList{}, err
+			}
+			out := compatSkillList{VaultName: q.VaultName, Skills: []compatSkillInfo{}}
+			for _, sk := range rep.Skills {
+				out.Skills = append(out.Skills, compatSkillInfo{Source: sk.Path, Filetype: path.Ext(sk.Path), SkillName: sk.Title(),
+					Description: sk.Description, SizeBytes: sk.Size, LastModified: pyTime(sk.Modified)})
+			}
+			return out, nil
+		}),
+		compatHandle(a, "GET", base+"/skill", "compatSkill", func(req *http.Request, q *compatSkillParams, _ *none) (compatSkillResponse, error) {
+			sk, err := a.svc.Skill(req.Context(), caller(req), q.VaultName, q.SkillName)
+			if err != nil {
+				return compatSkillResponse{}, err
+			}
+			return compatSkillResponse{Skill: compatSkill{Name: sk.Title(), Description: sk.Description, Instructions: sk.Instructions,
+				Metadata: sk.Metadata, Path: sk.Path}}, nil
+		}),
 	}
 	return append(rs, a.compatEpisodeRoutes(base)...)
 }
 
-// compatQuery searches the vault named in b, answering the reference's
-// ChunkMatch list, best first.
-func (a *api) compatQuery(req *http.Request, b *compatQueryRequest) (compatQueryResponse, int, error) {
-	out := compatQueryResponse{Results: []compatChunkMatch{}}
-	if err := compatVault(b.VaultName); err != nil {
-		return out, 0, err
+// compatInit creates a vault: CtxVault's POST /init.
+func (a *api) compatInit(req *http.Request, _ *none, b *compatInitRequest) (compatInitResponse, error) {
+	info, err := a.svc.CreateVault(req.Context(), caller(req), vault.CreateVaultRequest{Name: b.VaultName,
+		Type: vault.Type(deref(b.Type)), Path: deref(b.VaultPath), Restricted: b.Restricted})
+	if err != nil && vault.Describe(err).Class == vault.ClassExists {
+		return compatInitResponse{}, &badRequest{msg: fmt.Sprintf("Vault %q already initialized", b.VaultName),
+			details: map[string]any{"field": "vault_name"}}
 	}
+	return compatInitResponse{VaultPath: info.Path}, err
+}
+
+// compatWrite writes a document and indexes it, echoing its path as
+// given: POST /docs/write and POST /write.
+func (a *api) compatWrite(req *http.Request, name, file, content string, overwrite bool, agentMeta map[string]any) (compatWriteDocResponse, error) {
+	if agentMeta != nil {
+		// CtxVault's AgentMetadata requires these two, and keeps any other.
+		var missing []fieldError
+		for _, k := range []string{"generated_by", "timestamp"} {
+			if v, ok := agentMeta[k]; !ok {
+				missing = append(missing, fieldError{Type: "missing", Loc: []any{"body", "agent_metadata", k}, Msg: "Field required", Input: agentMeta})
+			} else if _, ok := v.(string); !ok {
+				missing = append(missing, fieldError{Type: "string_type", Loc: []any{"body", "agent_metadata", k}, Msg: "Input should be a valid string", Input: v})
+			}
+		}
+		if missing != nil {
+			return compatWriteDocResponse{}, &validationError{items: missing}
+		}
+	}
+	meta, err := metaString(agentMeta)
+	if err != nil {
+		return compatWriteDocResponse{}, err
+	}
+	_, err = a.svc.WriteDoc(req.Context(), caller(req), name, file, vault.WriteDocRequest{Content: content, Overwrite: overwrite, Metadata: meta})
+	return compatWriteDocResponse{FilePath: file}, err
+}
+
+// compatN picks the number of results of a query from n_results and
+// top_k (the field the README posts); both at once must agree.
+func compatN(nResults, topK *int) (int, error) {
+	switch {
+	case nResults != nil && topK != nil && *nResults != *topK:
+		return 0, &validationError{items: []fieldError{{Type: "value_error", Loc: []any{"body", "top_k"},
+			Msg: fmt.Sprintf("Value error, top_k (%d) and n_results (%d) disagree: send one of them", *topK, *nResults), Input: *topK}}}
+	case nResults != nil:
+		return *nResults, nil
+	case topK != nil:
+		return *topK, nil
+	}
+	return vault.DefaultQueryResults, nil
+}
+
+// compatQuery searches the vault named in b, answering CtxVault's
+// ChunkMatch list, best first; no match is CtxVault's 404.
+func (a *api) compatQuery(req *http.Request, _ *none, b *compatQueryRequest) (compatQueryResponse, error) {
+	out := compatQueryResponse{Results: []compatChunkMatch{}}
 	n, err := compatN(b.NResults, b.TopK)
 	if err != nil {
-		return out, 0, err
+		return out, err
 	}
 	var keep chunkFilter
 	fetch := n
 	if len(b.Filters) > 0 {
 		if keep, err = compileFilter(b.Filters); err != nil {
-			return out, 0, err
+			return out, err
 		}
 		fetch = vault.MaxQueryResults
 	}
 	res, err := a.svc.Query(req.Context(), caller(req), b.VaultName, vault.QueryRequest{Query: b.Query, NResults: fetch})
-	if err != nil || len(res.Results) == 0 {
-		return out, 0, err
-	}
-	docs, err := a.svc.Docs(req.Context(), caller(req), b.VaultName)
 	if err != nil {
-		return out, 0, err
+		return out, err
 	}
-	metas := map[string]map[string]string{}
-	for _, d := range docs {
-		metas[d.Path] = d.Metadata
+	var metas map[string]map[string]string
+	if len(res.Results) > 0 {
+		docs, err := a.svc.Docs(req.Context(), caller(req), b.VaultName)
+		if err != nil {
+			return out, err
+		}
+		metas = map[string]map[string]string{}
+		for _, d := range docs {
+			metas[d.Path] = d.Metadata
+		}
 	}
 	for _, r := range res.Results {
 		id := vault.DocID(r.Path)
@@ -759,117 +558,94 @@ func (a *api) compatQuery(req *http.Request, b *compatQueryRequest) (compatQuery
 			break
 		}
 	}
-	return out, 0, nil
-}
-
-// chunkMeta is the metadata a filter sees of a passage: its document's,
-// and what the reference adds to every chunk.
-func chunkMeta(p, id string, chunk int, doc map[string]string) map[string]string {
-	m := make(map[string]string, len(doc)+5)
-	maps.Copy(m, doc)
-	m["source"], m["filetype"], m["doc_id"] = p, path.Ext(p), id
-	m["chunk_id"], m["chunk_index"] = chunkID(id, chunk), strconv.Itoa(chunk)
-	return m
-}
-
-// compatEpisode answers one episode in the reference's shape.
-func compatEpisode(name string, e episodic.EpisodeJSON, err error) (compatEpisodeResponse, int, error) {
-	return compatEpisodeResponse{VaultName: name, Episode: e}, 0, err
-}
-
-func (a *api) compatEpisodeRoutes(base string) []route {
-	base += "/episodes"
-	id := func(req *http.Request) string { return req.PathValue("id") }
-	return []route{
-		handle("POST", base+"/write", "compatWriteEpisode", "compat", "Write an episode", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, _ *none, b *compatWriteEpisodeRequest) (compatEpisodeResponse, int, error) {
-				if err := compatVault(b.VaultName); err != nil {
-					return compatEpisodeResponse{}, 0, err
-				}
-				res, err := a.svc.WriteEpisode(req.Context(), caller(req), b.VaultName, b.WriteEpisodeRequest)
-				return compatEpisodeResponse{VaultName: b.VaultName, Episode: res.Episode, Hints: res.Hints}, 0, err
-			}, a),
-		handle("POST", base+"/query", "compatQueryEpisodes", "compat", "Query episodes", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, _ *none, b *compatQueryEpisodesRequest) (compatEpisodeMatches, int, error) {
-				if err := compatVault(b.VaultName); err != nil {
-					return compatEpisodeMatches{}, 0, err
-				}
-				r := b.QueryEpisodesRequest
-				if b.Limit != nil {
-					if *b.Limit < 1 || *b.Limit > episodic.MaxLimit {
-						return compatEpisodeMatches{}, 0, errBad("limit must be between 1 and %d", episodic.MaxLimit)
-					}
-					r.Limit = *b.Limit
-				}
-				if b.MinConfidence != nil {
-					r.MinConfidence = *b.MinConfidence
-				}
-				res, err := a.svc.QueryEpisodes(req.Context(), caller(req), b.VaultName, r)
-				out := compatEpisodeMatches{VaultName: b.VaultName, OrderBy: res.OrderBy, Results: res.Results}
-				if b.Query != "" {
-					out.Query = &b.Query
-				}
-				return out, 0, err
-			}, a),
-		handle("GET", base, "compatEpisodeStats", "compat", "Count an episodic vault's episodes", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, q *compatVaultQuery, _ *none) (compatStats, int, error) {
-				if err := compatVault(q.VaultName); err != nil {
-					return compatStats{}, 0, err
-				}
-				st, err := a.svc.EpisodeStats(req.Context(), caller(req), q.VaultName, "")
-				return compatStats{VaultName: q.VaultName, Total: st.Total, Open: st.Open, Closed: st.Closed}, 0, err
-			}, a),
-		handle("GET", base+"/entities", "compatEntities", "compat", "Count the episodes per entity", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, q *compatEntitiesQuery, _ *none) (compatEntities, int, error) {
-				if err := compatVault(q.VaultName); err != nil {
-					return compatEntities{}, 0, err
-				}
-				counts, err := a.svc.Entities(req.Context(), caller(req), q.VaultName, vault.EntitiesRequest{ValidAt: q.ValidAt,
-					KnownAt: q.KnownAt, IncludeClosed: q.All, Source: q.Source, MinConfidence: q.MinConfidence, MinEpisodes: q.MinEpisodes})
-				return compatEntities{VaultName: q.VaultName, Entities: counts}, 0, err
-			}, a),
-		handle("GET", base+"/{id}", "compatGetEpisode", "compat", "Get an episode", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, q *compatVaultQuery, _ *none) (compatEpisodeResponse, int, error) {
-				if err := compatVault(q.VaultName); err != nil {
-					return compatEpisodeResponse{}, 0, err
-				}
-				e, err := a.svc.Episode(req.Context(), caller(req), q.VaultName, id(req))
-				return compatEpisode(q.VaultName, e, err)
-			}, a),
-		handle("GET", base+"/{id}/history", "compatEpisodeHistory", "compat", "The chain of episodes an episode belongs to, oldest first", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, q *compatVaultQuery, _ *none) (compatHistory, int, error) {
-				out := compatHistory{VaultName: q.VaultName, EpisodeID: id(req), Chain: []episodic.EpisodeJSON{}}
-				if err := compatVault(q.VaultName); err != nil {
-					return out, 0, err
-				}
-				h, err := a.svc.EpisodeHistory(req.Context(), caller(req), q.VaultName, id(req))
-				if err != nil {
-					return out, 0, err
-				}
-				for _, r := range h.Chain {
-					e, err := a.svc.Episode(req.Context(), caller(req), q.VaultName, r.ID)
-					if err != nil {
-						return out, 0, fmt.Errorf("history of %s: %w", id(req), err)
-					}
-					out.Chain = append(out.Chain, e)
-				}
-				return out, 0, nil
-			}, a),
-		handle("POST", base+"/{id}/invalidate", "compatInvalidateEpisode", "compat", "Close an open episode", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, _ *none, b *compatInvalidateRequest) (compatEpisodeResponse, int, error) {
-				if err := compatVault(b.VaultName); err != nil {
-					return compatEpisodeResponse{}, 0, err
-				}
-				e, err := a.svc.Invalidate(req.Context(), caller(req), b.VaultName, id(req), b.InvalidateRequest)
-				return compatEpisode(b.VaultName, e, err)
-			}, a),
-		handle("POST", base+"/{id}/supersede", "compatSupersedeEpisode", "compat", "Replace an open episode by a new one", http.StatusOK, nil,
-			func(w http.ResponseWriter, req *http.Request, _ *none, b *compatSupersedeRequest) (compatEpisodeResponse, int, error) {
-				if err := compatVault(b.VaultName); err != nil {
-					return compatEpisodeResponse{}, 0, err
-				}
-				e, err := a.svc.Supersede(req.Context(), caller(req), b.VaultName, id(req), b.SuccessorRequest)
-				return compatEpisode(b.VaultName, e, err)
-			}, a),
+	if len(out.Results) == 0 {
+		return out, errNoResults
 	}
+	return out, nil
+}
+
+// compatVaults lists the vaults the caller may use.
+func (a *api) compatVaults(req *http.Request, _ *none, _ *none) (compatVaultList, error) {
+	who := caller(req)
+	vs, err := a.svc.ListVaults(req.Context(), who)
+	out := compatVaultList{Vaults: []compatVaultInfo{}}
+	for _, v := range vs {
+		if v.Shadowed {
+			continue
+		}
+		// The owner sees every attached agent (and the folder); an agent
+		// sees itself when attached.
+		agents := []string{}
+		for _, g := range v.Agents {
+			agents = append(agents, g.Agent)
+		}
+		if !who.IsOwner() && v.Restricted && who.Name() != "" {
+			agents = append(agents, who.Name())
+		}
+		out.Vaults = append(out.Vaults, compatVaultInfo{Name: v.Name, Type: string(v.Type), Scope: string(v.Scope),
+			VaultPath: v.Path, Restricted: v.Restricted, AllowedAgents: agents})
+	}
+	return out, err
+}
+
+// compatDocContent reads a document's text by its id.
+func (a *api) compatDocContent(req *http.Request, q *compatVaultParams, _ *none) (compatDocContentResponse, error) {
+	id := req.PathValue("doc_id")
+	text, err := a.svc.ReadDocByID(req.Context(), caller(req), q.VaultName, id)
+	if err != nil {
+		return compatDocContentResponse{}, err
+	}
+	docs, err := a.svc.Docs(req.Context(), caller(req), q.VaultName)
+	if err != nil {
+		return compatDocContentResponse{}, err
+	}
+	i := slices.IndexFunc(docs, func(d vault.DocInfo) bool { return d.ID == id })
+	if i < 0 {
+		return compatDocContentResponse{}, fmt.Errorf("document %s in vault %q: %w", id, q.VaultName, vault.ErrNotFound)
+	}
+	d := docs[i]
+	sum := sha256.Sum256([]byte(text.Text))
+	return compatDocContentResponse{VaultName: q.VaultName, Document: compatDocContent{compatDocInfo: docInfo(d),
+		Content: text.Text, ReconstructedTextHash: hex.EncodeToString(sum[:]), IndexedAt: pyTime(d.Indexed)}}, nil
+}
+
+// runIndex indexes the vault named in b, collecting the files done.
+func (a *api) runIndex(req *http.Request, b *compatPathRequest, reindex bool) ([]string, []string, error) {
+	var done []string
+	r := vault.IndexRequest{Path: deref(b.FilePath), Reindex: reindex}
+	rep, err := a.svc.Index(req.Context(), caller(req), b.VaultName, r, func(_, _ int, p string) { done = append(done, p) })
+	if err != nil {
+		return nil, nil, err
+	}
+	ok, skipped := indexed(done, rep)
+	return ok, skipped, nil
+}
+
+// pyTime writes t as CtxVault writes its times: Python's isoformat of a
+// UTC datetime, microseconds only when not zero.
+func pyTime(t time.Time) string {
+	t = episodic.Normalize(t)
+	if t.Nanosecond() == 0 {
+		return t.Format("2006-01-02T15:04:05+00:00")
+	}
+	return t.Format("2006-01-02T15:04:05.000000+00:00")
+}
+
+// pyTimeOf rewrites a time as the episode JSON writes it (TimeFormat) in
+// CtxVault's form.
+func pyTimeOf(s string) string {
+	t, err := time.Parse(episodic.TimeFormat, s)
+	if err != nil {
+		return s
+	}
+	return pyTime(t)
+}
+
+// pyTimePtr is pyTimeOf for an optional time.
+func pyTimePtr(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	out := pyTimeOf(*s)
+	return &out
 }

@@ -89,8 +89,8 @@ func TestCompatSemantic(t *testing.T) {
 	e.want(e.as(who, "POST", "/ctxvault/docs/write", write), 409, "write again")
 	write["overwrite"] = true
 	e.want(e.as(who, "POST", "/ctxvault/docs/write", write), 200, "overwrite")
-	e.want(e.as(who, "POST", "/ctxvault/docs/write", map[string]any{"vault_name": "notes", "file_path": "../out.md", "content": "x"}), 400, "outside")
-	e.want(e.as(who, "POST", "/ctxvault/docs/write", map[string]any{"vault_name": "notes", "content": "x"}), 400, "no file_path")
+	e.want(e.as(who, "POST", "/ctxvault/docs/write", map[string]any{"vault_name": "notes", "file_path": "../out.md", "content": "x", "overwrite": false}), 400, "outside")
+	e.want(e.as(who, "POST", "/ctxvault/docs/write", map[string]any{"vault_name": "notes", "content": "x", "overwrite": false}), 422, "no file_path")
 
 	// Files put in the folder by hand, one of them broken.
 	v, err := e.svc.DescribeVault(t.Context(), vault.Owner(), "notes")
@@ -156,14 +156,11 @@ func TestCompatSemantic(t *testing.T) {
 	}{
 		{map[string]any{"vault_name": "notes", "query": "JWT tokens pipeline", "top_k": 1}, "[architecture.md]"},
 		{map[string]any{"vault_name": "notes", "query": "JWT pipeline", "n_results": 5}, "[architecture.md plain.txt]"},
-		{map[string]any{"vault_name": "notes", "query": "JWT pipeline", "filters": map[string]any{"topic": map[string]any{"$ne": "auth"}}}, "[]"},
 		{map[string]any{"vault_name": "notes", "query": "JWT pipeline", "filters": map[string]any{"$or": []any{
 			map[string]any{"topic": "deploys"}, map[string]any{"source": "plain.txt"}}}}, "[plain.txt]"},
 		{map[string]any{"vault_name": "notes", "query": "JWT pipeline", "filters": map[string]any{"$and": []any{
 			map[string]any{"filetype": ".md"}, map[string]any{"doc_id": archID}}}}, "[architecture.md]"},
 		{map[string]any{"vault_name": "notes", "query": "JWT pipeline", "filters": map[string]any{"source": map[string]any{"$nin": []any{"plain.txt"}}}}, "[architecture.md]"},
-		// No results: 200 and an empty list (the reference answers 404).
-		{map[string]any{"vault_name": "notes", "query": "zebra quasar"}, "[]"},
 	} {
 		var got []string
 		for _, m := range list(t, e.want(e.as(who, "POST", "/ctxvault/query", tc.body), 200, "query").json(t), "results") {
@@ -174,22 +171,29 @@ func TestCompatSemantic(t *testing.T) {
 			t.Errorf("%v: %s, want %s", tc.body, s, tc.want)
 		}
 	}
-	for _, body := range []any{
-		map[string]any{"vault_name": "notes", "query": "x", "n_results": 2, "top_k": 3},
-		map[string]any{"vault_name": "notes", "query": "x", "n_results": 0},
-		map[string]any{"vault_name": "notes", "query": "x", "top_k": 101},
-		map[string]any{"vault_name": "notes", "query": " "},
-		map[string]any{"vault_name": "notes", "query": "x", "k": 3},
-		map[string]any{"vault_name": "notes", "query": "x", "filters": map[string]any{"n": map[string]any{"$gt": 1}}},
-		map[string]any{"vault_name": "notes", "query": "x", "filters": map[string]any{"$not": []any{}}},
-		map[string]any{"vault_name": "notes", "query": "x", "filters": map[string]any{"$or": "x"}},
-		map[string]any{"query": "x"},
-		map[string]any{"vault_name": "mem", "query": "x"}, // an episodic vault
-		`{"vault_name": "notes", "query": 3}`,
+	for _, tc := range []struct {
+		body   any
+		status int
+	}{
+		{map[string]any{"vault_name": "notes", "query": "x", "n_results": 2, "top_k": 3}, 422},
+		{map[string]any{"vault_name": "notes", "query": "x", "n_results": 0}, 422},
+		{map[string]any{"vault_name": "notes", "query": "x", "top_k": 101}, 422},
+		{map[string]any{"query": "x"}, 422},
+		{`{"vault_name": "notes", "query": 3}`, 422},
+		{map[string]any{"vault_name": "notes", "query": " "}, 400},
+		{map[string]any{"vault_name": "notes", "query": "x", "filters": map[string]any{"n": map[string]any{"$gt": 1}}}, 400},
+		{map[string]any{"vault_name": "notes", "query": "x", "filters": map[string]any{"$not": []any{}}}, 400},
+		{map[string]any{"vault_name": "notes", "query": "x", "filters": map[string]any{"$or": "x"}}, 400},
+		{map[string]any{"vault_name": "mem", "query": "x"}, 400},              // an episodic vault
+		{map[string]any{"vault_name": "nope", "query": "x"}, 400},             // CtxVault's missing vault
+		{map[string]any{"vault_name": "notes", "query": "zebra quasar"}, 404}, // CtxVault's "No results found."
+		// A key a passage lacks matches no operator: nothing is left.
+		{map[string]any{"vault_name": "notes", "query": "JWT pipeline", "filters": map[string]any{"topic": map[string]any{"$ne": "auth"}}}, 404},
 	} {
-		e.want(e.as(who, "POST", "/ctxvault/query", body), 400, fmt.Sprint(body))
+		e.want(e.as(who, "POST", "/ctxvault/query", tc.body), tc.status, fmt.Sprint(tc.body))
 	}
-	e.want(e.as(who, "POST", "/ctxvault/query", map[string]any{"vault_name": "nope", "query": "x"}), 404, "missing vault")
+	// A field the route does not know is ignored, as FastAPI ignores it.
+	e.want(e.as(who, "POST", "/ctxvault/query", map[string]any{"vault_name": "notes", "query": "JWT", "k": 3}), 200, "unknown field")
 
 	// Documents.
 	docs := e.want(e.as(who, "GET", q("/docs", "vault_name", "notes"), nil), 200, "docs").json(t)
@@ -212,8 +216,8 @@ func TestCompatSemantic(t *testing.T) {
 		t.Errorf("content: %v", c)
 	}
 	e.want(e.as(who, "GET", q("/docs/"+vault.DocID("nope.md")+"/content", "vault_name", "notes"), nil), 404, "no such doc")
-	e.want(e.as(who, "GET", "/ctxvault/docs", nil), 400, "no vault_name")
-	e.want(e.as(who, "GET", q("/docs", "vault_name", "notes", "colour", "red"), nil), 400, "unknown parameter")
+	e.want(e.as(who, "GET", "/ctxvault/docs", nil), 422, "no vault_name")
+	e.want(e.as(who, "GET", q("/docs", "vault_name", "notes", "colour", "red"), nil), 200, "unknown parameter")
 
 	// Delete.
 	r = e.want(e.as(who, "DELETE", q("/delete", "vault_name", "notes", "file_path", "plain.txt"), nil), 200, "delete").json(t)
@@ -268,7 +272,7 @@ func TestCompatSkills(t *testing.T) {
 	e.want(e.as(who, "POST", "/ctxvault/skills/write", body), 200, "write again")
 	body["overwrite"] = false
 	e.want(e.as(who, "POST", "/ctxvault/skills/write", body), 409, "no overwrite")
-	e.want(e.as(who, "POST", "/ctxvault/skills/write", map[string]any{"vault_name": "skills", "skill_name": "x", "description": "d"}), 400, "no instructions")
+	e.want(e.as(who, "POST", "/ctxvault/skills/write", map[string]any{"vault_name": "skills", "skill_name": "x", "description": "d"}), 422, "no instructions")
 	e.want(e.as(who, "POST", "/ctxvault/skills/write", map[string]any{"vault_name": "skills", "skill_name": "a/b", "description": "d", "instructions": "i"}), 400, "bad name")
 
 	l := e.want(e.as(who, "GET", q("/skills", "vault_name", "skills"), nil), 200, "skills").json(t)
@@ -287,7 +291,7 @@ func TestCompatSkills(t *testing.T) {
 		t.Errorf("skill: %v", s)
 	}
 	e.want(e.as(who, "GET", q("/skill", "vault_name", "skills", "skill_name", "nope"), nil), 404, "no such skill")
-	e.want(e.as(who, "GET", q("/skill", "vault_name", "skills"), nil), 400, "no skill_name")
+	e.want(e.as(who, "GET", q("/skill", "vault_name", "skills"), nil), 422, "no skill_name")
 	e.want(e.as(who, "GET", q("/docs", "vault_name", "skills"), nil), 400, "docs of a skill vault")
 }
 
@@ -312,7 +316,7 @@ func TestCompatEpisodes(t *testing.T) {
 			t.Errorf("the episode has no %s: %v", k, w)
 		}
 	}
-	if fmt.Sprintf("%v %v %v %v %v", w["entities"], w["source"], w["confidence"], w["valid_from"], w["valid_to"]) != "[Acme] crm-agent 0.9 2026-03-01T00:00:00.000000Z <nil>" {
+	if fmt.Sprintf("%v %v %v %v %v", w["entities"], w["source"], w["confidence"], w["valid_from"], w["valid_to"]) != "[Acme] crm-agent 0.9 2026-03-01T00:00:00+00:00 <nil>" {
 		t.Errorf("episode %v", w)
 	}
 	first := w["id"].(string)
@@ -320,7 +324,7 @@ func TestCompatEpisodes(t *testing.T) {
 		"content": "Acme asked for a discount", "entities": []string{"Acme"}}), 200, "write"))["id"].(string)
 	e.want(e.as(who, "POST", "/ctxvault/episodes/write", map[string]any{"vault_name": "account-memory", "content": " "}), 400, "empty")
 	e.want(e.as(who, "POST", "/ctxvault/episodes/write", map[string]any{"vault_name": "account-memory", "content": "x", "valid_from": "soon"}), 400, "bad time")
-	e.want(e.as(who, "POST", "/ctxvault/episodes/write", map[string]any{"vault_name": "account-memory", "content": "x", "salience": 2}), 400, "salience")
+	e.want(e.as(who, "POST", "/ctxvault/episodes/write", map[string]any{"vault_name": "account-memory", "content": "x", "salience": 2}), 422, "salience")
 
 	qr := e.want(e.as(who, "POST", "/ctxvault/episodes/query", map[string]any{"vault_name": "account-memory", "query": "contract renewed",
 		"entities": []string{"acme"}, "limit": 5}), 200, "query").json(t)
@@ -342,16 +346,20 @@ func TestCompatEpisodes(t *testing.T) {
 	if qr := e.want(e.as(who, "POST", "/ctxvault/episodes/query", map[string]any{"vault_name": "account-memory", "known_at": "2020-01-01"}), 200, "past").json(t); qr["order_by"] != "recency" || len(list(t, qr, "results")) != 0 {
 		t.Errorf("nothing was known in 2020: %v", qr)
 	}
-	for _, body := range []map[string]any{
-		{"vault_name": "account-memory", "limit": 0},
-		{"vault_name": "account-memory", "limit": 201},
-		{"vault_name": "account-memory", "half_life_days": 0},
-		{"vault_name": "account-memory", "weights": map[string]any{"salience": 2}},
-		{"vault_name": "account-memory", "order_by": "relevance"},
-		{"vault_name": "account-memory", "order_by": "size"},
-		{"vault_name": "account-memory", "valid_at": "yesterday"},
+	for _, tc := range []struct {
+		body   map[string]any
+		status int
+	}{
+		{map[string]any{"vault_name": "account-memory", "limit": 0}, 422},
+		{map[string]any{"vault_name": "account-memory", "limit": 201}, 422},
+		{map[string]any{"vault_name": "account-memory", "half_life_days": 0}, 422},
+		{map[string]any{"vault_name": "account-memory", "order_by": "size"}, 422},
+		{map[string]any{"vault_name": "account-memory", "order_by": "relevance"}, 400},
+		{map[string]any{"vault_name": "account-memory", "valid_at": "yesterday"}, 400},
+		// CtxVault reads weights with order_by composite only.
+		{map[string]any{"vault_name": "account-memory", "weights": map[string]any{"salience": 2}}, 200},
 	} {
-		e.want(e.as(who, "POST", "/ctxvault/episodes/query", body), 400, fmt.Sprint(body))
+		e.want(e.as(who, "POST", "/ctxvault/episodes/query", tc.body), tc.status, fmt.Sprint(tc.body))
 	}
 
 	g := ep(e.want(e.as(who, "GET", q("/episodes/"+first, "vault_name", "account-memory"), nil), 200, "get"))
@@ -363,20 +371,21 @@ func TestCompatEpisodes(t *testing.T) {
 	// The README's correction: renewed for 24 months from July 12.
 	n := ep(e.want(e.as(who, "POST", "/ctxvault/episodes/"+first+"/supersede", map[string]any{"vault_name": "account-memory",
 		"content": "Acme renewed for 24 months", "valid_from": "2026-07-12", "confidence": 1}), 200, "supersede"))
-	if n["id"] == first || fmt.Sprint(n["entities"]) != "[Acme]" || n["salience"] != 0.8 || n["valid_from"] != "2026-07-12T00:00:00.000000Z" {
+	if n["id"] == first || fmt.Sprint(n["entities"]) != "[Acme]" || n["salience"] != 0.8 || n["valid_from"] != "2026-07-12T00:00:00+00:00" {
 		t.Errorf("successor %v", n)
 	}
 	e.want(e.as(who, "POST", "/ctxvault/episodes/"+first+"/supersede", map[string]any{"vault_name": "account-memory", "content": "again"}), 409, "supersede closed")
 	h := e.want(e.as(who, "GET", q("/episodes/"+n["id"].(string)+"/history", "vault_name", "account-memory"), nil), 200, "history").json(t)
 	chain := list(t, h, "chain")
 	if h["vault_name"] != "account-memory" || h["episode_id"] != n["id"] || len(chain) != 2 || chain[0]["id"] != first || chain[1]["id"] != n["id"] ||
-		chain[0]["superseded_by"] != n["id"] || chain[0]["valid_to"] != "2026-07-12T00:00:00.000000Z" {
+		chain[0]["superseded_by"] != n["id"] || chain[0]["valid_to"] != "2026-07-12T00:00:00+00:00" {
 		t.Errorf("history: %v", h)
 	}
 
 	inv := ep(e.want(e.as(who, "POST", "/ctxvault/episodes/"+second+"/invalidate", map[string]any{"vault_name": "account-memory",
 		"valid_to": "2030-01-01", "reason": "withdrawn"}), 200, "invalidate"))
-	if inv["valid_to"] != "2030-01-01T00:00:00.000000Z" || inv["invalidated_at"] == nil || inv["invalidation_reason"] != "withdrawn" {
+	if inv["valid_to"] != "2030-01-01T00:00:00+00:00" || inv["invalidated_at"] == nil || inv["invalidation_reason"] != "withdrawn" ||
+		inv["metadata"].(map[string]any)["invalidation_reason"] != "withdrawn" {
 		t.Errorf("invalidated %v", inv)
 	}
 	e.want(e.as(who, "POST", "/ctxvault/episodes/"+second+"/invalidate", map[string]any{"vault_name": "account-memory"}), 409, "invalidate again")
@@ -390,7 +399,7 @@ func TestCompatEpisodes(t *testing.T) {
 	if fmt.Sprint(ents) != "map[entities:[map[entity:Acme episodes:3]] vault_name:account-memory]" {
 		t.Errorf("entities %v", ents)
 	}
-	e.want(e.as(who, "GET", q("/episodes", "vault_name", "nope"), nil), 404, "stats of nothing")
+	e.want(e.as(who, "GET", q("/episodes", "vault_name", "nope"), nil), 400, "stats of nothing")
 	e.want(e.as(who, "PUT", "/ctxvault/index", map[string]any{"vault_name": "account-memory"}), 400, "index an episodic vault")
 }
 
@@ -470,7 +479,7 @@ func compatType(id string) vault.Type {
 		return vault.Episodic
 	case strings.Contains(id, "Skill"):
 		return vault.Skill
-	case id == "compatVaults":
+	case id == "compatVaults", id == "compatInit":
 		return ""
 	}
 	return vault.Semantic
@@ -479,7 +488,7 @@ func compatType(id string) vault.Type {
 // compatWrites says whether a compatibility route changes the vault.
 func compatWrites(id string) bool {
 	switch id {
-	case "compatIndex", "compatReindex", "compatDelete", "compatWriteDoc", "compatWriteSkill",
+	case "compatIndex", "compatReindex", "compatDelete", "compatWriteDoc", "compatWrite", "compatWriteSkill",
 		"compatWriteEpisode", "compatInvalidateEpisode", "compatSupersedeEpisode":
 		return true
 	}
@@ -520,6 +529,8 @@ func (m *compatMatrix) request(rt route, name, who string) (string, any) {
 		return vq("/docs/" + vault.DocID("doc.md") + "/content"), nil
 	case "compatWriteDoc":
 		return rt.Pattern, map[string]any{"vault_name": name, "file_path": "by-" + who + ".md", "content": "written by " + who, "overwrite": true}
+	case "compatWrite":
+		return rt.Pattern, map[string]any{"vault_name": name, "filename": "quick-" + who + ".md", "content": "written by " + who, "overwrite": true}
 	case "compatWriteSkill":
 		return rt.Pattern, map[string]any{"vault_name": name, "skill_name": "brew-tea", "description": "by " + who, "instructions": "x"}
 	case "compatSkills":
@@ -548,9 +559,9 @@ func (m *compatMatrix) request(rt route, name, who string) (string, any) {
 }
 
 // TestCompatIsolation: through every compatibility route, an agent
-// cannot see, read, query or change the other agent's restricted vault
-// (404, as for a missing vault), cannot write through a read-only grant
-// (403), and does not see the vault in the list.
+// cannot read, query or change the other agent's restricted vault (403,
+// as CtxVault answers), cannot write through a read-only grant (403), and
+// does not see the vault in the list.
 func TestCompatIsolation(t *testing.T) {
 	m := &compatMatrix{env: newEnv(t, Options{}), episode: map[string]string{}}
 	for _, typ := range []vault.Type{vault.Semantic, vault.Skill, vault.Episodic} {
@@ -559,7 +570,7 @@ func TestCompatIsolation(t *testing.T) {
 			m.vault(name, typ, agents...)
 			switch typ {
 			case vault.Semantic:
-				m.want(m.as(owner, "POST", "/ctxvault/docs/write", map[string]any{"vault_name": name, "file_path": "doc.md", "content": "# Secret\n\nthe secret of " + name}), 200, "seed")
+				m.want(m.as(owner, "POST", "/ctxvault/docs/write", map[string]any{"vault_name": name, "file_path": "doc.md", "content": "# Secret\n\nthe secret of " + name, "overwrite": false}), 200, "seed")
 			case vault.Skill:
 				m.want(m.as(owner, "POST", "/ctxvault/skills/write", map[string]any{"vault_name": name, "skill_name": "brew-tea", "description": "secret of " + name, "instructions": "steep"}), 200, "seed")
 			case vault.Episodic:
@@ -568,8 +579,8 @@ func TestCompatIsolation(t *testing.T) {
 		}
 	}
 	routes := (&api{}).compatRoutes()
-	if len(routes) != 19 {
-		t.Errorf("%d compatibility routes, the reference has 19", len(routes))
+	if len(routes) != 21 {
+		t.Errorf("%d compatibility routes, the reference has 21 (19, and the /init and /write of its Quick Start)", len(routes))
 	}
 	for _, rt := range routes {
 		typ := compatType(rt.ID)
@@ -588,7 +599,7 @@ func TestCompatIsolation(t *testing.T) {
 					t.Errorf("%s %s %s: the error leaks content: %s", who, rt.Method, path, r.body)
 				}
 			}
-			try(other+"-"+string(typ), http.StatusNotFound)
+			try(other+"-"+string(typ), http.StatusForbidden) // CtxVault's 403 for a restricted vault
 			try(who+"-"+string(typ), http.StatusOK)
 			if who == "a" && compatWrites(rt.ID) {
 				try("ro-"+string(typ), http.StatusForbidden)
@@ -599,7 +610,7 @@ func TestCompatIsolation(t *testing.T) {
 	}
 	// Reinforcing is a write.
 	m.want(m.as("a", "POST", "/ctxvault/episodes/query", map[string]any{"vault_name": "ro-episodic", "reinforce": true}), 403, "reinforce read-only")
-	m.want(m.as("a", "POST", "/ctxvault/episodes/query", map[string]any{"vault_name": "b-episodic", "reinforce": true}), 404, "reinforce invisible")
+	m.want(m.as("a", "POST", "/ctxvault/episodes/query", map[string]any{"vault_name": "b-episodic", "reinforce": true}), 403, "reinforce unattached")
 
 	for _, who := range []string{"a", "b"} {
 		other := map[string]string{"a": "b", "b": "a"}[who]

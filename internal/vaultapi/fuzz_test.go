@@ -3,7 +3,9 @@ package vaultapi
 import (
 	"encoding/json"
 	"net/http/httptest"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -82,6 +84,73 @@ func FuzzDecodeQuery(f *testing.F) {
 		}
 		if n, err := strconv.ParseInt(v.Get("n"), 10, 64); v.Has("n") && (err != nil || int(n) != q.N) {
 			t.Fatalf("%q: n decoded as %d", raw, q.N)
+		}
+	})
+}
+
+// FuzzDecodeBody: any request body decodes into a CtxVault model or is a
+// 422 whose items each name a location, never a panic; what decodes
+// holds the model's bounds and its required fields.
+func FuzzDecodeBody(f *testing.F) {
+	for _, s := range []string{
+		`{"vault_name": "m", "query": "x", "limit": 5, "order_by": "composite", "weights": {"recency": 2}}`,
+		`{"vault_name": "m", "limit": 0, "half_life_days": -1, "order_by": "size", "entities": ["a", 1]}`,
+		`{"vault_name": "m", "limit": "7", "include_closed": "yes", "min_confidence": "0.5"}`,
+		`{"vault_name": null}`, `[]`, `"x"`, ``, `{`, `{"a": 1} {}`, `{"limit": 1e400}`, `{"limit": 2.0}`, `{"limit": -9223372036854775809}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		req := httptest.NewRequest("POST", "/ctxvault/episodes/query", strings.NewReader(s))
+		var m compatQueryEpisodesRequest
+		err := decodeBody(req, &m)
+		if err != nil {
+			ve, ok := err.(*validationError)
+			if !ok || len(ve.items) == 0 {
+				t.Fatalf("%q: %T %v, want a 422", s, err, err)
+			}
+			for _, it := range ve.items {
+				if len(it.Loc) == 0 || it.Loc[0] != "body" || it.Type == "" || it.Msg == "" {
+					t.Fatalf("%q: item %+v", s, it)
+				}
+				if _, err := json.Marshal(it); err != nil {
+					t.Fatalf("%q: item %+v does not encode: %v", s, it, err)
+				}
+			}
+			return
+		}
+		var raw map[string]json.RawMessage
+		if json.Unmarshal([]byte(s), &raw) != nil || raw["vault_name"] == nil {
+			t.Fatalf("%q decoded without vault_name: %+v", s, m)
+		}
+		if m.Limit != nil && (*m.Limit < 1 || *m.Limit > 200) || m.HalfLifeDays != nil && *m.HalfLifeDays <= 0 {
+			t.Fatalf("%q: out of bounds: %+v", s, m)
+		}
+		if m.OrderBy != nil && !slices.Contains([]string{"relevance", "recency", "salience", "composite"}, *m.OrderBy) {
+			t.Fatalf("%q: order_by %q", s, *m.OrderBy)
+		}
+	})
+}
+
+// FuzzDecodeParams: any query string decodes into a CtxVault model of
+// parameters or is a 422 naming the parameter.
+func FuzzDecodeParams(f *testing.F) {
+	for _, s := range []string{"vault_name=m&all=true&min_episodes=2&min_confidence=0.5", "all=maybe", "vault_name=a&vault_name=b", "min_episodes=x", "%zz", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		req := httptest.NewRequest("GET", "/ctxvault/episodes/entities", nil)
+		req.URL.RawQuery = raw
+		var q compatEntitiesParams
+		if err := decodeParams(req, &q); err != nil {
+			ve, ok := err.(*validationError)
+			if !ok || len(ve.items) == 0 || ve.items[0].Loc[0] != "query" {
+				t.Fatalf("%q: %T %v, want a 422 about the query", raw, err, err)
+			}
+			return
+		}
+		if vs := req.URL.Query()["vault_name"]; len(vs) == 0 || q.VaultName != vs[len(vs)-1] {
+			t.Fatalf("%q: vault_name %q", raw, q.VaultName)
 		}
 	})
 }

@@ -98,6 +98,11 @@ func TestControlFiles(t *testing.T) {
 			e.want(e.do(who, "POST", "/v1/vaults/notes/index", map[string]any{"path": p, "force": true}), 400, who+" index "+p)
 			e.want(e.do(who, "POST", "/v1/vaults/notes/reindex", map[string]any{"path": p}), 400, who+" reindex "+p)
 			e.want(e.as(who, "PUT", "/ctxvault/index", map[string]any{"vault_name": "notes", "file_path": p}), 400, who+" /ctxvault/index "+p)
+			// The same, absolute: inside the vault folder, still hidden.
+			abs := filepath.Join(root, filepath.FromSlash(p))
+			e.want(e.as(who, "PUT", "/ctxvault/index", map[string]any{"vault_name": "notes", "file_path": abs}), 400, who+" /ctxvault/index "+abs)
+			e.want(e.as(who, "POST", "/ctxvault/docs/write", map[string]any{"vault_name": "notes", "file_path": abs, "content": evil, "overwrite": true}),
+				400, who+" /ctxvault/docs/write "+abs)
 			e.want(e.as(who, "DELETE", q("/delete", "vault_name", "notes", "file_path", p), nil), 400, who+" /ctxvault/delete "+p)
 		}
 		for _, p := range targets {
@@ -162,7 +167,7 @@ func TestLongPaths(t *testing.T) {
 			}
 		}
 		e.want(e.do("a", "POST", "/v1/vaults/docs/index", map[string]any{"path": p}), 400, "index "+p[:20]+"...")
-		e.want(e.as("a", "POST", "/ctxvault/docs/write", map[string]any{"vault_name": "docs", "file_path": p, "content": "long"}), 400, "/ctxvault/docs/write")
+		e.want(e.as("a", "POST", "/ctxvault/docs/write", map[string]any{"vault_name": "docs", "file_path": p, "content": "long", "overwrite": false}), 400, "/ctxvault/docs/write")
 		e.want(e.as("a", "DELETE", q("/delete", "vault_name", "docs", "file_path", p), nil), 400, "/ctxvault/delete")
 	}
 	// 300 characters in components of 60: a document.

@@ -1,8 +1,9 @@
 // Package vaultapi is the vault server's REST API under /v1, and the
-// reference system's (CtxVault's) API under /ctxvault with its request and
-// response shapes, for programs written for it (compat.go says where it
-// deliberately differs: a token is always required, no match is 200 with
-// an empty list, top_k is read). Under /v1: vaults (list, and create,
+// reference system's (CtxVault's) API under /ctxvault with its requests,
+// answers, statuses and FastAPI's error shapes, for programs written for
+// it (compat.go says where it deliberately differs, for safety: a token
+// is required unless the server trusts CtxVault's agent header on the
+// loopback, DELETE never empties a vault, score is relevance). Under /v1: vaults (list, and create,
 // attach, detach, publish with the owner's token), documents, queries,
 // skills, episodes and the audit log. Every route only translates: it
 // decodes the request into the vault service's request type, calls the
@@ -21,9 +22,9 @@
 // the agents not attached to it: absent from lists, and every route naming
 // it answers 404, never 403.
 //
-// The helpers shared by the routes (decode, fail, writeJSON) serve the
-// /ctxvault compatibility routes too; those are not in the OpenAPI
-// document, which describes /v1.
+// The /ctxvault routes decode and answer errors as FastAPI does
+// (compat_fastapi.go) and share writeJSON and dispatch; they are not in
+// the OpenAPI document, which describes /v1.
 package vaultapi
 
 import (
@@ -56,6 +57,10 @@ type Options struct {
 	// Logger receives the errors that are bugs (500); nil is
 	// slog.Default().
 	Logger *slog.Logger
+	// CtxVaultAuth is how the /ctxvault routes know their caller: by
+	// token (the default), or by CtxVault's header (CtxVaultHeader, for
+	// a server on the loopback only).
+	CtxVaultAuth CtxVaultAuth
 }
 
 // api holds what the handlers share. It keeps no mutable state.
@@ -94,7 +99,7 @@ func New(svc *vault.Service, opts Options) http.Handler {
 		w.Write(doc)
 	})
 	outer.Handle("/v1/", authed)
-	outer.Handle("/ctxvault/", a.compat(opts.Auth))
+	outer.Handle("/ctxvault/", a.compat(opts.Auth, opts.CtxVaultAuth))
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Body != nil {
 			req.Body = &limitedBody{ReadCloser: http.MaxBytesReader(w, req.Body, a.maxBody)}

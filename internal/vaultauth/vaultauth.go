@@ -59,6 +59,9 @@ var statuses = map[vault.Class]int{
 	vault.ClassInternal:        http.StatusInternalServerError,
 }
 
+// Status is the HTTP status of an error class.
+func Status(c vault.Class) int { return statuses[c] }
+
 // WriteDescribed answers with a service error as vault.Describe described
 // it: the status of its class, and its message, fix and field.
 func WriteDescribed(w http.ResponseWriter, d vault.Described) {

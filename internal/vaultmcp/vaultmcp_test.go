@@ -525,7 +525,7 @@ func TestToolErrors(t *testing.T) {
 		{"query", map[string]any{"vault": pubDocs}, "invalid", "", `missing properties: ["query"]`},
 		{"query", map[string]any{"vault": pubDocs}, "invalid", "", "call query again with every required field"},
 		{"query", map[string]any{"vault": pubDocs, "query": 3}, "invalid", "", "call query again"},
-		{"query", map[string]any{"vault": pubDocs, "query": " "}, "invalid", "query", "query is empty"},
+		{"query", map[string]any{"vault": pubDocs, "query": " "}, "invalid", "query", "Query text cannot be empty"},
 		{"write_doc", map[string]any{"vault": pubDocs, "path": "deploys.md", "content": "x"}, "exists", "path", "set overwrite"},
 		{"write_doc", map[string]any{"vault": pubDocs, "path": "../x.md", "content": "x"}, "invalid", "path", "relative to the vault"},
 		{"write_doc", map[string]any{"vault": pubDocs, "path": "x.exe", "content": "x"}, "invalid", "path", "not a document type"},
