@@ -267,7 +267,8 @@ func TestCompatSkills(t *testing.T) {
 	if fmt.Sprint(r) != "map[filename:deploy-service/SKILL.md]" {
 		t.Errorf("write skill: %v", r)
 	}
-	// overwrite defaults to true, as in the reference.
+	// overwrite defaults to true, as in the reference; listings and reads
+	// answer the name as it was written, as CtxVault does.
 	body["description"] = "How to deploy"
 	e.want(e.as(who, "POST", "/ctxvault/skills/write", body), 200, "write again")
 	body["overwrite"] = false
@@ -280,13 +281,13 @@ func TestCompatSkills(t *testing.T) {
 	if l["vault_name"] != "skills" || len(sk) != 1 {
 		t.Fatalf("skills: %v", l)
 	}
-	if s := sk[0]; len(s) != 6 || s["skill_name"] != "deploy-service" || s["source"] != "deploy-service/SKILL.md" || s["filetype"] != ".md" ||
+	if s := sk[0]; len(s) != 6 || s["skill_name"] != "Deploy Service" || s["source"] != "deploy-service/SKILL.md" || s["filetype"] != ".md" ||
 		s["size_bytes"].(float64) <= 0 || s["description"] != "How to deploy" || s["last_modified"] == "" {
 		t.Errorf("skill info %v", s)
 	}
 	s := e.want(e.as(who, "GET", q("/skill", "vault_name", "skills", "skill_name", "Deploy-Service"), nil), 200, "skill").json(t)
 	sd := s["skill"].(map[string]any)
-	if len(s) != 1 || len(sd) != 5 || sd["name"] != "deploy-service" || sd["instructions"] != "1. Build the image.\n2. Roll it out." ||
+	if len(s) != 1 || len(sd) != 5 || sd["name"] != "Deploy Service" || sd["instructions"] != "1. Build the image.\n2. Roll it out." ||
 		sd["metadata"] != nil || sd["path"] != "deploy-service/SKILL.md" {
 		t.Errorf("skill: %v", s)
 	}
