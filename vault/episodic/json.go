@@ -307,8 +307,8 @@ func readLine(b []byte, recs *[]*Record, byID map[string]*Record) error {
 		default:
 			return fmt.Errorf("unknown state %q", l.State)
 		}
-		if to != nil && !to.After(from) {
-			return errors.New("valid_to is not after valid_from")
+		if to != nil && to.Before(from) {
+			return errors.New("valid_to is before valid_from")
 		}
 		if closed != nil && closed.Before(recorded) {
 			return errors.New("closed_at is before recorded_at")

@@ -1,6 +1,7 @@
 package episodic_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"path/filepath"
@@ -359,5 +360,29 @@ func TestWriteHintsByEmbedding(t *testing.T) {
 	res, _ = m.Write(t.Context(), episodic.Write{Content: "Dana likes tea", Entities: []string{"Dana"}, DryRun: true})
 	if len(res.Hints) != 0 {
 		t.Errorf("another topic: %+v", res.Hints)
+	}
+}
+
+// An episode invalidated at its own valid_from (it never held) is allowed
+// by Invalidate, so its export must import back: ReadExport once refused
+// a valid_to equal to valid_from.
+func TestExportOfEpisodeClosedAtItsStartImports(t *testing.T) {
+	m, c := newMemory(t)
+	e := write(t, m, episodic.Write{Content: "Dana leads the audit", ValidFrom: at("2026-01-01")})
+	c.set("2026-02-01")
+	if _, err := m.Invalidate(t.Context(), e.ID, at("2026-01-01"), "never held"); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := m.Export(t.Context(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	dst, _ := newMemory(t)
+	if n, err := dst.Import(t.Context(), &buf); err != nil || n != 1 {
+		t.Fatalf("import: %d, %v", n, err)
+	}
+	got, err := dst.Get(t.Context(), e.ID)
+	if err != nil || got.ValidTo == nil || !got.ValidTo.Equal(got.ValidFrom) {
+		t.Fatalf("imported %+v, %v", got, err)
 	}
 }
