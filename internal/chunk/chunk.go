@@ -139,14 +139,14 @@ type splitter struct {
 // token is a word of a section's text.
 type token struct {
 	start, end int      // byte offsets in the section text
+	block      int32    // index of its block in the document
+	line       int32    // line breaks before it in its block's text
 	brk        boundary // the boundary before the word
-	block      int      // index of its block in the document
-	line       int      // line breaks before it in its block's text
 }
 
 // boundary is a kind of break between two words, from most to least
 // preferred.
-type boundary int
+type boundary uint8
 
 const (
 	paragraph boundary = iota
@@ -192,7 +192,7 @@ func (s *splitter) section(blocks []extract.Block, from, to int, path []extract.
 		first, last := s.toks[lo], s.toks[end-1]
 		body := text[first.start:last.end]
 		loc := s.locator(s.pos(blocks, first), s.pos(blocks, last))
-		c := Chunk{HeadingPath: headingPath, Loc: loc, FirstBlock: first.block, LastBlock: last.block, Words: end - lo, Text: body}
+		c := Chunk{HeadingPath: headingPath, Loc: loc, FirstBlock: int(first.block), LastBlock: int(last.block), Words: end - lo, Text: body}
 		if headingPath != "" {
 			c.Text = headingPath + "\n\n" + body
 		}
@@ -225,7 +225,7 @@ func (s *splitter) cut(lo, newFrom int) int {
 func (s *splitter) pos(blocks []extract.Block, t token) int {
 	p := blocks[t.block].Pos
 	if s.unit == extract.Lines {
-		p += t.line
+		p += int(t.line)
 	}
 	return p
 }
@@ -258,8 +258,8 @@ func (s *splitter) tokenize(blocks []extract.Block, from, to int) {
 			base += 2
 		}
 		s.text.WriteString(t)
-		newlines := 2 // in the white space before the next word; a block starts a paragraph
-		breaks := 0   // line breaks so far in the block
+		newlines := 2      // in the white space before the next word; a block starts a paragraph
+		breaks := int32(0) // line breaks so far in the block
 		for j := 0; j < len(t); {
 			r, n := utf8.DecodeRuneInString(t[j:])
 			if unicode.IsSpace(r) {
@@ -287,7 +287,7 @@ func (s *splitter) tokenize(blocks []extract.Block, from, to int) {
 			case len(s.toks) > 0 && endsSentence(s.text.String()[s.toks[len(s.toks)-1].start:s.toks[len(s.toks)-1].end]):
 				brk = sentence
 			}
-			s.toks = append(s.toks, token{start: base + j, end: base + k, brk: brk, block: i, line: breaks})
+			s.toks = append(s.toks, token{start: base + j, end: base + k, brk: brk, block: int32(i), line: breaks})
 			newlines = 0
 			j = k
 		}

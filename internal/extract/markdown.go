@@ -52,14 +52,17 @@ type cursor struct {
 
 // toChar moves to character offset c; never backwards.
 func (k *cursor) toChar(c int) {
-	for k.c < c && k.b < len(k.s) {
-		r, n := utf8.DecodeRuneInString(k.s[k.b:])
-		if r == '\n' {
-			k.line++
+	b := k.b
+	for ; k.c < c && b < len(k.s); k.c++ {
+		if k.s[b] < utf8.RuneSelf {
+			b++
+		} else {
+			_, n := utf8.DecodeRuneInString(k.s[b:])
+			b += n
 		}
-		k.b += n
-		k.c++
 	}
+	k.line += strings.Count(k.s[k.b:b], "\n")
+	k.b = b
 }
 
 // toByte moves to byte offset b, at the start of a character; never
