@@ -17,9 +17,10 @@ const wordNS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
 // extractDOCX reads the paragraphs of word/document.xml in order (table
 // cells included, one paragraph each), numbered from 1 among those with
-// text (a text box's paragraphs are part of the paragraph holding it). A paragraph whose style is a
-// heading ("heading N" by name, or with an outline level) becomes a
-// heading of that level; one in the Title style gives the title.
+// text (a text box's paragraphs are part of the paragraph holding it). A
+// paragraph whose style is a heading ("heading N" by name, or with an
+// outline level) becomes a heading of that level; one in the Title style
+// gives the title.
 func extractDOCX(ctx context.Context, doc *Document, data []byte, limit int64) error {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
