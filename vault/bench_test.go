@@ -167,3 +167,36 @@ func benchQuery(b *testing.B, url string) {
 	b.ReportMetric(float64(load.Milliseconds()), "load-ms")
 	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "heap-MB")
 }
+
+// BenchmarkIndexResearchVault indexes the real documents of
+// ../shared/corpus/research-vault (a PDF, a DOCX, Markdown and text;
+// skipped when absent) into a new lexical vault: extraction, chunking with
+// locators, and the index's writes. It reports the time of one whole index.
+func BenchmarkIndexResearchVault(b *testing.B) {
+	src := filepath.Join("..", "..", "shared", "corpus", "research-vault")
+	files, err := os.ReadDir(src)
+	if err != nil {
+		b.Skipf("corpus absent (%v): benchmark skipped", err)
+	}
+	for b.Loop() {
+		b.StopTimer()
+		e := newEnv(b)
+		e.opts.Embedders = nil
+		e.svc, e.b = e.open(b)
+		dir := e.vault(b, CreateVaultRequest{Name: "research", EmbeddingModel: "none"}).Path
+		for _, f := range files {
+			data, err := os.ReadFile(filepath.Join(src, f.Name()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, f.Name()), data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		rep, err := e.svc.Index(b.Context(), Owner(), "research", IndexRequest{}, nil)
+		if err != nil || rep.Indexed != len(files) {
+			b.Fatalf("%+v %v", rep, err)
+		}
+	}
+}

@@ -502,7 +502,8 @@ func (x *indexer) file(ctx context.Context, rel string, data []byte, meta map[st
 	chunks := make([]index.Chunk, len(pieces))
 	texts := make([]string, len(pieces))
 	for i, c := range pieces {
-		chunks[i] = index.Chunk{Text: c.Text, Heading: c.HeadingPath, Page: c.Page}
+		loc := index.Locator{Unit: index.Unit(c.Loc.Unit), Start: c.Loc.Start, End: c.Loc.End} // extract's units are index's
+		chunks[i] = index.Chunk{Text: c.Text, Heading: c.HeadingPath, Loc: loc}
 		texts[i] = c.Text
 	}
 	if x.e != nil && len(texts) > 0 {
@@ -691,13 +692,13 @@ func (s *Service) readDoc(ctx context.Context, v *Vault, path string) (*DocText,
 	page := 0
 	for _, bl := range doc.Blocks {
 		if b.Len() > 0 {
-			if bl.Page != page {
+			if doc.Unit == extract.Pages && bl.Pos != page {
 				b.WriteString("\n\f\n")
 			} else {
 				b.WriteString("\n\n")
 			}
 		}
-		page = bl.Page
+		page = bl.Pos
 		if bl.Kind == extract.Heading {
 			b.WriteString(strings.Repeat("#", max(bl.Level, 1)) + " ")
 		}

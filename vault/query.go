@@ -26,18 +26,54 @@ type QueryRequest struct {
 
 // Passage is one passage a query found.
 type Passage struct {
-	Path    string  `json:"path" jsonschema:"the document"`
-	Heading string  `json:"heading,omitempty" jsonschema:"the heading path of the passage (H1 > H2)"`
-	Page    int     `json:"page,omitempty"`
-	Chunk   int     `json:"chunk" jsonschema:"the passage's position in its document"`
-	Text    string  `json:"text"`
-	Score   float64 `json:"score" jsonschema:"fused relevance, higher is better"`
+	Path    string `json:"path" jsonschema:"the document"`
+	Heading string `json:"heading,omitempty" jsonschema:"the heading path of the passage (H1 > H2)"`
+	// Locator is where the passage is in the document's file; nil for a
+	// format without positions (HTML), and for a document indexed before
+	// ctxkit recorded locators (QueryResult.Warning then says so).
+	Locator *Locator `json:"locator,omitempty" jsonschema:"where the passage is in the document: its pages (PDF), paragraphs (DOCX) or lines (text, Markdown, CSV, JSON); absent for HTML, and for documents indexed before locators were recorded"`
+	// Page is the page of the passage's first word in a PDF (Locator's
+	// Start), as earlier versions gave it.
+	Page  int     `json:"page,omitempty" jsonschema:"the PDF page the passage starts on (see locator for the range)"`
+	Chunk int     `json:"chunk" jsonschema:"the passage's position in its document"`
+	Text  string  `json:"text"`
+	Score float64 `json:"score" jsonschema:"fused relevance, higher is better"`
 	// The rank and score of each signal; 0 when it did not find the
 	// passage.
 	LexicalRank  int     `json:"lexical_rank,omitempty"`
 	LexicalScore float64 `json:"lexical_score,omitempty"`
 	VectorRank   int     `json:"vector_rank,omitempty"`
 	VectorScore  float64 `json:"vector_score,omitempty"`
+}
+
+// Locator is where a passage is in its document's file: from Start to End
+// (1-based, inclusive) in Unit.
+type Locator struct {
+	Unit  string `json:"unit" jsonschema:"page (PDF), paragraph (DOCX: its paragraphs that have text, headings and table cells included, from 1) or line (as an editor numbers them)"`
+	Start int    `json:"start" jsonschema:"the first page, paragraph or line, from 1"`
+	End   int    `json:"end" jsonschema:"the last, inclusive; equal to start when the passage is on one"`
+	// Label is the locator for people: "pages 3-4", "page 3",
+	// "paragraphs 2-5", "lines 10-24".
+	Label string `json:"label" jsonschema:"the locator for people and citations: pages 3-4, page 3, paragraphs 2-5, lines 10-24"`
+}
+
+// locatorOf returns a chunk's locator as a passage shows it: nil when the
+// chunk has none (and recorded false when it was indexed before ctxkit
+// recorded them), and the page of its first word.
+func locatorOf(l index.Locator) (loc *Locator, page int, recorded bool) {
+	switch l.Unit {
+	case index.Unrecorded:
+		return nil, l.Start, false
+	case "":
+		return nil, 0, true
+	case index.Page:
+		page = l.Start
+	}
+	label := fmt.Sprintf("%s %d", l.Unit, l.Start)
+	if l.End != l.Start {
+		label = fmt.Sprintf("%ss %d-%d", l.Unit, l.Start, l.End)
+	}
+	return &Locator{Unit: string(l.Unit), Start: l.Start, End: l.End, Label: label}, page, true
 }
 
 // QueryResult is what a query found, best first.
@@ -47,8 +83,9 @@ type QueryResult struct {
 	// "lexical" (a vault without an embedder, or a query that asked for
 	// lexical search).
 	Mode string `json:"mode" jsonschema:"hybrid (words and meaning) or lexical (words only)"`
-	// Warning says what a lexical search asked for left out: the vault's
-	// embedder, and whether it is available.
+	// Warning says what degraded: what a lexical search asked for left out
+	// (the vault's embedder, and whether it is available), and passages
+	// without the locator an older index did not record.
 	Warning string `json:"warning,omitempty"`
 }
 
@@ -292,15 +329,25 @@ func (sr *searcher) query(ctx context.Context, text string, n int) (*QueryResult
 		}
 		maps.Copy(byID, read)
 	}
+	unrecorded := 0
 	for _, f := range fused {
 		c, ok := byID[f.ID]
 		if !ok {
 			continue // deleted since the searcher was loaded
 		}
+		loc, page, recorded := locatorOf(c.Loc)
+		if !recorded {
+			unrecorded++
+		}
 		res.Results = append(res.Results, Passage{
-			Path: c.Doc, Heading: c.Heading, Page: c.Page, Chunk: c.Index, Text: c.Text, Score: f.Score,
+			Path: c.Doc, Heading: c.Heading, Locator: loc, Page: page, Chunk: c.Index, Text: c.Text, Score: f.Score,
 			LexicalRank: f.LexicalRank, LexicalScore: f.LexicalScore, VectorRank: f.VectorRank, VectorScore: f.VectorScore,
 		})
+	}
+	if unrecorded > 0 {
+		w := fmt.Sprintf("%d of these passages come from documents indexed before ctxkit recorded page ranges, paragraphs and lines, "+
+			"so they have no locator: index the vault again to record them", unrecorded)
+		res.Warning = strings.TrimPrefix(res.Warning+"; "+w, "; ")
 	}
 	return res, nil
 }

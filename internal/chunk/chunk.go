@@ -18,8 +18,10 @@
 //
 // The word limit applies to a chunk's body, after its heading path. A
 // single word longer than the limit cannot be cut, so a chunk holds it
-// whole. A chunk spanning pages of a PDF carries the page its first word is
-// on. The same document and options always give the same chunks.
+// whole. Each chunk carries where its body is in the original file
+// ([Locator]): the pages, DOCX paragraphs or lines of its first and last
+// words, from the positions of the document's blocks. The same document and
+// options always give the same chunks.
 package chunk
 
 import (
@@ -60,6 +62,15 @@ func (o Options) norm() (words, overlap int) {
 	return words, min(overlap, words/2)
 }
 
+// Locator is where a chunk's body is in the original file: from its first
+// word's position to its last word's, both 1-based and inclusive, in the
+// document's unit (pages, paragraphs or lines); zero when the document has
+// no positions. A chunk of a heading alone is located at the heading.
+type Locator struct {
+	Unit       extract.Unit
+	Start, End int
+}
+
 // Chunk is one passage of a document.
 type Chunk struct {
 	// Text is the passage as indexed: the heading path and a blank line
@@ -68,9 +79,8 @@ type Chunk struct {
 	// HeadingPath is the headings the passage stands under, outermost
 	// first, joined by " > "; empty before the first heading.
 	HeadingPath string
-	// Page is the 1-based page of the passage's first word, 0 when the
-	// document has no pages.
-	Page int
+	// Loc is where the body is in the original file.
+	Loc Locator
 	// Index is the chunk's position in the document, from 0.
 	Index int
 	// FirstBlock and LastBlock are the indices in the document's Blocks of
@@ -99,7 +109,7 @@ func Split(doc *extract.Document, opts Options) []Chunk {
 		return nil
 	}
 	words, overlap := opts.norm()
-	s := splitter{words: words, overlap: overlap}
+	s := splitter{words: words, overlap: overlap, unit: doc.Unit}
 	var path []extract.Block // the enclosing headings, outermost first
 	var pathIdx []int
 	start := 0 // first block of the current section's body
@@ -120,6 +130,7 @@ func Split(doc *extract.Document, opts Options) []Chunk {
 
 type splitter struct {
 	words, overlap int
+	unit           extract.Unit
 	chunks         []Chunk
 	text           strings.Builder // reused section text
 	toks           []token         // reused section words
@@ -128,13 +139,14 @@ type splitter struct {
 // token is a word of a section's text.
 type token struct {
 	start, end int      // byte offsets in the section text
+	block      int32    // index of its block in the document
+	line       int32    // line breaks before it in its block's text
 	brk        boundary // the boundary before the word
-	block      int      // index of its block in the document
 }
 
 // boundary is a kind of break between two words, from most to least
 // preferred.
-type boundary int
+type boundary uint8
 
 const (
 	paragraph boundary = iota
@@ -162,7 +174,8 @@ func (s *splitter) section(blocks []extract.Block, from, to int, path []extract.
 			return // its subsection carries it
 		}
 		h := pathIdx[len(pathIdx)-1]
-		s.add(Chunk{Text: headingPath, HeadingPath: headingPath, Page: last.Page, FirstBlock: h, LastBlock: h})
+		loc := s.locator(last.Pos, last.Pos)
+		s.add(Chunk{Text: headingPath, HeadingPath: headingPath, Loc: loc, FirstBlock: h, LastBlock: h})
 		return
 	}
 	text := s.text.String()
@@ -178,7 +191,8 @@ func (s *splitter) section(blocks []extract.Block, from, to int, path []extract.
 		}
 		first, last := s.toks[lo], s.toks[end-1]
 		body := text[first.start:last.end]
-		c := Chunk{HeadingPath: headingPath, Page: blocks[first.block].Page, FirstBlock: first.block, LastBlock: last.block, Words: end - lo, Text: body}
+		loc := s.locator(s.pos(blocks, first), s.pos(blocks, last))
+		c := Chunk{HeadingPath: headingPath, Loc: loc, FirstBlock: int(first.block), LastBlock: int(last.block), Words: end - lo, Text: body}
 		if headingPath != "" {
 			c.Text = headingPath + "\n\n" + body
 		}
@@ -207,6 +221,24 @@ func (s *splitter) cut(lo, newFrom int) int {
 	return hi
 }
 
+// pos returns the position of a word in the original file.
+func (s *splitter) pos(blocks []extract.Block, t token) int {
+	p := blocks[t.block].Pos
+	if s.unit == extract.Lines {
+		p += int(t.line)
+	}
+	return p
+}
+
+// locator returns the locator of a body from start to end, none when the
+// document has no positions.
+func (s *splitter) locator(start, end int) Locator {
+	if s.unit == "" || start <= 0 {
+		return Locator{}
+	}
+	return Locator{Unit: s.unit, Start: start, End: end}
+}
+
 func (s *splitter) add(c Chunk) {
 	c.Index = len(s.chunks)
 	s.chunks = append(s.chunks, c)
@@ -226,12 +258,14 @@ func (s *splitter) tokenize(blocks []extract.Block, from, to int) {
 			base += 2
 		}
 		s.text.WriteString(t)
-		newlines := 2 // in the white space before the next word; a block starts a paragraph
+		newlines := 2      // in the white space before the next word; a block starts a paragraph
+		breaks := int32(0) // line breaks so far in the block
 		for j := 0; j < len(t); {
 			r, n := utf8.DecodeRuneInString(t[j:])
 			if unicode.IsSpace(r) {
 				if r == '\n' {
 					newlines++
+					breaks++
 				}
 				j += n
 				continue
@@ -253,7 +287,7 @@ func (s *splitter) tokenize(blocks []extract.Block, from, to int) {
 			case len(s.toks) > 0 && endsSentence(s.text.String()[s.toks[len(s.toks)-1].start:s.toks[len(s.toks)-1].end]):
 				brk = sentence
 			}
-			s.toks = append(s.toks, token{start: base + j, end: base + k, brk: brk, block: i})
+			s.toks = append(s.toks, token{start: base + j, end: base + k, brk: brk, block: int32(i), line: breaks})
 			newlines = 0
 			j = k
 		}

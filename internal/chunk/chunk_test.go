@@ -4,13 +4,16 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ctxkit/ctxkit/internal/extract"
+	"github.com/ctxkit/ctxkit/internal/extract/extracttest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -45,21 +48,27 @@ func words(prefix string, n int) string {
 	return b.String()
 }
 
-// render shows chunks for golden files.
+// render shows chunks for golden files: the page of the first word, as
+// these goldens were written before chunks had a locator (see
+// TestLocatorGolden for the locators).
 func render(chunks []Chunk) string {
 	var b strings.Builder
 	for _, c := range chunks {
-		fmt.Fprintf(&b, "--- chunk %d: path %q, page %d, blocks %d-%d, %d words\n%s\n", c.Index, c.HeadingPath, c.Page, c.FirstBlock, c.LastBlock, c.Words, c.Text)
+		page := 0
+		if c.Loc.Unit == extract.Pages {
+			page = c.Loc.Start
+		}
+		fmt.Fprintf(&b, "--- chunk %d: path %q, page %d, blocks %d-%d, %d words\n%s\n", c.Index, c.HeadingPath, page, c.FirstBlock, c.LastBlock, c.Words, c.Text)
 	}
 	return b.String()
 }
 
 func TestGolden(t *testing.T) {
-	pages := &extract.Document{Format: extract.PDF, Blocks: []extract.Block{
-		{Text: words("a", 30), Page: 1},
-		{Text: words("b", 40), Page: 1},
-		{Text: words("c", 50), Page: 2},
-		{Text: "last page", Page: 3},
+	pages := &extract.Document{Format: extract.PDF, Unit: extract.Pages, Blocks: []extract.Block{
+		{Text: words("a", 30), Pos: 1},
+		{Text: words("b", 40), Pos: 1},
+		{Text: words("c", 50), Pos: 2},
+		{Text: "last page", Pos: 3},
 	}}
 	docs := []struct {
 		name string
@@ -135,14 +144,41 @@ func TestSplit(t *testing.T) {
 	}
 }
 
-func TestPageOfFirstWord(t *testing.T) {
-	doc := &extract.Document{Blocks: []extract.Block{{Text: "a b c", Page: 1}, {Text: "d e f", Page: 2}, {Text: "g", Page: 4}}}
-	var got []int
-	for _, c := range Split(doc, Options{Words: 4, Overlap: 1}) {
-		got = append(got, c.Page)
+// TestLocator: a chunk is located from its first word to its last, in
+// the document's unit; within a block of lines, by the line breaks before
+// the word.
+func TestLocator(t *testing.T) {
+	pdf := &extract.Document{Unit: extract.Pages, Blocks: []extract.Block{{Text: "a b c", Pos: 1}, {Text: "d e f", Pos: 2}, {Text: "g", Pos: 4}}}
+	docx := &extract.Document{Unit: extract.Paragraphs, Blocks: []extract.Block{
+		{Kind: extract.Heading, Level: 1, Text: "H", Pos: 1}, {Text: "a b", Pos: 2}, {Text: "c d e", Pos: 3},
+		{Kind: extract.Heading, Level: 1, Text: "Alone", Pos: 4}}}
+	html := &extract.Document{Blocks: []extract.Block{{Text: "a b c d e"}}}
+	tests := []struct {
+		name string
+		doc  *extract.Document
+		opts Options
+		want string // each chunk's locator
+	}{
+		{"pages", pdf, Options{Words: 4, Overlap: 1}, "[{page 1 1} {page 1 2} {page 2 4}]"}, // "a b c", "c d e f", "f g"
+		{"one page each", pdf, Options{Words: 3, Overlap: -1}, "[{page 1 1} {page 2 2} {page 4 4}]"},
+		{"paragraphs and a heading alone", docx, Options{Words: 3, Overlap: -1}, "[{paragraph 2 2} {paragraph 3 3} {paragraph 4 4}]"},
+		{"paragraphs joined", docx, Options{}, "[{paragraph 2 3} {paragraph 4 4}]"},
+		{"lines in blocks", md(t, "# T\n\none two\nthree\n\n\nfour\n  five six\n"), Options{Words: 2, Overlap: -1},
+			"[{line 3 3} {line 4 4} {line 7 7} {line 8 8}]"}, // "one two", "three", "four", "five six"
+		{"lines across blank lines", md(t, "one\n\n\ntwo three\nfour"), Options{Words: 3, Overlap: -1}, "[{line 1 4} {line 5 5}]"},
+		{"overlap starts on an earlier line", md(t, "a\nb\nc\nd"), Options{Words: 2, Overlap: 1}, "[{line 1 2} {line 2 3} {line 3 4}]"},
+		{"no positions", html, Options{Words: 3, Overlap: -1}, "[{ 0 0} { 0 0}]"},
 	}
-	if fmt.Sprint(got) != "[1 1 2]" { // "a b c", "c d e f", "f g"
-		t.Errorf("pages %v", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []Locator
+			for _, c := range Split(tt.doc, tt.opts) {
+				got = append(got, c.Loc)
+			}
+			if fmt.Sprint(got) != tt.want {
+				t.Errorf("locators %v, want %s", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -165,7 +201,7 @@ func TestProperties(t *testing.T) {
 }
 
 func randomDoc(r *rand.Rand) *extract.Document {
-	doc := &extract.Document{}
+	doc := &extract.Document{Unit: extract.Pages}
 	vocab := []string{"alpha", "beta.", "gamma", "delta!", "x", "longerword", "é", "中文"}
 	seps := []string{" ", " ", " ", "\n", "\n\n", "  \t"}
 	for i := range r.IntN(12) {
@@ -180,7 +216,7 @@ func randomDoc(r *rand.Rand) *extract.Document {
 			}
 			b.WriteString(vocab[r.IntN(len(vocab))])
 		}
-		doc.Blocks = append(doc.Blocks, extract.Block{Text: b.String(), Page: i / 3})
+		doc.Blocks = append(doc.Blocks, extract.Block{Text: b.String(), Pos: i/3 + 1})
 	}
 	return doc
 }
@@ -271,6 +307,109 @@ func FuzzSplit(f *testing.F) {
 			t.Fatal(err)
 		}
 		opts := Options{Words: words % 500, Overlap: overlap % 300}
-		checkProperties(t, doc, opts, Split(doc, opts))
+		chunks := Split(doc, opts)
+		checkProperties(t, doc, opts, chunks)
+		checkLines(t, text, chunks)
 	})
+}
+
+// checkLines checks each chunk's line range against the text: its first
+// word (or its heading's last word) is on its first line, its last word on
+// its last line.
+func checkLines(t *testing.T, text string, chunks []Chunk) {
+	t.Helper()
+	lines := map[int][]string{}
+	for _, w := range lineWords(strings.ToValidUTF8(text, "\uFFFD")) {
+		lines[w.pos] = append(lines[w.pos], w.text)
+	}
+	for _, c := range chunks {
+		first, last := "", ""
+		if body := strings.Fields(c.Body()); len(body) > 0 {
+			first, last = body[0], body[len(body)-1]
+		} else {
+			h := strings.Fields(c.HeadingPath)
+			first, last = h[len(h)-1], h[len(h)-1]
+		}
+		if c.Loc.Unit != extract.Lines || c.Loc.Start > c.Loc.End ||
+			!slices.Contains(lines[c.Loc.Start], first) || !slices.Contains(lines[c.Loc.End], last) {
+			t.Fatalf("chunk %d at %+v: %q not on the first line or %q not on the last, in %q", c.Index, c.Loc, first, last, text)
+		}
+	}
+}
+
+// locatorDocs writes the generated documents of TestLocatorGolden: a PDF
+// of three pages, a DOCX with headings, a text file and a Markdown file,
+// each cut by Options{Words: 30, Overlap: 5} into chunks that cross pages,
+// paragraphs and lines.
+func locatorDocs(t *testing.T) map[string][]byte {
+	lines := func(prefix string, n, per int) []string {
+		var out []string
+		for i := 0; i < n; i += per {
+			out = append(out, strings.Join(strings.Fields(words(prefix, n))[i:min(i+per, n)], " "))
+		}
+		return out
+	}
+	page1 := append(lines("a", 24, 8), append([]string{""}, lines("b", 16, 8)...)...)
+	page2 := lines("c", 40, 8)
+	page3 := append([]string{"Closing words."}, lines("d", 12, 6)...)
+	return map[string][]byte{
+		"report.pdf": extracttest.MakePDF("Report", [][]string{page1, page2, page3}),
+		"report.docx": extracttest.MakeDOCX(t, "Report", map[string]string{"Heading1": "heading 1", "Heading2": "heading 2"}, []extracttest.DOCXPara{
+			{Style: "Heading1", Runs: []string{"Report"}},
+			{Runs: []string{words("p", 12)}},
+			{Runs: []string{words("q", 20)}},
+			{Runs: []string{" "}}, // no text: not counted
+			{Runs: []string{words("r", 15), "\n", "after a break"}},
+			{Style: "Heading2", Runs: []string{"Alone"}},
+			{Style: "Heading1", Runs: []string{"End"}},
+			{Runs: []string{"Last", "\t", "paragraph."}},
+		}),
+		"notes.txt": []byte("Title line\r\n\r\n" + strings.ReplaceAll(words("t", 60), "\n", "\r\n") + "\r\n\r\n\r\nshort tail\r\n"),
+		"notes.md":  []byte("---\ntags: [x]\n---\n# Notes\n\n" + words("m", 45) + "\n\n## Sub\n\n```\ncode " + words("k", 8) + "\n```\n\n## Empty\n\n# Two\n\n- " + words("l", 20) + "\n- last item\n"),
+	}
+}
+
+// TestLocatorGolden chunks the committed generated documents in
+// testdata/locators (written by locatorDocs with -update) and compares
+// each chunk's locator with testdata/locators.golden.
+func TestLocatorGolden(t *testing.T) {
+	dir := filepath.Join("testdata", "locators")
+	docs := locatorDocs(t)
+	if *update {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range docs {
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(docs)) {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("%v (run with -update to create)", err)
+		}
+		doc, err := extract.ExtractBytes(context.Background(), name, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range Split(doc, Options{Words: 30, Overlap: 5}) {
+			fmt.Fprintf(&b, "--- %s chunk %d: path %q, %s %d-%d\n%s\n", name, c.Index, c.HeadingPath, c.Loc.Unit, c.Loc.Start, c.Loc.End, c.Body())
+		}
+	}
+	path := filepath.Join("testdata", "locators.golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("locators differ from %s (run with -update to see):\n%s", path, b.String())
+	}
 }

@@ -154,8 +154,9 @@ func newVaultQueryCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 		Use:   "query VAULT TEXT...",
 		Short: "Search a semantic vault",
 		Long: "Search the vault's index: BM25 and, when the vault has an embedder, vector similarity, fused by " +
-			"reciprocal rank. Each result names its file, heading path, page and chunk, with each signal's rank " +
-			"and score. No match is an empty list. A vault whose embedder is not available here is refused (exit " +
+			"reciprocal rank. Each result names its file, heading path, where it is in the file (pages of a PDF, " +
+			"paragraphs of a DOCX, lines of text and Markdown) and chunk, with each signal's rank and score. " +
+			"No match is an empty list. A vault whose embedder is not available here is refused (exit " +
 			"status 1) with what to do: it is never searched by words only behind your back; --lexical does that " +
 			"on purpose. --limit is -n's other name (CtxVault's).",
 		Args: cobra.MinimumNArgs(2),
@@ -206,8 +207,8 @@ func runVaultQuery(ctx context.Context, v *vaults, opts *VaultQueryOptions, stre
 		if r.Heading != "" {
 			where += " › " + r.Heading
 		}
-		if r.Page > 0 {
-			where += fmt.Sprintf(" (page %d)", r.Page)
+		if r.Locator != nil {
+			where += " (" + r.Locator.Label + ")"
 		}
 		fmt.Fprintf(streams.Out, "%d. %s [chunk %d, score %.4f]\n   %s\n", i+1, where, r.Chunk, r.Score, snippet(r.Text, 200))
 	}

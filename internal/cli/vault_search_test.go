@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -33,8 +34,24 @@ func TestVaultIndexQueryDocs(t *testing.T) {
 		t.Errorf("index with a failing file: code %d\n%s", code, out)
 	}
 	code, out, errOut := ctxkit(t, "vault", "query", "kb", "cloud", "costs")
-	if code != 0 || !strings.HasPrefix(out, "1. plan.md › Plan > Costs") || !strings.Contains(errOut, "lexical search only") {
+	if code != 0 || !strings.HasPrefix(out, "1. plan.md › Plan > Costs (line 5) [chunk 0") || !strings.Contains(errOut, "lexical search only") {
 		t.Errorf("query: code %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, _ = ctxkit(t, "vault", "query", "kb", "lemons", "--json")
+	var found struct {
+		Results []struct {
+			Path    string `json:"path"`
+			Locator struct {
+				Unit  string `json:"unit"`
+				Start int    `json:"start"`
+				End   int    `json:"end"`
+				Label string `json:"label"`
+			} `json:"locator"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &found); code != 0 || err != nil || len(found.Results) != 1 ||
+		fmt.Sprint(found.Results[0].Locator) != "{line 1 1 line 1}" {
+		t.Errorf("query as JSON: code %d %v\n%s", code, err, out)
 	}
 	code, out, _ = ctxkit(t, "vault", "query", "kb", "submarine", "--json")
 	var res struct {

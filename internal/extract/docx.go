@@ -16,9 +16,11 @@ import (
 const wordNS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
 // extractDOCX reads the paragraphs of word/document.xml in order (table
-// cells included, one paragraph each). A paragraph whose style is a
-// heading ("heading N" by name, or with an outline level) becomes a
-// heading of that level; one in the Title style gives the title.
+// cells included, one paragraph each), numbered from 1 among those with
+// text (a text box's paragraphs are part of the paragraph holding it). A
+// paragraph whose style is a heading ("heading N" by name, or with an
+// outline level) becomes a heading of that level; one in the Title style
+// gives the title.
 func extractDOCX(ctx context.Context, doc *Document, data []byte, limit int64) error {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
@@ -162,17 +164,17 @@ func docxBody(ctx context.Context, doc *Document, f *zip.File, levels map[string
 		if t == "" {
 			return
 		}
+		b := Block{Kind: Paragraph, Text: t, Pos: len(doc.Blocks) + 1} // every block is one paragraph with text
 		switch {
 		case level == titleStyle:
 			if doc.Title == "" {
 				doc.Title = collapse(t)
 			}
-			doc.Blocks = append(doc.Blocks, Block{Kind: Heading, Level: 1, Text: collapse(t)})
+			b.Kind, b.Level, b.Text = Heading, 1, collapse(t)
 		case level > 0:
-			doc.Blocks = append(doc.Blocks, Block{Kind: Heading, Level: level, Text: collapse(t)})
-		default:
-			doc.Blocks = append(doc.Blocks, Block{Kind: Paragraph, Text: t})
+			b.Kind, b.Level, b.Text = Heading, level, collapse(t)
 		}
+		doc.Blocks = append(doc.Blocks, b)
 	}
 	for n := 1; ; n++ {
 		if n%4096 == 0 && ctx.Err() != nil {

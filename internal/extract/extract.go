@@ -1,6 +1,10 @@
 // Package extract turns the files of a semantic vault into text blocks for
 // chunking and indexing: headings with their level and paragraphs, each
-// with the page it starts on where the format has pages.
+// with its position in the original file, in the unit the format has
+// ([Document.Unit]): the page of a PDF, the paragraph of a DOCX, the line
+// of a file read as text (Markdown, plain text, CSV, JSON). HTML has none:
+// its parser gives no source positions and a browser shows no lines or
+// pages, so a passage of HTML is found by its heading path alone.
 //
 // The format is chosen by the file's extension: Markdown (.md, .markdown)
 // keeps its ATX headings; plain text (.txt), JSON (.json) and CSV (.csv)
@@ -43,6 +47,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -82,6 +87,25 @@ const (
 	Heading
 )
 
+// Unit is what a block's position counts.
+type Unit string
+
+// The units of positions. A document of a format without positions has
+// the empty Unit and every block's Pos is 0.
+const (
+	// Pages: Pos is the 1-based page of a PDF.
+	Pages Unit = "page"
+	// Paragraphs: Pos is the 1-based number of a DOCX paragraph among the
+	// document's paragraphs that have text, in document order, headings
+	// and table cells included (a paragraph with no text is not counted).
+	Paragraphs Unit = "paragraph"
+	// Lines: Pos is the 1-based line of the file the block starts on, as
+	// an editor numbers them (a CRLF, LF or lone CR ends a line), and the
+	// block's text keeps the file's line breaks, so its n-th line is line
+	// Pos+n-1 of the file.
+	Lines Unit = "line"
+)
+
 // String returns "paragraph" or "heading".
 func (k Kind) String() string {
 	if k == Heading {
@@ -98,9 +122,9 @@ type Block struct {
 	// Text is the block's text, trimmed of surrounding whitespace and never
 	// empty.
 	Text string
-	// Page is the 1-based page the block starts on, 0 for formats without
-	// pages.
-	Page int
+	// Pos is the block's position in the original file, in its
+	// document's Unit (where its text starts); 0 when the format has none.
+	Pos int
 }
 
 // Document is the text of one file.
@@ -109,7 +133,10 @@ type Document struct {
 	// Title is the document's title where it has one: Markdown's first
 	// level-1 heading, HTML's <title>, the DOCX or PDF metadata title, or a
 	// DOCX paragraph in the Title style. Empty otherwise.
-	Title  string
+	Title string
+	// Unit is what the blocks' Pos counts; empty when the format (HTML,
+	// JSON re-indented to be chunked) gives no positions.
+	Unit   Unit
 	Blocks []Block
 }
 
@@ -182,19 +209,26 @@ func (o Options) ExtractBytes(ctx context.Context, path string, data []byte) (do
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("extract %s: %w", path, err)
 	}
-	doc = &Document{Format: format}
+	doc = &Document{Format: format, Unit: Lines}
 	switch format {
 	case Markdown:
 		extractMarkdown(doc, textOf(data))
 	case JSON:
-		doc.Blocks = paragraphs(nil, textOf(indentJSON(data)), 0)
+		text, line := indentJSON(data), 1
+		if !bytes.Equal(text, data) { // re-indented: its lines are not the file's
+			doc.Unit, line = "", 0
+		}
+		doc.Blocks = paragraphs(nil, textOf(text), line)
 	case Text, CSV:
-		doc.Blocks = paragraphs(nil, textOf(data), 0)
+		doc.Blocks = paragraphs(nil, textOf(data), 1)
 	case HTML:
+		doc.Unit = ""
 		err = extractHTML(doc, data)
 	case DOCX:
+		doc.Unit = Paragraphs
 		err = extractDOCX(ctx, doc, data, o.maxBytes())
 	case PDF:
+		doc.Unit = Pages
 		err = extractPDF(ctx, doc, data)
 	}
 	if err != nil {
@@ -250,14 +284,21 @@ func textOf(data []byte) string {
 }
 
 // paragraphs appends to blocks the paragraphs of text, split at blank
-// lines, on page page.
-func paragraphs(blocks []Block, text string, page int) []Block {
+// lines. Text starts on line line of its file, and each block's Pos is the
+// line it starts on; a line of 0 (lines unknown) gives every block Pos 0.
+func paragraphs(blocks []Block, text string, line int) []Block {
 	for len(text) > 0 {
-		var para string
-		para, text = nextParagraph(text)
-		if p := strings.TrimSpace(para); p != "" {
-			blocks = append(blocks, Block{Kind: Paragraph, Text: p, Page: page})
+		para, rest := nextParagraph(text)
+		p := strings.TrimLeftFunc(para, unicode.IsSpace)
+		pos := 0
+		if line > 0 {
+			pos = line + strings.Count(para[:len(para)-len(p)], "\n")
+			line += strings.Count(text[:len(text)-len(rest)], "\n")
 		}
+		if p = strings.TrimRightFunc(p, unicode.IsSpace); p != "" {
+			blocks = append(blocks, Block{Kind: Paragraph, Text: p, Pos: pos})
+		}
+		text = rest
 	}
 	return blocks
 }

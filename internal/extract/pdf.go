@@ -42,7 +42,7 @@ func extractPDF(ctx context.Context, doc *Document, data []byte) (err error) {
 			return fmt.Errorf("malformed pdf: page %d: %w", i+1, err)
 		}
 		for _, para := range pageParagraphs(p.Content().Text) {
-			doc.Blocks = append(doc.Blocks, Block{Kind: Paragraph, Text: para, Page: i + 1})
+			doc.Blocks = append(doc.Blocks, Block{Kind: Paragraph, Text: para, Pos: i + 1})
 		}
 	}
 	return nil

@@ -87,6 +87,18 @@ func TestOpenAPI(t *testing.T) {
 	if err := e.errors.Validate(map[string]any{"error": map[string]any{"message": "m"}}); err == nil {
 		t.Error("an error without a code fits the schema")
 	}
+	// A passage says where it is in its file.
+	answer := doc.Paths["/v1/vaults/{vault}/query"]["post"]["responses"].(map[string]any)["200"].(map[string]any)
+	passage := dig(answer, "content", "application/json", "schema", "properties", "results", "items")
+	loc := dig(passage, "properties", "locator")
+	for _, f := range []string{"unit", "start", "end", "label"} {
+		if dig(loc, "properties", f) == nil || !slices.Contains(loc["required"].([]any), any(f)) {
+			t.Errorf("query answer: locator field %s missing or optional: %v", f, loc)
+		}
+	}
+	if slices.Contains(passage["required"].([]any), any("locator")) {
+		t.Error("query answer: a passage's locator is required; HTML and old indexes have none")
+	}
 	if doc.Paths["/v1/openapi.json"]["get"]["security"] == nil {
 		t.Error("openapi.json is not marked public")
 	}
@@ -131,4 +143,16 @@ func TestOpenAPIValid(t *testing.T) {
 	if !strings.Contains(string(out), bad+": Validation Error") {
 		t.Errorf("the validator accepts a document without a path parameter:\n%s", out)
 	}
+}
+
+// dig follows keys through nested JSON objects; nil when one is missing.
+func dig(m map[string]any, keys ...string) map[string]any {
+	for _, k := range keys {
+		next, _ := m[k].(map[string]any)
+		if next == nil {
+			return nil
+		}
+		m = next
+	}
+	return m
 }

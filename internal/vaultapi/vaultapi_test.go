@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -516,6 +517,8 @@ func TestDocumentRoutes(t *testing.T) {
 	q := e.want(e.do("a", "POST", "/v1/vaults/docs/query", map[string]any{"query": "purr", "n_results": 3}), 200, "query").json(t)
 	if res := q["results"].([]any); len(res) != 1 || res[0].(map[string]any)["path"] != "notes/cats.md" {
 		t.Errorf("query: %v", q)
+	} else if loc := res[0].(map[string]any)["locator"]; !reflect.DeepEqual(loc, map[string]any{"unit": "line", "start": 3.0, "end": 3.0, "label": "line 3"}) {
+		t.Errorf("query: the passage's locator %v, want line 3 of the file", loc)
 	}
 	q = e.want(e.do("a", "POST", "/v1/vaults/docs/query", map[string]any{"query": "zebra"}), 200, "query without match").json(t)
 	if res, ok := q["results"].([]any); !ok || len(res) != 0 {

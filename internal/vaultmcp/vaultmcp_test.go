@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -373,6 +374,9 @@ func testHappyPath(t *testing.T, f *fixture) {
 	q := c.call(t, "query", map[string]any{"vault": pubDocs, "query": "deploy Tuesdays"})
 	if p := names(q, "results", "path"); len(p) == 0 || p[0] != "deploys.md" || q["vault"] != pubDocs || q["mode"] != "lexical" {
 		t.Errorf("query = %v", q)
+	}
+	if loc := q["results"].([]any)[0].(map[string]any)["locator"]; !reflect.DeepEqual(loc, map[string]any{"unit": "line", "start": 3.0, "end": 3.0, "label": "line 3"}) {
+		t.Errorf("query: the passage's locator %v, want line 3 of deploys.md", loc)
 	}
 	w := c.call(t, "write_doc", map[string]any{"vault": pubDocs, "path": "new/idea.md", "content": "# Idea\n\nUse a zeppelin.\n",
 		"metadata": map[string]any{"topic": "transport"}})

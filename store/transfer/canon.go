@@ -460,10 +460,10 @@ func canonDoc(d index.Doc) []byte {
 func canonChunk(c index.Chunk) []byte {
 	return []byte(mustJSON(struct {
 		Heading string
-		Page    int
+		Loc     index.Locator
 		Text    string
 		Vector  []uint32
-	}{c.Heading, c.Page, c.Text, vector(c.Vector)}))
+	}{c.Heading, c.Loc, c.Text, vector(c.Vector)}))
 }
 
 // eachDoc calls fn with every document of x and its chunks; a document

@@ -46,14 +46,42 @@ type Chunk struct {
 	// Doc is the path of the chunk's document; Index its position there.
 	Doc   string
 	Index int
-	// Heading is the heading path of the chunk ("H1 > H2"), Page its first
-	// page (0 when the format has none).
+	// Heading is the heading path of the chunk ("H1 > H2").
 	Heading string
-	Page    int
-	Text    string
+	// Loc is where the chunk is in its document's file.
+	Loc  Locator
+	Text string
 	// Vector is the chunk's embedding, nil in a lexical-only vault.
 	Vector []float32
 }
+
+// Locator is where a chunk is in its document's file: the first and last
+// page, paragraph or line its text is on, 1-based and inclusive. A format
+// without positions (HTML) gives the zero Locator; a chunk indexed before
+// ctxkit recorded locators has the Unit Unrecorded.
+type Locator struct {
+	Unit       Unit
+	Start, End int
+}
+
+// Unit is what a Locator counts.
+type Unit string
+
+// The units of a Locator.
+const (
+	// Page: the pages of a PDF.
+	Page Unit = "page"
+	// Paragraph: a DOCX's paragraphs that have text, headings and table
+	// cells included, numbered from 1 in document order.
+	Paragraph Unit = "paragraph"
+	// Line: the lines of a file read as text (plain text, Markdown, CSV,
+	// JSON), as an editor numbers them.
+	Line Unit = "line"
+	// Unrecorded: the chunk was indexed by a version of ctxkit that kept
+	// only the page of its first word, which is Start (0 when it had no
+	// page); End is 0. Indexing the document again records its locator.
+	Unrecorded Unit = "unrecorded"
+)
 
 // Hit is a chunk found by one signal, with that signal's score (higher is
 // better) and rank (1 is best).

@@ -29,10 +29,17 @@ func Run(t *testing.T, open func(t *testing.T) index.Index) {
 	t.Run("RebuildSuperseded", func(t *testing.T) { rebuildSuperseded(t, open(t)) })
 }
 
+// locators are the locators chunks gives its chunks in turn: every unit,
+// none, and one recorded before locators were.
+var locators = []index.Locator{
+	{Unit: index.Page, Start: 3, End: 4}, {Unit: index.Line, Start: 12, End: 40}, {},
+	{Unit: index.Paragraph, Start: 7, End: 7}, {Unit: index.Unrecorded, Start: 2},
+}
+
 func chunks(texts ...string) []index.Chunk {
 	out := make([]index.Chunk, len(texts))
 	for i, s := range texts {
-		out[i] = index.Chunk{Text: s, Heading: fmt.Sprintf("Part %d", i+1), Page: i}
+		out[i] = index.Chunk{Text: s, Heading: fmt.Sprintf("Part %d", i+1), Loc: locators[i%len(locators)]}
 	}
 	return out
 }
@@ -48,14 +55,14 @@ func putGetReplaceDelete(t *testing.T, x index.Index) {
 		t.Fatalf("Doc = %+v, %v", got, err)
 	}
 	hits, _ := x.Lexical(ctx, "second", 5)
-	if len(hits) != 1 || hits[0].Doc != "notes/plan.md" || hits[0].Index != 1 || hits[0].Heading != "Part 2" || hits[0].Page != 1 || hits[0].Rank != 1 {
+	if len(hits) != 1 || hits[0].Doc != "notes/plan.md" || hits[0].Index != 1 || hits[0].Heading != "Part 2" || hits[0].Loc != locators[1] || hits[0].Rank != 1 {
 		t.Fatalf("hit = %+v", hits)
 	}
 	c, err := x.Chunk(ctx, hits[0].ID)
-	if err != nil || c.Text != "second chunk" {
+	if err != nil || c.Text != "second chunk" || c.Loc != locators[1] {
 		t.Errorf("Chunk = %+v, %v", c, err)
 	}
-	if m, err := x.ChunksByID(ctx, []int64{hits[0].ID, 1 << 40}); err != nil || len(m) != 1 || m[hits[0].ID].Text != "second chunk" || m[hits[0].ID].Heading != "Part 2" {
+	if m, err := x.ChunksByID(ctx, []int64{hits[0].ID, 1 << 40}); err != nil || len(m) != 1 || m[hits[0].ID].Text != "second chunk" || m[hits[0].ID].Heading != "Part 2" || m[hits[0].ID].Loc != locators[1] {
 		t.Errorf("ChunksByID = %+v, %v; want the one chunk held", m, err)
 	}
 
@@ -489,7 +496,7 @@ func docChunks(t *testing.T, x index.Index) {
 	if _, err := x.Chunks(ctx, "none.md"); !errors.Is(err, index.ErrNotFound) {
 		t.Errorf("Chunks of a missing document: %v, want ErrNotFound", err)
 	}
-	cs := chunks("one", "two", "three", "")
+	cs := chunks("one", "two", "three", "", "five")
 	cs[0].Vector = []float32{1, 0.5, -0.25}
 	cs[2].Vector = []float32{0, 1, 0}
 	if err := x.Put(ctx, index.Doc{Path: "a.md", Hash: "a"}, cs); err != nil {
@@ -512,14 +519,14 @@ func docChunks(t *testing.T, x index.Index) {
 		}
 		for i, c := range got {
 			w := want[i]
-			if c.Doc != path || c.Index != i || c.Heading != w.Heading || c.Page != w.Page || c.Text != w.Text || !slices.Equal(c.Vector, w.Vector) {
+			if c.Doc != path || c.Index != i || c.Heading != w.Heading || c.Loc != w.Loc || c.Text != w.Text || !slices.Equal(c.Vector, w.Vector) {
 				t.Errorf("Chunks(%s)[%d] = %+v, want %+v", path, i, c, w)
 			}
 			if (c.Vector == nil) != (w.Vector == nil) {
 				t.Errorf("Chunks(%s)[%d] vector %v, want %v", path, i, c.Vector, w.Vector)
 			}
 			one, err := x.Chunk(ctx, c.ID)
-			if err != nil || one.Text != c.Text || one.Doc != path {
+			if err != nil || one.Text != c.Text || one.Doc != path || one.Loc != c.Loc {
 				t.Errorf("Chunk(%d) of Chunks(%s) = %+v, %v", c.ID, path, one, err)
 			}
 		}

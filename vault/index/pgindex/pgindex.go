@@ -39,8 +39,19 @@ import (
 // Migrate creates or updates the index's tables (component "index"). Run
 // it once per process before New.
 func Migrate(ctx context.Context, db *pgdb.DB) error {
-	return pgdb.Migrate(ctx, db, "index", pgdb.Exec(schemaV1))
+	return pgdb.Migrate(ctx, db, "index", pgdb.Exec(schemaV1), pgdb.Exec(schemaV2))
 }
+
+// schemaV2: where each chunk is in its file (index.Locator). The column
+// page, the page of the first word, becomes loc_start; the chunks indexed
+// before are unrecorded, and their documents' hashes are cleared so that
+// the next index extracts them again.
+const schemaV2 = `
+ALTER TABLE ix_chunks RENAME COLUMN page TO loc_start;
+ALTER TABLE ix_chunks ADD COLUMN loc_unit text NOT NULL DEFAULT '` + string(index.Unrecorded) + `',
+	ADD COLUMN loc_end integer NOT NULL DEFAULT 0;
+UPDATE ix_docs SET hash = '';
+`
 
 // schemaV1: the vaults' state, their sets' counts, documents, chunks,
 // terms, and the documents deleted during a rebuild. Paths and terms
@@ -213,16 +224,16 @@ const (
 	// qInsertChunks inserts the chunks from parallel arrays, each vector
 	// a slice [lo+1, hi] of one array of all, and their terms.
 	qInsertChunks = `WITH c AS (
-		INSERT INTO ix_chunks (vault_id, set_id, doc, idx, heading, page, text, vector, length)
-		SELECT $1, $2, $3, u.idx, u.heading, u.page, u.text,
+		INSERT INTO ix_chunks (vault_id, set_id, doc, idx, heading, loc_unit, loc_start, loc_end, text, vector, length)
+		SELECT $1, $2, $3, u.idx, u.heading, u.loc_unit, u.loc_start, u.loc_end, u.text,
 			CASE WHEN u.hasvec THEN ($4::real[])[u.lo + 1 : u.hi] END, u.length
-		FROM unnest($5::int[], $6::bytea[], $7::int[], $8::bytea[], $9::bool[], $10::int[], $11::int[], $12::int[])
-			AS u(idx, heading, page, text, hasvec, lo, hi, length)
+		FROM unnest($5::int[], $6::bytea[], $7::text[], $8::int[], $9::int[], $10::bytea[], $11::bool[], $12::int[], $13::int[], $14::int[])
+			AS u(idx, heading, loc_unit, loc_start, loc_end, text, hasvec, lo, hi, length)
 		ORDER BY u.idx
 		RETURNING id, idx)
 	INSERT INTO ix_terms (vault_id, set_id, term, chunk, freq, length)
 	SELECT $1, $2, t.term, c.id, t.freq, t.length
-	FROM unnest($13::int[], $14::text[], $15::int[], $16::int[]) AS t(idx, term, freq, length) JOIN c ON c.idx = t.idx`
+	FROM unnest($15::int[], $16::text[], $17::int[], $18::int[]) AS t(idx, term, freq, length) JOIN c ON c.idx = t.idx`
 	qInsertDoc = `INSERT INTO ix_docs (vault_id, set_id, path, hash, meta, chunks, tokens, indexed)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
 )
@@ -256,7 +267,9 @@ func prepare(doc index.Doc, chunks []index.Chunk) (*prepared, error) {
 		vecs    []float32
 		idx     = make([]int32, n)
 		heading = make([][]byte, n)
-		page    = make([]int32, n)
+		unit    = make([]string, n)
+		start   = make([]int32, n)
+		end     = make([]int32, n)
 		text    = make([][]byte, n)
 		hasvec  = make([]bool, n)
 		lo, hi  = make([]int32, n), make([]int32, n)
@@ -270,7 +283,7 @@ func prepare(doc index.Doc, chunks []index.Chunk) (*prepared, error) {
 	freq := map[string]int32{}
 	var order []string
 	for i, c := range chunks {
-		idx[i], page[i] = int32(i), int32(c.Page)
+		idx[i], unit[i], start[i], end[i] = int32(i), string(c.Loc.Unit), int32(c.Loc.Start), int32(c.Loc.End)
 		heading[i], text[i] = []byte(c.Heading), []byte(c.Text)
 		hasvec[i] = c.Vector != nil
 		lo[i] = int32(len(vecs))
@@ -299,7 +312,7 @@ func prepare(doc index.Doc, chunks []index.Chunk) (*prepared, error) {
 	if vecs == nil {
 		vecs = []float32{}
 	}
-	p.args = []any{vecs, idx, heading, page, text, hasvec, lo, hi, length, tIdx, tTerm, tFreq, tLen}
+	p.args = []any{vecs, idx, heading, unit, start, end, text, hasvec, lo, hi, length, tIdx, tTerm, tFreq, tLen}
 	return p, nil
 }
 
@@ -597,7 +610,7 @@ type chunkRow struct {
 }
 
 func (r *chunkRow) dest() []any {
-	return []any{&r.c.ID, &r.c.Doc, &r.c.Index, &r.heading, &r.c.Page, &r.text}
+	return []any{&r.c.ID, &r.c.Doc, &r.c.Index, &r.heading, (*string)(&r.c.Loc.Unit), &r.c.Loc.Start, &r.c.Loc.End, &r.text}
 }
 
 func (r *chunkRow) chunk() index.Chunk {
@@ -606,7 +619,7 @@ func (r *chunkRow) chunk() index.Chunk {
 	return c
 }
 
-const chunkColumns = `id, doc, idx, heading, page, text`
+const chunkColumns = `id, doc, idx, heading, loc_unit, loc_start, loc_end, text`
 
 // Chunk returns one chunk of the current set, in one statement.
 func (x *Index) Chunk(ctx context.Context, id int64) (index.Chunk, error) {
@@ -656,7 +669,7 @@ func (x *Index) Chunks(ctx context.Context, path string) ([]index.Chunk, error) 
 	err := x.db.Read(ctx, func(tx pgx.Tx) error {
 		out, found = out[:0], false
 		// The document's row, then its chunks: one statement, one snapshot.
-		rows, err := tx.Query(ctx, `SELECT c.id, d.path, c.idx, c.heading, c.page, c.text, c.vector
+		rows, err := tx.Query(ctx, `SELECT c.id, d.path, c.idx, c.heading, c.loc_unit, c.loc_start, c.loc_end, c.text, c.vector
 			FROM ix_docs d LEFT JOIN ix_chunks c ON c.vault_id = d.vault_id AND c.set_id = d.set_id AND c.doc = d.path
 			WHERE d.vault_id = $1 AND d.set_id = `+qCurrent+` AND d.path = $2 ORDER BY c.idx`, x.vault, path)
 		if err != nil {
@@ -665,15 +678,17 @@ func (x *Index) Chunks(ctx context.Context, path string) ([]index.Chunk, error) 
 		defer rows.Close()
 		for rows.Next() {
 			found = true
-			var id, idx, page *int64
+			var id, idx, start, end *int64
+			var unit *string
 			var r chunkRow
-			if err := rows.Scan(&id, &r.c.Doc, &idx, &r.heading, &page, &r.text, &r.c.Vector); err != nil {
+			if err := rows.Scan(&id, &r.c.Doc, &idx, &r.heading, &unit, &start, &end, &r.text, &r.c.Vector); err != nil {
 				return err
 			}
 			if id == nil { // a document without chunks
 				continue
 			}
-			r.c.ID, r.c.Index, r.c.Page = *id, int(*idx), int(*page)
+			r.c.ID, r.c.Index = *id, int(*idx)
+			r.c.Loc = index.Locator{Unit: index.Unit(*unit), Start: int(*start), End: int(*end)}
 			out = append(out, r.chunk())
 		}
 		return rows.Err()

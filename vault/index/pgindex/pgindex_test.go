@@ -95,7 +95,7 @@ func TestTwoPools(t *testing.T) {
 func TestChunks(t *testing.T) {
 	ctx := t.Context()
 	x := pgindex.New(pgtest.DB(t, pgindex.Migrate), pgtest.VaultID())
-	cs := []index.Chunk{{Text: "one", Heading: "H", Page: 3, Vector: []float32{0.5}}, {Text: "two\x00with nul"}, {Text: "three", Vector: []float32{}}}
+	cs := []index.Chunk{{Text: "one", Heading: "H", Loc: index.Locator{Unit: index.Page, Start: 3, End: 5}, Vector: []float32{0.5}}, {Text: "two\x00with nul"}, {Text: "three", Vector: []float32{}}}
 	if err := x.Put(ctx, index.Doc{Path: "d.md", Hash: "h"}, cs); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestChunks(t *testing.T) {
 		t.Fatalf("Chunks = %+v, %v", got, err)
 	}
 	for i, c := range got {
-		if c.Doc != "d.md" || c.Index != i || c.Text != cs[i].Text || c.Heading != cs[i].Heading || c.Page != cs[i].Page ||
+		if c.Doc != "d.md" || c.Index != i || c.Text != cs[i].Text || c.Heading != cs[i].Heading || c.Loc != cs[i].Loc ||
 			!slices.Equal(c.Vector, cs[i].Vector) || (c.Vector == nil) != (cs[i].Vector == nil) {
 			t.Errorf("chunk %d = %+v, want %+v", i, c, cs[i])
 		}
@@ -123,6 +123,53 @@ func TestChunks(t *testing.T) {
 	}
 	if hits, err := x.Lexical(ctx, "nul", 5); err != nil || len(hits) != 1 || hits[0].Text != "two\x00with nul" {
 		t.Errorf("text with NUL: %+v, %v", hits, err)
+	}
+}
+
+// TestMigrateLocators migrates an index of schema 1, the last without
+// locators: its chunks come back unrecorded, a PDF chunk keeping the page
+// of its first word, its documents' hashes are cleared, and a document
+// put again records its locator.
+func TestMigrateLocators(t *testing.T) {
+	ctx := t.Context()
+	db := pgtest.DB(t, pgindex.MigrateV1ForTest)
+	id := pgtest.VaultID()
+	for _, q := range []string{
+		`INSERT INTO ix_state VALUES ($1, 1, 0, NULL, 1)`,
+		`INSERT INTO ix_sets VALUES ($1, 0, 2, 8)`,
+		`INSERT INTO ix_docs VALUES ($1, 0, 'paper.pdf', 'h1', NULL, 1, 4, now()), ($1, 0, 'a.md', 'h2', NULL, 1, 4, now())`,
+		`INSERT INTO ix_chunks (vault_id, set_id, doc, idx, heading, page, text, length) VALUES
+			($1, 0, 'paper.pdf', 0, '', 3, 'words from page three', 4), ($1, 0, 'a.md', 0, 'A', 0, 'markdown without pages', 3)`,
+	} {
+		if _, err := db.Pool.Exec(ctx, q, id); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := pgindex.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	x := pgindex.New(db, id)
+	docs, err := x.Docs(ctx)
+	if err != nil || len(docs) != 2 || docs[0].Hash != "" || docs[1].Hash != "" {
+		t.Fatalf("old documents: %+v, %v", docs, err)
+	}
+	pdf, err := x.Chunks(ctx, "paper.pdf")
+	if err != nil || len(pdf) != 1 || pdf[0].Loc != (index.Locator{Unit: index.Unrecorded, Start: 3}) {
+		t.Fatalf("old PDF chunk: %+v, %v", pdf, err)
+	}
+	md, err := x.Chunks(ctx, "a.md")
+	if err != nil || len(md) != 1 {
+		t.Fatalf("old Markdown chunks: %+v, %v", md, err)
+	}
+	if c, err := x.Chunk(ctx, md[0].ID); err != nil || c.Loc != (index.Locator{Unit: index.Unrecorded}) || c.Heading != "A" {
+		t.Fatalf("old Markdown chunk: %+v, %v", c, err)
+	}
+	loc := index.Locator{Unit: index.Page, Start: 3, End: 4}
+	if err := x.Put(ctx, index.Doc{Path: "paper.pdf", Hash: "h1"}, []index.Chunk{{Text: "words from page three", Loc: loc}}); err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := x.Lexical(ctx, "three", 3); err != nil || len(hits) != 1 || hits[0].Loc != loc {
+		t.Fatalf("chunk put again: %+v, %v", hits, err)
 	}
 }
 

@@ -81,6 +81,14 @@ CREATE TABLE rebuild_gone (path TEXT PRIMARY KEY) WITHOUT ROWID;
 INSERT INTO meta VALUES ('current', 0), ('building', -1), ('build', 0),
 	('next_chunk', (SELECT coalesce(max(id), 0) + 1 FROM chunks));
 `),
+		// 4: where each chunk is in its file (tables.locators). The
+		// chunks indexed before are marked unrecorded, keeping the page
+		// of their first word, and their documents' hashes are cleared so
+		// that the next index extracts them again.
+		sqlitedb.Exec(sets[0].locators() + sets[1].locators() + `
+UPDATE docs SET hash = '';
+UPDATE docs_1 SET hash = '';
+`),
 	},
 }
 
@@ -92,7 +100,8 @@ type tables struct{ docs, chunks, fts, suffix string }
 
 var sets = [2]tables{{"docs", "chunks", "chunks_fts", ""}, {"docs_1", "chunks_1", "chunks_fts_1", "_1"}}
 
-// ddl creates the set's tables, empty.
+// ddl creates the set's tables, empty, as schema 3 had them; locators
+// brings them up to date.
 func (t tables) ddl() string {
 	return fmt.Sprintf(`
 CREATE TABLE %[1]s (
@@ -124,10 +133,21 @@ END;
 `, t.docs, t.chunks, t.fts)
 }
 
+// locators gives the set's chunks their locator (index.Locator): the
+// column page, the page of the first word, becomes loc_start, and a chunk
+// written without a unit is unrecorded.
+func (t tables) locators() string {
+	return fmt.Sprintf(`
+ALTER TABLE %[1]s RENAME COLUMN page TO loc_start;
+ALTER TABLE %[1]s ADD COLUMN loc_unit TEXT NOT NULL DEFAULT '%[2]s';
+ALTER TABLE %[1]s ADD COLUMN loc_end INTEGER NOT NULL DEFAULT 0;
+`, t.chunks, index.Unrecorded)
+}
+
 // empty drops the set's tables and creates them again.
 func (t tables) empty(ctx context.Context, tx *sql.Tx) error {
 	drop := fmt.Sprintf("DROP TABLE IF EXISTS %s; DROP TABLE IF EXISTS %s; DROP TABLE IF EXISTS %s;", t.fts, t.chunks, t.docs)
-	if _, err := tx.ExecContext(ctx, drop+t.ddl()); err != nil {
+	if _, err := tx.ExecContext(ctx, drop+t.ddl()+t.locators()); err != nil {
 		return fmt.Errorf("empty the tables of a generation: %w", err)
 	}
 	return nil
@@ -198,16 +218,24 @@ const (
 	qSetMeta        = "UPDATE meta SET value = ? WHERE key = ?"
 	// qChunk reads a chunk of the current set: one statement is one
 	// snapshot, so no transaction is needed to read the set and the chunk.
-	qChunk = `SELECT id, doc, idx, heading, page, text, vector FROM chunks
+	qChunk = `SELECT ` + chunkColumns + `, vector FROM chunks
 		WHERE id = ?1 AND (SELECT value & 1 FROM meta WHERE key = 'current') = 0
-	UNION ALL SELECT id, doc, idx, heading, page, text, vector FROM chunks_1
+	UNION ALL SELECT ` + chunkColumns + `, vector FROM chunks_1
 		WHERE id = ?1 AND (SELECT value & 1 FROM meta WHERE key = 'current') = 1`
 )
+
+// chunkColumns are the columns of a chunk that chunkFields scans.
+const chunkColumns = "id, doc, idx, heading, loc_unit, loc_start, loc_end, text"
+
+// chunkFields returns where to scan chunkColumns into c.
+func chunkFields(c *index.Chunk) []any {
+	return []any{&c.ID, &c.Doc, &c.Index, &c.Heading, (*string)(&c.Loc.Unit), &c.Loc.Start, &c.Loc.End, &c.Text}
+}
 
 func (t tables) deleteChunks() string { return "DELETE FROM " + t.chunks + " WHERE doc = ?" }
 
 func (t tables) insertChunk() string {
-	return "INSERT INTO " + t.chunks + " (id, doc, idx, heading, page, text, vector) VALUES (?, ?, ?, ?, ?, ?, ?)"
+	return "INSERT INTO " + t.chunks + " (id, doc, idx, heading, loc_unit, loc_start, loc_end, text, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 }
 
 func (t tables) upsertDoc() string {
@@ -267,7 +295,7 @@ func (x *Index) put(ctx context.Context, tx *sql.Tx, in []tables, next *int64, d
 		}
 		ins := x.w.In(ctx, tx, t.insertChunk())
 		for i, c := range chunks {
-			if _, err := ins.ExecContext(ctx, *next, doc.Path, i, c.Heading, c.Page, c.Text, embed.VectorBytes(c.Vector)); err != nil {
+			if _, err := ins.ExecContext(ctx, *next, doc.Path, i, c.Heading, string(c.Loc.Unit), c.Loc.Start, c.Loc.End, c.Text, embed.VectorBytes(c.Vector)); err != nil {
 				return fmt.Errorf("index %s chunk %d: %w", doc.Path, i, err)
 			}
 			*next++
@@ -531,7 +559,7 @@ func (x *Index) Chunks(ctx context.Context, path string) ([]index.Chunk, error) 
 		if err := tx.QueryRowContext(ctx, "SELECT chunks FROM "+t.docs+" WHERE path = ?", path).Scan(&n); err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, "SELECT id, doc, idx, heading, page, text, vector FROM "+t.chunks+" WHERE doc = ? ORDER BY idx", path)
+		rows, err := tx.QueryContext(ctx, "SELECT "+chunkColumns+", vector FROM "+t.chunks+" WHERE doc = ? ORDER BY idx", path)
 		if err != nil {
 			return err
 		}
@@ -540,7 +568,7 @@ func (x *Index) Chunks(ctx context.Context, path string) ([]index.Chunk, error) 
 		for rows.Next() {
 			var c index.Chunk
 			var vec []byte
-			if err := rows.Scan(&c.ID, &c.Doc, &c.Index, &c.Heading, &c.Page, &c.Text, &vec); err != nil {
+			if err := rows.Scan(append(chunkFields(&c), &vec)...); err != nil {
 				return err
 			}
 			c.Vector = embed.VectorFromBytes(vec)
@@ -562,7 +590,7 @@ func (x *Index) Chunks(ctx context.Context, path string) ([]index.Chunk, error) 
 func (x *Index) Chunk(ctx context.Context, id int64) (index.Chunk, error) {
 	var c index.Chunk
 	var vec []byte
-	err := x.r.QueryRowContext(ctx, id).Scan(&c.ID, &c.Doc, &c.Index, &c.Heading, &c.Page, &c.Text, &vec)
+	err := x.r.QueryRowContext(ctx, id).Scan(append(chunkFields(&c), &vec)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("chunk %d: %w", id, index.ErrNotFound)
 	}
@@ -598,9 +626,9 @@ func (x *Index) Lexical(ctx context.Context, query string, n int) ([]index.Hit, 
 	// first would read the text of every match.
 	var hits []index.Hit
 	err := x.read(ctx, func(tx *sql.Tx, t tables) error {
-		rows, err := tx.QueryContext(ctx, fmt.Sprintf(`SELECT c.id, c.doc, c.idx, c.heading, c.page, c.text, top.rank
+		rows, err := tx.QueryContext(ctx, fmt.Sprintf(`SELECT %[3]s, top.rank
 		FROM (SELECT rowid, rank FROM %[1]s WHERE %[1]s MATCH ? ORDER BY rank, rowid LIMIT ?) AS top
-		JOIN %[2]s c ON c.id = top.rowid ORDER BY top.rank, c.id`, t.fts, t.chunks), match, n)
+		JOIN %[2]s c ON c.id = top.rowid ORDER BY top.rank, c.id`, t.fts, t.chunks, chunkColumns), match, n)
 		if err != nil {
 			return fmt.Errorf("lexical search: %w", err)
 		}
@@ -608,7 +636,7 @@ func (x *Index) Lexical(ctx context.Context, query string, n int) ([]index.Hit, 
 		for rows.Next() {
 			var h index.Hit
 			var rank float64
-			if err := rows.Scan(&h.ID, &h.Doc, &h.Index, &h.Heading, &h.Page, &h.Text, &rank); err != nil {
+			if err := rows.Scan(append(chunkFields(&h.Chunk), &rank)...); err != nil {
 				return err
 			}
 			h.Score, h.Rank = -rank, len(hits)+1

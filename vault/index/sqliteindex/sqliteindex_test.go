@@ -133,7 +133,9 @@ func TestConcurrentFirstOpens(t *testing.T) {
 // internal/sqlitedb/testdata/mkfixtures/*.go.txt at the commits their names
 // give: schema 1 (before the generation) and schema 2, both without
 // application_id. Their documents are all there and searchable, the
-// generation works, and the file is marked as a vault index.
+// generation works, and the file is marked as a vault index. Their chunks
+// are unrecorded (no locator yet) and their documents' hashes cleared, so
+// that the next index extracts them again.
 func TestOpenOldFiles(t *testing.T) {
 	for _, fixture := range []string{"index-5aa90b1.db.gz", "index-be54a98.db.gz"} {
 		t.Run(fixture, func(t *testing.T) {
@@ -145,14 +147,14 @@ func TestOpenOldFiles(t *testing.T) {
 			}
 			defer x.Close()
 			d, err := x.Doc(ctx, "a.md")
-			if err != nil || d.Hash != "h1" || d.Meta["k"] != "v" || d.Chunks != 1 {
+			if err != nil || d.Hash != "" || d.Meta["k"] != "v" || d.Chunks != 1 {
 				t.Errorf("old document: %+v, %v", d, err)
 			}
 			hits, err := x.Lexical(ctx, "persistent", 3)
 			if err != nil || len(hits) != 1 || hits[0].Heading != "A" {
 				t.Fatalf("search of the old index: %+v, %v", hits, err)
 			}
-			if c, err := x.Chunk(ctx, hits[0].ID); err != nil || len(c.Vector) != 2 || c.Vector[1] != 0.8 {
+			if c, err := x.Chunk(ctx, hits[0].ID); err != nil || len(c.Vector) != 2 || c.Vector[1] != 0.8 || c.Loc != (index.Locator{Unit: index.Unrecorded}) {
 				t.Errorf("old chunk: %+v, %v", c, err)
 			}
 			g, err := x.Generation(ctx)
@@ -173,6 +175,53 @@ func TestOpenOldFiles(t *testing.T) {
 				t.Errorf("application_id: %#x, %v", appID, err)
 			}
 		})
+	}
+}
+
+// TestOpenSchema3 opens an index file of schema 3, the last without
+// locators (made by internal/sqlitedb/testdata/mkfixtures/00dfb3a.go.txt),
+// whose current tables are the second set after a rebuild: its chunks
+// come back unrecorded, a PDF chunk keeping the page of its first word,
+// every document's hash is cleared, and a document put again, and a
+// rebuild, record locators.
+func TestOpenSchema3(t *testing.T) {
+	ctx := t.Context()
+	x, err := sqliteindex.Open(ctx, sqlitedbtest.Fixture(t, filepath.Join("testdata", "index-00dfb3a.db.gz"), "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	docs, err := x.Docs(ctx)
+	if err != nil || len(docs) != 2 || docs[0].Hash != "" || docs[1].Hash != "" || docs[1].Meta["k"] != "v" {
+		t.Fatalf("old documents: %+v, %v", docs, err)
+	}
+	pdf, err := x.Chunks(ctx, "paper.pdf")
+	if err != nil || len(pdf) != 1 || pdf[0].Loc != (index.Locator{Unit: index.Unrecorded, Start: 3}) || len(pdf[0].Vector) != 2 {
+		t.Fatalf("old PDF chunk: %+v, %v", pdf, err)
+	}
+	if hits, err := x.Lexical(ctx, "markdown", 3); err != nil || len(hits) != 1 || hits[0].Loc != (index.Locator{Unit: index.Unrecorded}) {
+		t.Fatalf("old Markdown chunk: %+v, %v", hits, err)
+	}
+	loc := index.Locator{Unit: index.Page, Start: 3, End: 4}
+	if err := x.Put(ctx, index.Doc{Path: "paper.pdf", Hash: "h1"}, []index.Chunk{{Text: "persistent words from page three", Loc: loc}}); err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := x.Lexical(ctx, "persistent", 3); err != nil || len(hits) != 1 || hits[0].Loc != loc {
+		t.Fatalf("chunk put again: %+v, %v", hits, err)
+	}
+	b, err := x.Rebuild(ctx) // fills the first set, emptied and made anew
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := index.Locator{Unit: index.Line, Start: 1, End: 2}
+	if err := b.Put(ctx, index.Doc{Path: "a.md", Hash: "h2"}, []index.Chunk{{Text: "markdown with lines", Loc: line}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := x.Lexical(ctx, "markdown", 3); err != nil || len(hits) != 1 || hits[0].Loc != line {
+		t.Fatalf("after a rebuild: %+v, %v", hits, err)
 	}
 }
 

@@ -1,18 +1,23 @@
-package extract
+// Package extracttest writes small documents of the formats
+// internal/extract reads, for tests: PDFs set in Courier with a correct
+// cross-reference table, and DOCX files with styles and a title.
+package extracttest
 
 import (
 	"archive/zip"
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// makePDF writes a minimal PDF 1.4 file by hand: one page per element of
+// MakePDF writes a minimal PDF 1.4 file by hand: one page per element of
 // pages, each line of a page set in 12-point Courier (widths given, 600 per
 // mille) 14 points below the one before, and an empty line as a paragraph
 // gap. The Info dictionary carries title.
-func makePDF(title string, pages [][]string) []byte {
+func MakePDF(title string, pages [][]string) []byte {
 	var streams []string
 	for _, lines := range pages {
 		var cs strings.Builder
@@ -31,13 +36,13 @@ func makePDF(title string, pages [][]string) []byte {
 		cs.WriteString("ET")
 		streams = append(streams, cs.String())
 	}
-	return makePDFStreams(title, streams)
+	return MakePDFStreams(title, streams)
 }
 
-// makePDFStreams writes a PDF whose pages have the given content streams,
+// MakePDFStreams writes a PDF whose pages have the given content streams,
 // with font F1 (Courier) in their resources, and a correct cross-reference
 // table.
-func makePDFStreams(title string, streams []string) []byte {
+func MakePDFStreams(title string, streams []string) []byte {
 	var objs []string // objs[i] is object i+1
 	add := func(s string) int { objs = append(objs, s); return len(objs) }
 	widths := strings.TrimSpace(strings.Repeat("600 ", 95))
@@ -69,26 +74,26 @@ func makePDFStreams(title string, streams []string) []byte {
 	return b.Bytes()
 }
 
-// docxPara is a paragraph of a generated DOCX: its style id ("" for none)
-// and its runs of text.
-type docxPara struct {
-	style string
-	runs  []string
+// DOCXPara is a paragraph of a generated DOCX: its style id ("" for none)
+// and its runs of text ("\t" a tab, "\n" a line break).
+type DOCXPara struct {
+	Style string
+	Runs  []string
 }
 
-// makeDOCX writes a minimal DOCX with archive/zip: word/document.xml with
+// MakeDOCX writes a minimal DOCX with archive/zip: word/document.xml with
 // the paragraphs, word/styles.xml defining styleIDs (id → name, as
 // "Heading1" → "heading 1"), and docProps/core.xml with title when set.
-func makeDOCX(t testing.TB, title string, styles map[string]string, paras []docxPara) []byte {
+func MakeDOCX(t testing.TB, title string, styles map[string]string, paras []DOCXPara) []byte {
 	t.Helper()
 	const ns = `xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"`
 	var body strings.Builder
 	for _, p := range paras {
 		body.WriteString("<w:p>")
-		if p.style != "" {
-			fmt.Fprintf(&body, `<w:pPr><w:pStyle w:val="%s"/></w:pPr>`, p.style)
+		if p.Style != "" {
+			fmt.Fprintf(&body, `<w:pPr><w:pStyle w:val="%s"/></w:pPr>`, p.Style)
 		}
-		for _, r := range p.runs {
+		for _, r := range p.Runs {
 			switch r {
 			case "\t":
 				body.WriteString("<w:r><w:tab/></w:r>")
@@ -101,8 +106,8 @@ func makeDOCX(t testing.TB, title string, styles map[string]string, paras []docx
 		body.WriteString("</w:p>")
 	}
 	var st strings.Builder
-	for id, name := range styles {
-		fmt.Fprintf(&st, `<w:style w:type="paragraph" w:styleId="%s"><w:name w:val="%s"/></w:style>`, id, name)
+	for _, id := range slices.Sorted(maps.Keys(styles)) {
+		fmt.Fprintf(&st, `<w:style w:type="paragraph" w:styleId="%s"><w:name w:val="%s"/></w:style>`, id, styles[id])
 	}
 	files := map[string]string{
 		"[Content_Types].xml": `<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>`,
