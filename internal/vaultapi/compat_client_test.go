@@ -24,6 +24,8 @@ import (
 
 	"github.com/ctxkit/ctxkit/internal/vaultauth"
 	"github.com/ctxkit/ctxkit/vault"
+	"github.com/ctxkit/ctxkit/vault/embed"
+	"github.com/ctxkit/ctxkit/vault/embed/bert/berttest"
 	"github.com/ctxkit/ctxkit/vault/vaulttest"
 )
 
@@ -221,11 +223,20 @@ func modes(t *testing.T, f func(t *testing.T, s *cvServer)) {
 }
 
 // TestCtxVaultQuickStart runs the README's Agent Integration script: create
-// a vault, write what the agent learned, query it days later with top_k,
-// ground the model in the texts.
+// a vault, write what the agent learned, query it days later with top_k
+// in other words than the note's, ground the model in the texts.
+//
+// The builtin model is the test's own (berttest.ConceptModel: words of one
+// meaning share a direction by construction), installed where the default
+// goes, so the new vault is semantic by default as CtxVault's are. It shows
+// the path from /write to a meaning-based /query works, not the quality of
+// the real all-MiniLM-L6-v2, which cannot be loaded here.
 func TestCtxVaultQuickStart(t *testing.T) {
 	sch := cvSchemas(t)
 	modes(t, func(t *testing.T, s *cvServer) {
+		if err := berttest.ConceptModel(filepath.Join(s.v.Svc.ModelsDir(), embed.DefaultBuiltinModel), berttest.QuickStartConcepts()); err != nil {
+			t.Fatal(err)
+		}
 		c := s.client("")
 		// 1. Create a vault.
 		initAns := c.ok("POST", "/init", nil, map[string]any{"vault_name": "agent-memory"}).obj(t)
@@ -238,14 +249,21 @@ func TestCtxVaultQuickStart(t *testing.T) {
 		if w["file_path"] != "session_monday.md" {
 			t.Errorf("write: %v", w)
 		}
-		// 3. Days later, a query with top_k. (The README's "financial
-		// constraints" finds the note by meaning, with an embedder; this
-		// vault has none, so the query shares words with it.)
-		res := c.ok("POST", "/query", nil, map[string]any{"vault_name": "agent-memory", "query": "cloud costs target", "top_k": 3}).obj(t)
+		// Other notes, so that a model that knew nothing would rank the
+		// Monday note first only by chance.
+		for path, text := range map[string]string{"recipe.md": "Lemon cake: bake it with sugar and a lemon.",
+			"sports.md": "The football team scored a goal in the match."} {
+			c.ok("POST", "/write", nil, map[string]any{"vault_name": "agent-memory", "filename": path, "content": text})
+		}
+		// 3. Days later, a query with top_k, in words the note never uses.
+		res := c.ok("POST", "/query", nil, map[string]any{"vault_name": "agent-memory", "query": "financial constraints from last week", "top_k": 3}).obj(t)
 		checkShape(t, sch, "QueryResponse", res)
 		results := list(t, res, "results")
 		if len(results) == 0 || len(results) > 3 {
 			t.Fatalf("top_k 3: %d results", len(results))
+		}
+		if first := results[0]; first["source"] != "session_monday.md" {
+			t.Errorf("the first result is %v, want the Monday note", first)
 		}
 		var texts []string
 		for _, r := range results {

@@ -27,15 +27,7 @@ import (
 // nothing would rank the note first only by chance.
 func TestFlagshipExample(t *testing.T) {
 	e := vaulttest.New(t, vaulttest.Options{})
-	concepts := [][]string{
-		{"financial", "budget", "costs", "pricing", "money"},
-		{"constraints", "cut", "lower", "limit"},
-		{"last", "week", "q2", "monday"},
-		{"lemon", "cake", "sugar", "bake"},
-		{"football", "match", "goal", "team"},
-		{"rain", "weather", "sunny", "forecast"},
-	}
-	if err := berttest.ConceptModel(filepath.Join(e.Svc.ModelsDir(), embed.DefaultBuiltinModel), concepts); err != nil {
+	if err := berttest.ConceptModel(filepath.Join(e.Svc.ModelsDir(), embed.DefaultBuiltinModel), berttest.QuickStartConcepts()); err != nil {
 		t.Fatal(err)
 	}
 	if v := e.Vault(t, vault.CreateVaultRequest{Name: "agent-memory"}); v.EmbeddingModel != "builtin:"+embed.DefaultBuiltinModel {

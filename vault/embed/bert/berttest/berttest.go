@@ -26,6 +26,21 @@ import (
 	"github.com/ctxkit/ctxkit/vault/embed/bert"
 )
 
+// QuickStartConcepts are the concepts of CtxVault's Quick Start example:
+// its note ("need to cut cloud costs by 15%") and its question ("financial
+// constraints from last week") share meanings but no word, and three
+// unrelated topics give the note rivals.
+func QuickStartConcepts() [][]string {
+	return [][]string{
+		{"financial", "budget", "costs", "pricing", "money"},
+		{"constraints", "cut", "lower", "limit"},
+		{"last", "week", "q2", "monday"},
+		{"lemon", "cake", "sugar", "bake"},
+		{"football", "match", "goal", "team"},
+		{"rain", "weather", "sunny", "forecast"},
+	}
+}
+
 // ConceptModel writes into dir a one-layer BERT model whose hidden size is
 // len(concepts)+1 (at least 4 heads' worth), where every word of
 // concepts[i] (lower case, one word-piece each) embeds as direction i.
