@@ -290,8 +290,12 @@ func TestWriteReadAndDelete(t *testing.T) {
 		t.Fatalf("write: %+v %v", res, err)
 	}
 	q, err := e.svc.Query(ctx, Owner(), "kb", QueryRequest{Query: "audit March"})
-	if err != nil || len(q.Results) != 1 || q.Results[0].Path != "agents/summary.md" {
-		t.Fatalf("written document not searchable: %+v %v", q, err)
+	if err != nil || len(q.Results) != 1 || q.Results[0].Path != "agents/summary.md" || q.Results[0].Metadata != nil {
+		t.Fatalf("written document not searchable, or metadata not asked for: %+v %v", q, err)
+	}
+	q, err = e.svc.Query(ctx, Owner(), "kb", QueryRequest{Query: "audit March", WithMetadata: true})
+	if m := q.Results[0].Metadata; err != nil || len(q.Results) != 1 || m["source"] != "meeting" || m["written_by"] != "owner" {
+		t.Fatalf("with_metadata: %+v %v", q, err)
 	}
 	_, err = e.svc.WriteDoc(ctx, Owner(), "kb", "agents/summary.md", doc)
 	wantErr(t, "write over a file without overwrite", err, ErrExists)

@@ -22,6 +22,9 @@ type QueryRequest struct {
 	// embedder: the one way to search a vault whose embedder is not
 	// available, which is otherwise refused. The result's Mode says so.
 	Lexical bool `json:"lexical,omitempty" jsonschema:"search by words only, without the vault's embedder: for a vault whose embedder is not available, which is otherwise refused"`
+	// WithMetadata also answers each passage's document metadata, at the
+	// cost of reading each document found.
+	WithMetadata bool `json:"with_metadata,omitempty" jsonschema:"also give each passage's document metadata (as written with it)"`
 }
 
 // Passage is one passage a query found.
@@ -34,10 +37,13 @@ type Passage struct {
 	Locator *Locator `json:"locator,omitempty" jsonschema:"where the passage is in the document: its pages (PDF), paragraphs (DOCX) or lines (text, Markdown, CSV, JSON); absent for HTML, and for documents indexed before locators were recorded"`
 	// Page is the page of the passage's first word in a PDF (Locator's
 	// Start), as earlier versions gave it.
-	Page  int     `json:"page,omitempty" jsonschema:"the PDF page the passage starts on (see locator for the range)"`
-	Chunk int     `json:"chunk" jsonschema:"the passage's position in its document"`
-	Text  string  `json:"text"`
-	Score float64 `json:"score" jsonschema:"fused relevance, higher is better"`
+	Page  int    `json:"page,omitempty" jsonschema:"the PDF page the passage starts on (see locator for the range)"`
+	Chunk int    `json:"chunk" jsonschema:"the passage's position in its document"`
+	Text  string `json:"text"`
+	// Metadata is the document's, as its writer gave it (WriteDoc), when
+	// the request asked for it (WithMetadata).
+	Metadata map[string]string `json:"metadata,omitempty" jsonschema:"the document's metadata, as written with it (with_metadata)"`
+	Score    float64           `json:"score" jsonschema:"fused relevance, higher is better"`
 	// The rank and score of each signal; 0 when it did not find the
 	// passage.
 	LexicalRank  int     `json:"lexical_rank,omitempty"`
@@ -122,14 +128,23 @@ func (s *Service) Query(ctx context.Context, c Caller, name string, req QueryReq
 	if err != nil {
 		return nil, err
 	}
+	var res *QueryResult
 	if req.Lexical {
-		return s.lexicalQuery(ctx, v, req.Query, n)
+		res, err = s.lexicalQuery(ctx, v, req.Query, n)
+	} else {
+		var sr *searcher
+		if sr, err = s.searcher(ctx, v); err == nil {
+			res, err = sr.query(ctx, req.Query, n)
+		}
 	}
-	sr, err := s.searcher(ctx, v)
+	if err != nil || !req.WithMetadata {
+		return res, err
+	}
+	idx, err := s.b.Index(ctx, v.ID)
 	if err != nil {
 		return nil, err
 	}
-	return sr.query(ctx, req.Query, n)
+	return res, docMeta(ctx, idx, res.Results)
 }
 
 // lexicalQuery searches v's words only, as asked, and says what that left
@@ -285,6 +300,28 @@ func (sr *searcher) lexical(ctx context.Context, text string, n int) ([]index.Hi
 		return sr.lexicon.Search(text, n), nil
 	}
 	return sr.idx.Lexical(ctx, text, n)
+}
+
+// docMeta fills the passages' Metadata from their documents, read once
+// each.
+func docMeta(ctx context.Context, idx index.Index, ps []Passage) error {
+	meta := map[string]map[string]string{}
+	for i := range ps {
+		m, ok := meta[ps[i].Path]
+		if !ok {
+			d, err := idx.Doc(ctx, ps[i].Path)
+			switch {
+			case errors.Is(err, index.ErrNotFound):
+				// deleted since the chunk was read: no metadata
+			case err != nil:
+				return err
+			}
+			m = d.Meta
+			meta[ps[i].Path] = m
+		}
+		ps[i].Metadata = m
+	}
+	return nil
 }
 
 // query answers one query; it is safe for concurrent use. A chunk found in

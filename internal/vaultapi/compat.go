@@ -530,24 +530,13 @@ func (a *api) compatQuery(req *http.Request, _ *none, b *compatQueryRequest) (co
 		}
 		fetch = vault.MaxQueryResults
 	}
-	res, err := a.svc.Query(req.Context(), caller(req), b.VaultName, vault.QueryRequest{Query: b.Query, NResults: fetch})
+	res, err := a.svc.Query(req.Context(), caller(req), b.VaultName, vault.QueryRequest{Query: b.Query, NResults: fetch, WithMetadata: true})
 	if err != nil {
 		return out, err
 	}
-	var metas map[string]map[string]string
-	if len(res.Results) > 0 {
-		docs, err := a.svc.Docs(req.Context(), caller(req), b.VaultName)
-		if err != nil {
-			return out, err
-		}
-		metas = map[string]map[string]string{}
-		for _, d := range docs {
-			metas[d.Path] = d.Metadata
-		}
-	}
 	for _, r := range res.Results {
 		id := vault.DocID(r.Path)
-		m := chunkMeta(r.Path, id, r.Chunk, metas[r.Path])
+		m := chunkMeta(r.Path, id, r.Chunk, r.Metadata)
 		if keep != nil && !keep(m) {
 			continue
 		}

@@ -294,7 +294,7 @@ func TestToolsList(t *testing.T) {
 		props    []string
 		required []string
 	}{
-		{"query", []string{"vault", "query", "n_results", "lexical"}, []string{"vault", "query"}},
+		{"query", []string{"vault", "query", "n_results", "lexical", "with_metadata"}, []string{"vault", "query"}},
 		{"warmup_status", nil, nil},
 		{"write_doc", []string{"vault", "path", "content", "overwrite", "metadata"}, []string{"vault", "path", "content"}},
 		{"delete_doc", []string{"vault", "path"}, []string{"vault", "path"}},
