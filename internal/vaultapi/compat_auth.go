@@ -166,14 +166,7 @@ func (a *api) compatFail(w http.ResponseWriter, req *http.Request, err error, va
 	case errors.As(err, &br):
 		status, e = http.StatusBadRequest, vaultauth.Error{Code: string(vault.ClassInvalid), Message: br.msg, Details: br.details}
 	default:
-		d := vault.Describe(err)
-		switch d.Class {
-		case vault.ClassInternal:
-			a.log.Error("vault API: internal error", "method", req.Method, "path", req.URL.Path, "caller", caller(req).String(), "err", err)
-			d.Message = "internal error; the server's log has the details"
-		case vault.ClassCanceled:
-			a.log.Debug("vault API: request canceled", "method", req.Method, "path", req.URL.Path)
-		}
+		d := a.describe(req, err)
 		status, e = vaultauth.Status(d.Class), vaultauth.Error{Code: string(d.Class), Message: d.Message, Fix: d.Fix}
 		if d.Field != "" {
 			e.Details = map[string]any{"field": d.Field}

@@ -249,6 +249,13 @@ func (a *api) fail(w http.ResponseWriter, req *http.Request, err error) {
 		vaultauth.WriteError(w, http.StatusBadRequest, vaultauth.Error{Code: string(vault.ClassInvalid), Message: br.msg, Details: br.details})
 		return
 	}
+	vaultauth.WriteDescribed(w, a.describe(req, err))
+}
+
+// describe classifies a service error for an answer: an internal error
+// is logged and described without its details, a canceled request logged
+// at debug level.
+func (a *api) describe(req *http.Request, err error) vault.Described {
 	d := vault.Describe(err)
 	switch d.Class {
 	case vault.ClassInternal:
@@ -257,5 +264,5 @@ func (a *api) fail(w http.ResponseWriter, req *http.Request, err error) {
 	case vault.ClassCanceled:
 		a.log.Debug("vault API: request canceled", "method", req.Method, "path", req.URL.Path)
 	}
-	vaultauth.WriteDescribed(w, d)
+	return d
 }
