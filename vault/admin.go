@@ -340,7 +340,9 @@ func (s *Service) updateVault(ctx context.Context, c Caller, v *Vault, action, d
 }
 
 // Attach grants agent access to the vault and makes it restricted;
-// attaching an attached agent changes its grant. The owner only.
+// attaching an attached agent changes its grant. The agent must exist
+// (ErrNotFound otherwise: a typo would restrict the vault to nobody but
+// the owner). The owner only.
 func (s *Service) Attach(ctx context.Context, c Caller, name, agent string, readOnly bool) (VaultInfo, error) {
 	if err := validAgentName(agent); err != nil {
 		return VaultInfo{}, err
@@ -349,7 +351,8 @@ func (s *Service) Attach(ctx context.Context, c Caller, name, agent string, read
 	if readOnly {
 		detail += " read_only"
 	}
-	return s.update(ctx, c, name, "attach", detail, nil, func(r *store.VaultRecord) error {
+	exists := func(*Vault) error { return s.agentExists(ctx, agent) }
+	return s.update(ctx, c, name, "attach", detail, exists, func(r *store.VaultRecord) error {
 		if r.Grants == nil {
 			r.Grants = map[string]store.Grant{}
 		}
@@ -357,6 +360,20 @@ func (s *Service) Attach(ctx context.Context, c Caller, name, agent string, read
 		r.Restricted = true
 		return nil
 	})
+}
+
+// agentExists checks that agent is a current agent: created, and not
+// revoked.
+func (s *Service) agentExists(ctx context.Context, agent string) error {
+	agents, err := s.reg.Agents(ctx)
+	if err != nil {
+		return err
+	}
+	if slices.ContainsFunc(agents, func(a store.AgentRecord) bool { return a.Name == agent }) {
+		return nil
+	}
+	return &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("there is no agent %q; attaching it would restrict the vault to the owner alone", agent),
+		Fix: "create the agent first (ctxkit agent create " + agent + "), or check the name: ctxkit agent list", Field: "agent"}
 }
 
 // Detach removes agent's grant (ErrNotFound when it has none). The vault

@@ -166,6 +166,16 @@ func TestAccessControl(t *testing.T) {
 		t.Fatalf("publish: %+v %v", info, err)
 	}
 	run([]check{{stranger, nil, nil, "published: stranger"}})
+	// An agent that does not exist, or was revoked, is refused, and the
+	// vault stays public: a typo would have closed it to every agent.
+	if err := e.svc.RevokeAgent(ctx, Owner(), "reader"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"strangr", "reader"} {
+		_, err = e.svc.Attach(ctx, Owner(), "team", name, false)
+		wantErr(t, "attach agent "+name, err, ErrNotFound)
+	}
+	run([]check{{stranger, nil, nil, "after refused attaches: stranger"}})
 	_, err = e.svc.Attach(ctx, Owner(), "nope", "a", false)
 	wantErr(t, "attach to a missing vault", err, ErrNotFound)
 	if _, err := os.Stat(filepath.Join(dir, "a.md")); err != nil {

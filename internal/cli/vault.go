@@ -228,9 +228,6 @@ func runVaultAttach(ctx context.Context, v *vaults, opts *VaultAttachOptions, st
 	}
 	fmt.Fprintf(streams.Out, "Attached agent %q to vault %q (%s); the vault is restricted: %d %s attached\n",
 		opts.Agent, info.Name, mode, len(info.Agents), plural(len(info.Agents), "agent", "agents"))
-	if _, err := v.svc.ActAs(ctx, v.caller, opts.Agent); err != nil {
-		fmt.Fprintf(streams.Err, "note: there is no agent %q here yet; create its token with: ctxkit agent create %s\n", opts.Agent, opts.Agent)
-	}
 	return nil
 }
 

@@ -86,7 +86,11 @@ func TestVaultCommands(t *testing.T) {
 		{[]string{"agent", "create", "bot"}, 1, "", "exists"},
 		{[]string{"agent", "create", "owner"}, 1, "", "reserved"},
 		{[]string{"vault", "attach", "notes", "bot", "--read-only"}, 0, "(read-only); the vault is restricted: 1 agent attached", ""},
-		{[]string{"vault", "attach", "notes", "helper"}, 0, "2 agents attached", `no agent "helper" here yet`},
+		// An agent that does not exist is refused: a typo would restrict
+		// the vault to the owner alone.
+		{[]string{"vault", "attach", "notes", "helper"}, 1, "", `there is no agent "helper"`},
+		{[]string{"agent", "create", "helper"}, 0, vault.TokenPrefix, ""},
+		{[]string{"vault", "attach", "notes", "helper"}, 0, "2 agents attached", ""},
 		{[]string{"vault", "attach", "missing", "bot"}, 1, "", `no vault named "missing"`},
 		{[]string{"vault", "attach", "shared", "bot"}, 0, "", ""},
 		{[]string{"vault", "detach", "notes", "nobody"}, 1, "", "not attached"},
