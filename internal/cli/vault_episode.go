@@ -487,7 +487,8 @@ func newSuccessorCmd(g *globals, f *vaultFlags, streams IO, supersede bool) *cob
 		Long: "Write a better wording of an open episode: the revision holds over the same valid interval and " +
 			"inherits its attestations, entities, salience, confidence, metadata and open disputes unless given; " +
 			"the original is closed in transaction time only, so a query known at a time before the revision still " +
-			"finds it. -e '' clears the entities.",
+			"finds it. -e '' clears the entities. Prints the revision's id on standard output (so " +
+			"id=$(ctxkit vault revise ...) works) and what was revised on standard error.",
 		Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Vault, opts.ID, opts.Req.Content = args[0], args[1], args[2]
@@ -504,9 +505,12 @@ func newSuccessorCmd(g *globals, f *vaultFlags, streams IO, supersede bool) *cob
 					do, verb = v.svc.Supersede, "superseded"
 				}
 				e, err := do(cmd.Context(), v.caller, opts.Vault, opts.ID, opts.Req)
-				return printChange(e, err, opts.JSON, streams, func(e *episodic.EpisodeJSON) string {
-					return fmt.Sprintf("%s\n%s %s from %s", e.ID, verb, opts.ID, showTime(e.ValidFrom))
-				})
+				// Only the new id on stdout, so that id=$(...) works.
+				if err := printChange(e, err, opts.JSON, streams, func(e *episodic.EpisodeJSON) string { return e.ID }); err != nil || opts.JSON {
+					return err
+				}
+				fmt.Fprintf(streams.Err, "%s %s from %s\n", verb, opts.ID, showTime(e.ValidFrom))
+				return nil
 			})
 		},
 	}
@@ -516,7 +520,8 @@ func newSuccessorCmd(g *globals, f *vaultFlags, streams IO, supersede bool) *cob
 		cmd.Long = "In one transaction, close an open episode exactly where a new statement opens (--valid-from, " +
 			"default now) and link them. Entities and salience are inherited unless given (-e '' clears the " +
 			"entities); the source is the writer's name unless given, confidence is 1 and metadata starts fresh. If " +
-			"another writer superseded it first, the conflict names the successor."
+			"another writer superseded it first, the conflict names the successor. Prints the new episode's id on " +
+			"standard output (so id=$(ctxkit vault supersede ...) works) and what was replaced on standard error."
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&entities, "entity", "e", nil, "an entity of the new statement (repeatable; replaces the inherited ones; -e '' clears them)")

@@ -260,18 +260,25 @@ func TestVaultEpisodeChanges(t *testing.T) {
 	if old.State != "superseded" || old.SupersededBy == nil || *old.SupersededBy != next.ID || old.ValidTo == nil || *old.ValidTo != next.ValidFrom {
 		t.Errorf("superseded: %+v", old)
 	}
+	// In text, supersede too prints only the new id on stdout.
+	office := writeEpisode(t, "mem", "the office is in Lyon").ID
+	code, out, errOut = ctxkitIn(t, "", "vault", "supersede", "mem", office, "the office is in Paris")
+	if successor := strings.TrimSuffix(out, "\n"); code != 0 || len(successor) != 32 || strings.Contains(successor, "\n") ||
+		!strings.HasPrefix(errOut, "superseded "+office+" from ") {
+		t.Errorf("supersede: %d %q %q", code, out, errOut)
+	}
 	var cleared episodeJSON
 	epJSON(t, &cleared, "vault", "supersede", "mem", next.ID, "the API has no rate limit", "-e", "", "--salience", "0.2")
 	if cleared.Entities == nil || len(cleared.Entities) != 0 || cleared.Salience != 0.2 {
 		t.Errorf("supersede -e '': %+v", cleared)
 	}
-	// Revise keeps the source; -e replaces the entities.
-	out = mustRun(t, "vault", "revise", "mem", cleared.ID, "The API is not rate limited.", "-e", "api")
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[1], "revised "+cleared.ID+" from ") {
-		t.Fatalf("revise: %q", out)
+	// Revise keeps the source; -e replaces the entities. Its stdout is
+	// only the new id, so that id=$(ctxkit vault revise ...) works.
+	code, out, errOut = ctxkitIn(t, "", "vault", "revise", "mem", cleared.ID, "The API is not rate limited.", "-e", "api")
+	revision := strings.TrimSuffix(out, "\n")
+	if code != 0 || len(revision) != 32 || strings.Contains(revision, "\n") || !strings.HasPrefix(errOut, "revised "+cleared.ID+" from ") {
+		t.Fatalf("revise: %d %q %q", code, out, errOut)
 	}
-	revision := lines[0]
 	var rev episodeJSON
 	epJSON(t, &rev, "vault", "episode", "mem", revision)
 	if rev.Revises != cleared.ID || rev.Source != cleared.Source || strings.Join(rev.Entities, ",") != "api" || rev.ValidFrom != cleared.ValidFrom {
