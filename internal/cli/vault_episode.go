@@ -288,7 +288,9 @@ func newVaultEpisodeCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 		Short: "Show one episode, or with --history its whole chain",
 		Long: "Show an episode as the vault holds it now (a revised one as it was last held). --history shows the " +
 			"chain of statements it belongs to through supersessions and revisions, oldest first, starting from any " +
-			"member, with every version: when the vault recorded and closed it, its valid interval, state and note.",
+			"member, with every version: its number within the statement (1, 2, ...), its place in the vault-wide " +
+			"sequence of changes (SEQ, the JSON's \"version\"), when the vault recorded and closed it, its valid " +
+			"interval, state and note.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Vault, opts.ID = args[0], args[1]
@@ -359,7 +361,7 @@ func printEpisode(w io.Writer, e *episodic.EpisodeJSON) error {
 		row("metadata", strings.Join(kvs, " "))
 	}
 	row("recorded_at", showTime(e.RecordedAt))
-	row("version", fmt.Sprintf("%d, recorded %s", e.Version, showTime(e.VersionRecordedAt)))
+	row("version_recorded_at", fmt.Sprintf("%s (seq %d in the vault)", showTime(e.VersionRecordedAt), e.Version))
 	if e.InvalidatedAt != nil {
 		row("invalidated_at", showTime(*e.InvalidatedAt))
 	}
@@ -393,9 +395,11 @@ func printRecord(w io.Writer, r *episodic.RecordJSON) {
 		fmt.Fprintf(w, "  revises %s\n", r.Revises)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  VERSION\tRECORDED\tCLOSED\tVALID\tSTATE\tNOTE")
-	for _, v := range r.Versions {
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\n", v.Version, showTime(v.RecordedAt), showOptTime(v.ClosedAt),
+	// VERSION counts the statement's own versions (they come oldest
+	// first); SEQ is the vault-wide sequence the JSON calls "version".
+	fmt.Fprintln(tw, "  VERSION\tSEQ\tRECORDED\tCLOSED\tVALID\tSTATE\tNOTE")
+	for i, v := range r.Versions {
+		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\t%s\t%s\n", i+1, v.Version, showTime(v.RecordedAt), showOptTime(v.ClosedAt),
 			interval(v.ValidFrom, v.ValidTo), v.State, v.Note)
 	}
 	_ = tw.Flush()

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -206,7 +209,7 @@ func TestVaultEpisodeLateCorrection(t *testing.T) {
 		t.Errorf("history --json: %+v", hist)
 	}
 	out = mustRun(t, "vault", "episode", "mem", e.ID)
-	for _, want := range []string{"state:", "invalidated (she left on July 12)", "valid:", "2026-03-01T00:00:00Z..2026-07-12T00:00:00Z", "entities:", "audit, Dana", "source:", "standup", "invalidated_at:"} {
+	for _, want := range []string{"state:", "invalidated (she left on July 12)", "valid:", "2026-03-01T00:00:00Z..2026-07-12T00:00:00Z", "entities:", "audit, Dana", "source:", "standup", "invalidated_at:", "version_recorded_at:", "(seq 2 in the vault)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("episode: no %q in\n%s", want, out)
 		}
@@ -298,8 +301,33 @@ func TestVaultEpisodeChanges(t *testing.T) {
 			t.Errorf("history from %s: %v", from, got)
 		}
 	}
-	if out := mustRun(t, "vault", "episode", "mem", cleared.ID, "--history"); !strings.Contains(out, "  revises "+cleared.ID) || !strings.Contains(out, "  supersedes "+limit.ID) {
-		t.Errorf("history text:\n%s", out)
+	histText := mustRun(t, "vault", "episode", "mem", cleared.ID, "--history")
+	if !strings.Contains(histText, "  revises "+cleared.ID) || !strings.Contains(histText, "  supersedes "+limit.ID) {
+		t.Errorf("history text:\n%s", histText)
+	}
+	// Each statement's versions are numbered from 1 in the VERSION column;
+	// the vault-wide sequence (the JSON's "version") is under SEQ.
+	var chain []struct {
+		Versions []struct {
+			Version int64 `json:"version"`
+		} `json:"versions"`
+	}
+	epJSON(t, &chain, "vault", "episode", "mem", cleared.ID, "--history")
+	var want, got []string
+	for _, r := range chain {
+		for i, v := range r.Versions {
+			want = append(want, fmt.Sprintf("%d %d", i+1, v.Version))
+		}
+	}
+	for _, l := range strings.Split(histText, "\n") {
+		if f := strings.Fields(l); len(f) > 2 {
+			if _, err := strconv.Atoi(f[0]); err == nil {
+				got = append(got, f[0]+" "+f[1])
+			}
+		}
+	}
+	if !strings.Contains(histText, "  VERSION  SEQ  RECORDED") || !slices.Equal(got, want) {
+		t.Errorf("history versions: got %q, want %q\n%s", got, want, histText)
 	}
 
 	// Confirm and dispute.
