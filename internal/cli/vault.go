@@ -164,7 +164,7 @@ func runVaultList(ctx context.Context, v *vaults, opts *VaultListOptions, stream
 		return writeJSON(streams.Out, all)
 	}
 	if len(all) == 0 {
-		fmt.Fprintln(streams.Out, "No vaults. Create one with: ctxkit vault init NAME")
+		fmt.Fprintln(streams.Out, v.svc.NoVaults(v.caller))
 		return nil
 	}
 	tw := tabwriter.NewWriter(streams.Out, 0, 0, 2, ' ', 0)
