@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxkit/ctxkit/internal/atomicfile"
+	"github.com/ctxkit/ctxkit/internal/english"
 	"github.com/ctxkit/ctxkit/vault"
 	"github.com/ctxkit/ctxkit/vault/episodic"
 )
@@ -566,7 +567,7 @@ func newVaultConfirmCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 				e, err := v.svc.Confirm(cmd.Context(), v.caller, opts.Vault, opts.ID, opts.Req)
 				return printChange(e, err, opts.JSON, streams, func(e *episodic.EpisodeJSON) string {
 					return fmt.Sprintf("confirmed %s: %d %s, last %s", e.ID, e.ConfirmedCount,
-						plural(e.ConfirmedCount, "confirmation", "confirmations"), showOptTime(e.LastConfirmedAt))
+						english.Plural(e.ConfirmedCount, "confirmation", "confirmations"), showOptTime(e.LastConfirmedAt))
 				})
 			})
 		},
@@ -660,7 +661,7 @@ func newVaultImportCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(streams.Out, "imported %d %s into vault %q\n", n, plural(n, "statement", "statements"), args[0])
+				fmt.Fprintf(streams.Out, "imported %d %s into vault %q\n", n, english.Plural(n, "statement", "statements"), args[0])
 				return nil
 			})
 		},

@@ -87,7 +87,7 @@ func TestVaultEpisodeErrors(t *testing.T) {
 		{"write: salience out of range", []string{"write-episode", "mem", "x", "--salience", "1.5"}, "salience 1.5 is outside 0..1"},
 		{"write: confidence out of range", []string{"write-episode", "mem", "x", "--confidence", "-1"}, "confidence -1 is outside 0..1"},
 		{"write: bad meta", []string{"write-episode", "mem", "x", "--meta", "novalue"}, "want key=value"},
-		{"write: semantic vault", []string{"write-episode", "kb", "x"}, `"kb" is a semantic vault, this needs a episodic vault`},
+		{"write: semantic vault", []string{"write-episode", "kb", "x"}, `"kb" is a semantic vault, this needs an episodic vault`},
 		{"write: skill vault", []string{"write-episode", "sk", "x"}, `"sk" is a skill vault`},
 		{"write: no vault", []string{"write-episode", "nope", "x"}, `no vault named "nope"`},
 		{"episodes: relevance without text", []string{"episodes", "mem", "--order-by", "relevance"}, "ordering by relevance needs query text"},
