@@ -65,6 +65,30 @@ func (s *Service) ListVaults(ctx context.Context, c Caller) ([]VaultInfo, error)
 	return out, err
 }
 
+// NoVaults explains an empty ListVaults to c: where the vaults were looked
+// for, and how to create one. An agent is told nothing of folders.
+func (s *Service) NoVaults(c Caller) string {
+	if !c.IsOwner() {
+		return fmt.Sprintf("No vaults that agent %q may use: it sees the public vaults and the restricted ones it is attached to.", c.Name())
+	}
+	if s.Hosted() {
+		return "No vaults in this store: it hosts its vaults, global to every machine that uses it.\n" +
+			"Create one with: ctxkit vault init NAME"
+	}
+	global := fmt.Sprintf("none global in the data directory %s ($CTXKIT_HOME)", s.home)
+	if s.root == "" {
+		return "No vaults: no project (local vaults are read from the .ctxkit/config.json of the project found walking up " +
+			"from the working directory), and " + global + ".\nCreate one with: ctxkit vault init NAME --global"
+	}
+	if fi, err := os.Stat(filepath.Join(s.root, ".ctxkit", "config.json")); err == nil && !fi.IsDir() {
+		return fmt.Sprintf("No vaults: none local in the project at %s (found walking up from the working directory), and %s.\n"+
+			"Create one with: ctxkit vault init NAME (local to this project), or with --global", s.root, global)
+	}
+	return fmt.Sprintf("No vaults: no project at %s or above (a project is the first folder holding .ctxkit/config.json, "+
+		"walking up from the working directory; its local vaults are listed from there), and %s.\n"+
+		"Create one with: ctxkit vault init NAME (local, which makes %s a project), or with --global", s.root, global, s.root)
+}
+
 // visible returns the vaults c may list: every one for the owner (shadowed
 // ones too), else those c may read.
 func (s *Service) visible(ctx context.Context, c Caller) ([]*Vault, error) {

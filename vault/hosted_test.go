@@ -445,3 +445,31 @@ func testHostedLocalVault(t *testing.T, e *vaulttest.Env) {
 		t.Fatalf("query a hosted local vault: %+v %v", res, err)
 	}
 }
+
+// An empty list on a hosting store names no folder: the store holds the
+// vaults.
+func TestHostedNoVaults(t *testing.T) {
+	onHosted(t, func(t *testing.T, e *vaulttest.Env) {
+		got := e.Svc.NoVaults(vault.Owner())
+		if !strings.HasPrefix(got, "No vaults in this store: it hosts its vaults") || strings.Contains(got, e.Home) || strings.Contains(got, e.Root) {
+			t.Errorf("NoVaults: %q", got)
+		}
+	})
+}
+
+// With no project (Root ""), an empty list says that local vaults come from
+// the project found walking up from the working directory, and where the
+// global ones are.
+func TestNoVaultsWithoutProject(t *testing.T) {
+	e := vaulttest.New(t, vaulttest.Options{})
+	svc, err := vault.New(e.Backend, vault.Options{Home: e.Home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := svc.NoVaults(vault.Owner())
+	for _, want := range []string{"No vaults: no project (", "walking up from the working directory", e.Home + " ($CTXKIT_HOME)", "ctxkit vault init NAME --global"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in %q", want, got)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ctxkit/ctxkit/internal/english"
 	"github.com/ctxkit/ctxkit/internal/extract"
 	"github.com/ctxkit/ctxkit/store"
 	"github.com/ctxkit/ctxkit/vault/episodic"
@@ -219,7 +220,7 @@ func (s *Service) importable(ctx context.Context, v *Vault, t Type, origin strin
 	case m.Origin != origin:
 		return fmt.Sprintf("vault %q was imported from %s, not from here: remove or rename it, then import again", v.Name, m.Origin), nil
 	case v.Type != t:
-		return fmt.Sprintf("vault %q is a %s vault now, not %s", v.Name, v.Type, t), nil
+		return fmt.Sprintf("vault %q is %s vault now, not %s", v.Name, english.A(string(v.Type)), t), nil
 	}
 	return "", nil
 }

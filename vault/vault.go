@@ -34,6 +34,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ctxkit/ctxkit/internal/english"
 	"github.com/ctxkit/ctxkit/store"
 	"github.com/ctxkit/ctxkit/vault/embed"
 )
@@ -269,7 +270,7 @@ func (v *Vault) require(types ...Type) error {
 		want[i] = string(t)
 	}
 	return &Error{Kind: ErrWrongType,
-		Msg: fmt.Sprintf("%q is a %s vault, this needs a %s vault", v.Name, v.Type, strings.Join(want, " or ")),
+		Msg: fmt.Sprintf("%q is %s vault, this needs %s vault", v.Name, english.A(string(v.Type)), english.A(strings.Join(want, " or "))),
 		Fix: fmt.Sprintf("%s vaults take: %s", v.Type, commands[v.Type])}
 }
 

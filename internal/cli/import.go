@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxkit/ctxkit/internal/english"
 	"github.com/ctxkit/ctxkit/internal/home"
 	"github.com/ctxkit/ctxkit/vault"
 	"github.com/ctxkit/ctxkit/vault/ctxvault"
@@ -192,19 +193,21 @@ func printImport(rep *ctxvault.Report, streams IO) {
 		}
 		var counts []string
 		for _, c := range []struct {
-			n    int
-			what string
-		}{{v.Docs, "documents"}, {v.DocsPresent, "documents there already"}, {v.Skills, "skills"}, {v.SkillsPresent, "skills there already"},
-			{v.Episodes, "episodes"}, {v.Versions, "versions"}, {v.EpisodesPresent, "episodes there already"}} {
+			n         int
+			one, many string
+		}{{v.Docs, "document", "documents"}, {v.DocsPresent, "document there already", "documents there already"},
+			{v.Skills, "skill", "skills"}, {v.SkillsPresent, "skill there already", "skills there already"},
+			{v.Episodes, "episode", "episodes"}, {v.Versions, "version", "versions"},
+			{v.EpisodesPresent, "episode there already", "episodes there already"}} {
 			if c.n > 0 {
-				counts = append(counts, fmt.Sprintf("%d %s", c.n, c.what))
+				counts = append(counts, english.Count(c.n, c.one, c.many))
 			}
 		}
 		if len(counts) > 0 {
 			fmt.Fprintf(w, "  %s\n", strings.Join(counts, ", "))
 		}
 		if ix := v.Index; ix != nil {
-			fmt.Fprintf(w, "  indexed %d files (%d chunks), %d unchanged; embedder: %s\n", ix.Indexed, ix.Chunks, ix.Unchanged, ix.Embedder)
+			fmt.Fprintf(w, "  indexed %s, %d unchanged; embedder: %s\n", indexedFiles(ix.Indexed, ix.Chunks), ix.Unchanged, ix.Embedder)
 			if ix.Warning != "" {
 				fmt.Fprintf(w, "  warning: %s\n", ix.Warning)
 			}

@@ -47,7 +47,7 @@ func TestImportCtxVault(t *testing.T) {
 	t.Chdir(filepath.Join(project, "sub")) // found walking up
 
 	out := mustRun(t, "import", "ctxvault", "--dry-run")
-	for _, want := range []string{"dry run: nothing is written", `would create local vault "notes" (semantic`, "1 documents", `would create local vault "howto"`, "1 skills",
+	for _, want := range []string{"dry run: nothing is written", `would create local vault "notes" (semantic`, "1 document\n", `would create local vault "howto"`, "1 skill\n",
 		"agent bob does not exist yet"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run: no %q in\n%s", want, out)
@@ -59,7 +59,7 @@ func TestImportCtxVault(t *testing.T) {
 
 	out = mustRun(t, "import", "ctxvault")
 	for _, want := range []string{`create local vault "notes"`, "folder (documents in place): " + filepath.Join(project, ".ctxvault", "vaults", "notes"),
-		"indexed 1 files", "agents: bob", "3 of 3 vaults imported"} {
+		"indexed 1 file (1 chunk), ", "agents: bob", "3 of 3 vaults imported"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("import: no %q in\n%s", want, out)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxkit/ctxkit/internal/english"
 	"github.com/ctxkit/ctxkit/internal/home"
 	"github.com/ctxkit/ctxkit/vault/embed"
 	"github.com/ctxkit/ctxkit/vault/embed/hub"
@@ -127,7 +128,7 @@ func fileList(files map[string]int64) string {
 	for _, n := range files {
 		total += n
 	}
-	return fmt.Sprintf("%d files, %s", len(files), byteSize(total))
+	return english.Count(len(files), "file", "files") + ", " + byteSize(total)
 }
 
 // ModelListOptions are the inputs of `ctxkit model list`.

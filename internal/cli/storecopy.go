@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxkit/ctxkit/internal/english"
 	"github.com/ctxkit/ctxkit/store"
 	"github.com/ctxkit/ctxkit/store/transfer"
 )
@@ -108,8 +109,8 @@ func runStoreCopy(ctx context.Context, opts *StoreCopyOptions, p workPaths, stre
 		for _, l := range report.Lines {
 			copied += l.Copied
 		}
-		return fmt.Errorf("copy %s to %s: %w (%d units copied before it; run the command again to complete the copy once the cause is fixed)",
-			from, to, err, copied)
+		return fmt.Errorf("copy %s to %s: %w (%s copied before it; run the command again to complete the copy once the cause is fixed)",
+			from, to, err, english.Count(copied, "unit", "units"))
 	}
 	tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "kind\tsource\tdestination\tsource checksum\tdestination checksum\tcopied")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ctxkit/ctxkit/internal/english"
 	"github.com/ctxkit/ctxkit/vault"
 )
 
@@ -164,7 +165,7 @@ func runVaultList(ctx context.Context, v *vaults, opts *VaultListOptions, stream
 		return writeJSON(streams.Out, all)
 	}
 	if len(all) == 0 {
-		fmt.Fprintln(streams.Out, "No vaults. Create one with: ctxkit vault init NAME")
+		fmt.Fprintln(streams.Out, v.svc.NoVaults(v.caller))
 		return nil
 	}
 	tw := tabwriter.NewWriter(streams.Out, 0, 0, 2, ' ', 0)
@@ -172,7 +173,7 @@ func runVaultList(ctx context.Context, v *vaults, opts *VaultListOptions, stream
 	for _, vi := range all {
 		acc := access(vi)
 		if vi.Restricted && v.caller.IsOwner() {
-			acc += fmt.Sprintf(" (%d %s)", len(vi.Agents), plural(len(vi.Agents), "agent", "agents"))
+			acc += fmt.Sprintf(" (%d %s)", len(vi.Agents), english.Plural(len(vi.Agents), "agent", "agents"))
 		}
 		scope := string(vi.Scope)
 		if vi.Shadowed {
@@ -185,13 +186,6 @@ func runVaultList(ctx context.Context, v *vaults, opts *VaultListOptions, stream
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", vi.Name, vi.Type, acc, scope, path)
 	}
 	return tw.Flush()
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // VaultAttachOptions are the inputs of `ctxkit vault attach` and `detach`.
@@ -227,7 +221,7 @@ func runVaultAttach(ctx context.Context, v *vaults, opts *VaultAttachOptions, st
 		mode = "read-only"
 	}
 	fmt.Fprintf(streams.Out, "Attached agent %q to vault %q (%s); the vault is restricted: %d %s attached\n",
-		opts.Agent, info.Name, mode, len(info.Agents), plural(len(info.Agents), "agent", "agents"))
+		opts.Agent, info.Name, mode, len(info.Agents), english.Plural(len(info.Agents), "agent", "agents"))
 	return nil
 }
 

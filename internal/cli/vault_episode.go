@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ctxkit/ctxkit/internal/atomicfile"
+	"github.com/ctxkit/ctxkit/internal/english"
 	"github.com/ctxkit/ctxkit/vault"
 	"github.com/ctxkit/ctxkit/vault/episodic"
 )
@@ -288,7 +289,9 @@ func newVaultEpisodeCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 		Short: "Show one episode, or with --history its whole chain",
 		Long: "Show an episode as the vault holds it now (a revised one as it was last held). --history shows the " +
 			"chain of statements it belongs to through supersessions and revisions, oldest first, starting from any " +
-			"member, with every version: when the vault recorded and closed it, its valid interval, state and note.",
+			"member, with every version: its number within the statement (1, 2, ...), its place in the vault-wide " +
+			"sequence of changes (SEQ, the JSON's \"version\"), when the vault recorded and closed it, its valid " +
+			"interval, state and note.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Vault, opts.ID = args[0], args[1]
@@ -359,7 +362,7 @@ func printEpisode(w io.Writer, e *episodic.EpisodeJSON) error {
 		row("metadata", strings.Join(kvs, " "))
 	}
 	row("recorded_at", showTime(e.RecordedAt))
-	row("version", fmt.Sprintf("%d, recorded %s", e.Version, showTime(e.VersionRecordedAt)))
+	row("version_recorded_at", fmt.Sprintf("%s (seq %d in the vault)", showTime(e.VersionRecordedAt), e.Version))
 	if e.InvalidatedAt != nil {
 		row("invalidated_at", showTime(*e.InvalidatedAt))
 	}
@@ -393,9 +396,11 @@ func printRecord(w io.Writer, r *episodic.RecordJSON) {
 		fmt.Fprintf(w, "  revises %s\n", r.Revises)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  VERSION\tRECORDED\tCLOSED\tVALID\tSTATE\tNOTE")
-	for _, v := range r.Versions {
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\n", v.Version, showTime(v.RecordedAt), showOptTime(v.ClosedAt),
+	// VERSION counts the statement's own versions (they come oldest
+	// first); SEQ is the vault-wide sequence the JSON calls "version".
+	fmt.Fprintln(tw, "  VERSION\tSEQ\tRECORDED\tCLOSED\tVALID\tSTATE\tNOTE")
+	for i, v := range r.Versions {
+		fmt.Fprintf(tw, "  %d\t%d\t%s\t%s\t%s\t%s\t%s\n", i+1, v.Version, showTime(v.RecordedAt), showOptTime(v.ClosedAt),
 			interval(v.ValidFrom, v.ValidTo), v.State, v.Note)
 	}
 	_ = tw.Flush()
@@ -487,7 +492,8 @@ func newSuccessorCmd(g *globals, f *vaultFlags, streams IO, supersede bool) *cob
 		Long: "Write a better wording of an open episode: the revision holds over the same valid interval and " +
 			"inherits its attestations, entities, salience, confidence, metadata and open disputes unless given; " +
 			"the original is closed in transaction time only, so a query known at a time before the revision still " +
-			"finds it. -e '' clears the entities.",
+			"finds it. -e '' clears the entities. Prints the revision's id on standard output (so " +
+			"id=$(ctxkit vault revise ...) works) and what was revised on standard error.",
 		Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Vault, opts.ID, opts.Req.Content = args[0], args[1], args[2]
@@ -504,9 +510,12 @@ func newSuccessorCmd(g *globals, f *vaultFlags, streams IO, supersede bool) *cob
 					do, verb = v.svc.Supersede, "superseded"
 				}
 				e, err := do(cmd.Context(), v.caller, opts.Vault, opts.ID, opts.Req)
-				return printChange(e, err, opts.JSON, streams, func(e *episodic.EpisodeJSON) string {
-					return fmt.Sprintf("%s\n%s %s from %s", e.ID, verb, opts.ID, showTime(e.ValidFrom))
-				})
+				// Only the new id on stdout, so that id=$(...) works.
+				if err := printChange(e, err, opts.JSON, streams, func(e *episodic.EpisodeJSON) string { return e.ID }); err != nil || opts.JSON {
+					return err
+				}
+				fmt.Fprintf(streams.Err, "%s %s from %s\n", verb, opts.ID, showTime(e.ValidFrom))
+				return nil
 			})
 		},
 	}
@@ -516,7 +525,8 @@ func newSuccessorCmd(g *globals, f *vaultFlags, streams IO, supersede bool) *cob
 		cmd.Long = "In one transaction, close an open episode exactly where a new statement opens (--valid-from, " +
 			"default now) and link them. Entities and salience are inherited unless given (-e '' clears the " +
 			"entities); the source is the writer's name unless given, confidence is 1 and metadata starts fresh. If " +
-			"another writer superseded it first, the conflict names the successor."
+			"another writer superseded it first, the conflict names the successor. Prints the new episode's id on " +
+			"standard output (so id=$(ctxkit vault supersede ...) works) and what was replaced on standard error."
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&entities, "entity", "e", nil, "an entity of the new statement (repeatable; replaces the inherited ones; -e '' clears them)")
@@ -557,7 +567,7 @@ func newVaultConfirmCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 				e, err := v.svc.Confirm(cmd.Context(), v.caller, opts.Vault, opts.ID, opts.Req)
 				return printChange(e, err, opts.JSON, streams, func(e *episodic.EpisodeJSON) string {
 					return fmt.Sprintf("confirmed %s: %d %s, last %s", e.ID, e.ConfirmedCount,
-						plural(e.ConfirmedCount, "confirmation", "confirmations"), showOptTime(e.LastConfirmedAt))
+						english.Plural(e.ConfirmedCount, "confirmation", "confirmations"), showOptTime(e.LastConfirmedAt))
 				})
 			})
 		},
@@ -651,7 +661,7 @@ func newVaultImportCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(streams.Out, "imported %d %s into vault %q\n", n, plural(n, "statement", "statements"), args[0])
+				fmt.Fprintf(streams.Out, "imported %d %s into vault %q\n", n, english.Plural(n, "statement", "statements"), args[0])
 				return nil
 			})
 		},

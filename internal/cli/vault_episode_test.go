@@ -2,8 +2,11 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -84,7 +87,7 @@ func TestVaultEpisodeErrors(t *testing.T) {
 		{"write: salience out of range", []string{"write-episode", "mem", "x", "--salience", "1.5"}, "salience 1.5 is outside 0..1"},
 		{"write: confidence out of range", []string{"write-episode", "mem", "x", "--confidence", "-1"}, "confidence -1 is outside 0..1"},
 		{"write: bad meta", []string{"write-episode", "mem", "x", "--meta", "novalue"}, "want key=value"},
-		{"write: semantic vault", []string{"write-episode", "kb", "x"}, `"kb" is a semantic vault, this needs a episodic vault`},
+		{"write: semantic vault", []string{"write-episode", "kb", "x"}, `"kb" is a semantic vault, this needs an episodic vault`},
 		{"write: skill vault", []string{"write-episode", "sk", "x"}, `"sk" is a skill vault`},
 		{"write: no vault", []string{"write-episode", "nope", "x"}, `no vault named "nope"`},
 		{"episodes: relevance without text", []string{"episodes", "mem", "--order-by", "relevance"}, "ordering by relevance needs query text"},
@@ -206,7 +209,7 @@ func TestVaultEpisodeLateCorrection(t *testing.T) {
 		t.Errorf("history --json: %+v", hist)
 	}
 	out = mustRun(t, "vault", "episode", "mem", e.ID)
-	for _, want := range []string{"state:", "invalidated (she left on July 12)", "valid:", "2026-03-01T00:00:00Z..2026-07-12T00:00:00Z", "entities:", "audit, Dana", "source:", "standup", "invalidated_at:"} {
+	for _, want := range []string{"state:", "invalidated (she left on July 12)", "valid:", "2026-03-01T00:00:00Z..2026-07-12T00:00:00Z", "entities:", "audit, Dana", "source:", "standup", "invalidated_at:", "version_recorded_at:", "(seq 2 in the vault)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("episode: no %q in\n%s", want, out)
 		}
@@ -260,18 +263,25 @@ func TestVaultEpisodeChanges(t *testing.T) {
 	if old.State != "superseded" || old.SupersededBy == nil || *old.SupersededBy != next.ID || old.ValidTo == nil || *old.ValidTo != next.ValidFrom {
 		t.Errorf("superseded: %+v", old)
 	}
+	// In text, supersede too prints only the new id on stdout.
+	office := writeEpisode(t, "mem", "the office is in Lyon").ID
+	code, out, errOut = ctxkitIn(t, "", "vault", "supersede", "mem", office, "the office is in Paris")
+	if successor := strings.TrimSuffix(out, "\n"); code != 0 || len(successor) != 32 || strings.Contains(successor, "\n") ||
+		!strings.HasPrefix(errOut, "superseded "+office+" from ") {
+		t.Errorf("supersede: %d %q %q", code, out, errOut)
+	}
 	var cleared episodeJSON
 	epJSON(t, &cleared, "vault", "supersede", "mem", next.ID, "the API has no rate limit", "-e", "", "--salience", "0.2")
 	if cleared.Entities == nil || len(cleared.Entities) != 0 || cleared.Salience != 0.2 {
 		t.Errorf("supersede -e '': %+v", cleared)
 	}
-	// Revise keeps the source; -e replaces the entities.
-	out = mustRun(t, "vault", "revise", "mem", cleared.ID, "The API is not rate limited.", "-e", "api")
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[1], "revised "+cleared.ID+" from ") {
-		t.Fatalf("revise: %q", out)
+	// Revise keeps the source; -e replaces the entities. Its stdout is
+	// only the new id, so that id=$(ctxkit vault revise ...) works.
+	code, out, errOut = ctxkitIn(t, "", "vault", "revise", "mem", cleared.ID, "The API is not rate limited.", "-e", "api")
+	revision := strings.TrimSuffix(out, "\n")
+	if code != 0 || len(revision) != 32 || strings.Contains(revision, "\n") || !strings.HasPrefix(errOut, "revised "+cleared.ID+" from ") {
+		t.Fatalf("revise: %d %q %q", code, out, errOut)
 	}
-	revision := lines[0]
 	var rev episodeJSON
 	epJSON(t, &rev, "vault", "episode", "mem", revision)
 	if rev.Revises != cleared.ID || rev.Source != cleared.Source || strings.Join(rev.Entities, ",") != "api" || rev.ValidFrom != cleared.ValidFrom {
@@ -291,8 +301,33 @@ func TestVaultEpisodeChanges(t *testing.T) {
 			t.Errorf("history from %s: %v", from, got)
 		}
 	}
-	if out := mustRun(t, "vault", "episode", "mem", cleared.ID, "--history"); !strings.Contains(out, "  revises "+cleared.ID) || !strings.Contains(out, "  supersedes "+limit.ID) {
-		t.Errorf("history text:\n%s", out)
+	histText := mustRun(t, "vault", "episode", "mem", cleared.ID, "--history")
+	if !strings.Contains(histText, "  revises "+cleared.ID) || !strings.Contains(histText, "  supersedes "+limit.ID) {
+		t.Errorf("history text:\n%s", histText)
+	}
+	// Each statement's versions are numbered from 1 in the VERSION column;
+	// the vault-wide sequence (the JSON's "version") is under SEQ.
+	var chain []struct {
+		Versions []struct {
+			Version int64 `json:"version"`
+		} `json:"versions"`
+	}
+	epJSON(t, &chain, "vault", "episode", "mem", cleared.ID, "--history")
+	var want, got []string
+	for _, r := range chain {
+		for i, v := range r.Versions {
+			want = append(want, fmt.Sprintf("%d %d", i+1, v.Version))
+		}
+	}
+	for _, l := range strings.Split(histText, "\n") {
+		if f := strings.Fields(l); len(f) > 2 {
+			if _, err := strconv.Atoi(f[0]); err == nil {
+				got = append(got, f[0]+" "+f[1])
+			}
+		}
+	}
+	if !strings.Contains(histText, "  VERSION  SEQ  RECORDED") || !slices.Equal(got, want) {
+		t.Errorf("history versions: got %q, want %q\n%s", got, want, histText)
 	}
 
 	// Confirm and dispute.

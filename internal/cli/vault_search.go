@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ctxkit/ctxkit/internal/english"
 	"github.com/ctxkit/ctxkit/vault"
 )
 
@@ -106,7 +107,7 @@ func runVaultUpload(ctx context.Context, v *vaults, opts *VaultIndexOptions, pro
 		}
 		return nil
 	}
-	fmt.Fprintf(streams.Out, "uploaded %d files from %s\n", rep.Uploaded, opts.From)
+	fmt.Fprintf(streams.Out, "uploaded %s from %s\n", english.Count(rep.Uploaded, "file", "files"), opts.From)
 	for _, f := range rep.Failed {
 		fmt.Fprintf(streams.Out, "not uploaded: %s: %s\n", f.Path, f.Error)
 	}
@@ -122,14 +123,19 @@ func runVaultUpload(ctx context.Context, v *vaults, opts *VaultIndexOptions, pro
 	return err
 }
 
+// indexedFiles is "N files (M chunks)" of an index run.
+func indexedFiles(files, chunks int) string {
+	return english.Count(files, "file", "files") + " (" + english.Count(chunks, "chunk", "chunks") + ")"
+}
+
 // printIndexReport prints an index run's report; failed files make the
 // command fail (silently: they are printed).
 func printIndexReport(rep *vault.IndexReport, streams IO) error {
 	if rep.Warning != "" {
 		fmt.Fprintln(streams.Err, "warning:", rep.Warning)
 	}
-	fmt.Fprintf(streams.Out, "indexed %d files (%d chunks), %d unchanged, %d removed; embedder: %s\n",
-		rep.Indexed, rep.Chunks, rep.Unchanged, rep.Removed, rep.Embedder)
+	fmt.Fprintf(streams.Out, "indexed %s, %d unchanged, %d removed; embedder: %s\n",
+		indexedFiles(rep.Indexed, rep.Chunks), rep.Unchanged, rep.Removed, rep.Embedder)
 	for _, f := range rep.Failed {
 		fmt.Fprintf(streams.Out, "failed: %s: %s\n", f.Path, f.Error)
 	}
@@ -240,7 +246,7 @@ func newVaultDocsCmd(g *globals, f *vaultFlags, streams IO) *cobra.Command {
 					return writeJSON(streams.Out, docs)
 				}
 				for _, d := range docs {
-					fmt.Fprintf(streams.Out, "%s\t%d chunks\tindexed %s\n", d.Path, d.Chunks, d.Indexed.Format("2006-01-02 15:04"))
+					fmt.Fprintf(streams.Out, "%s\t%s\tindexed %s\n", d.Path, english.Count(d.Chunks, "chunk", "chunks"), d.Indexed.Format("2006-01-02 15:04"))
 				}
 				return nil
 			})

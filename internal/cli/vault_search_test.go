@@ -62,7 +62,7 @@ func TestVaultIndexQueryDocs(t *testing.T) {
 		t.Errorf("no match as JSON: code %d %v\n%s", code, err, out)
 	}
 	code, out, _ = ctxkit(t, "vault", "docs", "kb")
-	if code != 0 || !strings.Contains(out, "plan.md\t1 chunks") || !strings.Contains(out, "cake.txt") {
+	if code != 0 || !strings.Contains(out, "plan.md\t1 chunk\t") || !strings.Contains(out, "cake.txt") {
 		t.Errorf("docs: %s", out)
 	}
 	if code, _, errOut := ctxkit(t, "vault", "index", "kb", "--path", "../.."); code == 0 || !strings.Contains(errOut, "leaves the vault") {
@@ -153,10 +153,10 @@ func TestVaultReindexAndPurge(t *testing.T) {
 	if code, _, errOut := ctxkit(t, "vault", "write", "kb", "a.md", "--content", "# A\n\nalpha beta\n"); code != 0 {
 		t.Fatalf("write: %s", errOut)
 	}
-	if code, out, _ := ctxkit(t, "vault", "reindex", "kb"); code != 0 || !strings.Contains(out, "indexed 1 files") {
+	if code, out, _ := ctxkit(t, "vault", "reindex", "kb"); code != 0 || !strings.Contains(out, "indexed 1 file (1 chunk), ") {
 		t.Errorf("reindex: %d %s", code, out)
 	}
-	if code, out, _ := ctxkit(t, "vault", "reindex", "kb", "--path", "a.md"); code != 0 || !strings.Contains(out, "indexed 1 files") {
+	if code, out, _ := ctxkit(t, "vault", "reindex", "kb", "--path", "a.md"); code != 0 || !strings.Contains(out, "indexed 1 file (1 chunk), ") {
 		t.Errorf("reindex a path (unchanged, processed again): %d %s", code, out)
 	}
 	if code, _, errOut := ctxkit(t, "vault", "reindex", "kb", "--path", "a.md", "--embedding-model", "none"); code == 0 || !strings.Contains(errOut, "drop --path") {

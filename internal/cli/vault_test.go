@@ -222,3 +222,37 @@ func TestAgentCommands(t *testing.T) {
 		t.Fatal("revoked token still authenticates")
 	}
 }
+
+// An empty list says where the vaults were looked for: the project found
+// walking up from the working directory (or that there is none) and
+// $CTXKIT_HOME; to an agent, without any folder.
+func TestVaultListEmpty(t *testing.T) {
+	root, project := vaultEnv(t)
+	data := filepath.Join(root, "data")
+	mustRun(t, "agent", "create", "bot")
+	noProject := mustRun(t, "vault", "list")
+	mustRun(t, "vault", "init", "x")
+	mustRun(t, "vault", "delete", "x", "--purge")
+	t.Chdir(filepath.Join(project, "sub"))
+	emptyProject := mustRun(t, "vault", "list")
+	asAgent := mustRun(t, "vault", "list", "--agent", "bot")
+	for _, tc := range []struct {
+		name, out string
+		want      []string
+	}{
+		{"no project", noProject, []string{"No vaults: no project at " + project + " or above", "walking up from the working directory",
+			"none global in the data directory " + data + " ($CTXKIT_HOME)", "ctxkit vault init NAME (local, which makes " + project + " a project), or with --global"}},
+		{"an empty project", emptyProject, []string{"No vaults: none local in the project at " + project + " (found walking up from the working directory)",
+			"none global in the data directory " + data + " ($CTXKIT_HOME)", "ctxkit vault init NAME (local to this project), or with --global"}},
+		{"an agent", asAgent, []string{`No vaults that agent "bot" may use`}},
+	} {
+		for _, w := range tc.want {
+			if !strings.Contains(tc.out, w) {
+				t.Errorf("%s: no %q in\n%s", tc.name, w, tc.out)
+			}
+		}
+	}
+	if strings.Contains(asAgent, root) {
+		t.Errorf("an agent is shown a folder:\n%s", asAgent)
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/ctxkit/ctxkit/internal/english"
 )
 
 // Options configure an Installer.
@@ -593,7 +595,7 @@ func (in *Installer) uninstall(req Request) (*Result, error) {
 	}
 	var driftErr error
 	if drift > 0 {
-		driftErr = fmt.Errorf("%w: %d entr%s in %s; nothing restored for %s (use --force)", ErrDrift, drift, plural(drift, "y", "ies"), l.path, plural(drift, "it", "them"))
+		driftErr = fmt.Errorf("%w: %s in %s; nothing restored for %s (use --force)", ErrDrift, english.Count(drift, "entry", "entries"), l.path, english.Plural(drift, "it", "them"))
 	}
 	if changed {
 		out := l.finish(work)
@@ -616,13 +618,6 @@ func (in *Installer) uninstall(req Request) (*Result, error) {
 		}
 	}
 	return res, driftErr
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // AddRequest describes a new server for Add.

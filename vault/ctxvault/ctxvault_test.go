@@ -396,6 +396,21 @@ func TestConflict(t *testing.T) {
 	}
 }
 
+// A vault imported before whose CtxVault type changed since is left
+// alone, and the reason names both types with their articles.
+func TestTypeChanged(t *testing.T) {
+	e, home := env(t, vaulttest.Options{})
+	project(t, e.Root)
+	if rep := importAll(t, e, home, Options{}); rep.NotImported() != 0 {
+		t.Fatalf("first import: %+v", rep)
+	}
+	writeConfig(t, filepath.Join(e.Root, DirName), map[string]any{"memory": entryOf("semantic", "memory", false)})
+	rep := importAll(t, e, home, Options{})
+	if r := byName(t, rep)["memory"]; r.Action != vault.ImportSkip || !strings.Contains(r.Reason, `vault "memory" is an episodic vault now, not semantic`) {
+		t.Errorf("report: %+v", r.ImportReport)
+	}
+}
+
 // Find walks up to the project's .ctxvault, and finds the global one in
 // the home folder, which is never taken for a project's.
 func TestFind(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
+	"github.com/ctxkit/ctxkit/internal/english"
 	"github.com/ctxkit/ctxkit/vault/episodic"
 )
 
@@ -246,7 +247,8 @@ func Records(db *DB) (recs []*episodic.Record, notes []string, err error) {
 		}
 	}
 	if embedded > 0 {
-		notes = append(notes, fmt.Sprintf("%d episodes carried CtxVault's embeddings, which are not reused: the vault's embedder embeds them again, or none does", embedded))
+		notes = append(notes, fmt.Sprintf("%s CtxVault's embeddings, which are not reused: the vault's embedder embeds them again, or none does",
+			english.Count(embedded, "episode carried", "episodes carried")))
 	}
 	for i := range db.Rows {
 		r := &db.Rows[i]
