@@ -626,9 +626,20 @@ func DescribeLine(ws *store.Workspace, now time.Time) string {
 	default:
 		size = thousands(ws.Chars) + " chars"
 	}
+	// Minutes are rounded; under a minute the seconds are said as they are.
+	roughly := func(d time.Duration) string {
+		if d >= time.Minute {
+			d = d.Round(time.Minute)
+		}
+		return humanDuration(d)
+	}
 	expiry := "no expiry"
-	if !ws.ExpiresAt.IsZero() {
-		expiry = "expires in " + humanDuration(ws.ExpiresAt.Sub(now).Round(time.Minute))
+	switch {
+	case ws.ExpiresAt.IsZero():
+	case ws.Expired(now):
+		expiry = "expired " + roughly(now.Sub(ws.ExpiresAt)) + " ago (" + ws.ExpiresAt.UTC().Format(time.RFC3339) + ")"
+	default:
+		expiry = "expires in " + roughly(ws.ExpiresAt.Sub(now))
 	}
 	from := ""
 	if ws.Producer != "" {
