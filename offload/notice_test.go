@@ -90,6 +90,12 @@ func TestDescribeLine(t *testing.T) {
 			"a · t · dict · 2 keys · expired 3 hours ago (2026-12-01T09:00:00Z)"},
 		{"expired just now", store.Workspace{ID: "a", Type: "t", Shape: store.ShapeText, Chars: 5, ExpiresAt: now},
 			"a · t · text · 5 chars · expired 1 second ago (2026-12-01T12:00:00Z)"},
+		{"one item", store.Workspace{ID: "a", Type: "t", Shape: store.ShapeList, Items: 1},
+			"a · t · list · 1 item · no expiry"},
+		{"one key", store.Workspace{ID: "a", Type: "t", Shape: store.ShapeDict, Items: 1},
+			"a · t · dict · 1 key · no expiry"},
+		{"one char", store.Workspace{ID: "a", Type: "t", Shape: store.ShapeText, Chars: 1},
+			"a · t · text · 1 char · no expiry"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
