@@ -201,7 +201,7 @@ func (e *Engine) getItem(ctx context.Context, ws *store.Workspace, in getItemArg
 	if in.Index < 0 || in.Index >= ws.Items {
 		return nil, &ToolError{
 			Code:            CodeOutOfRange,
-			Message:         fmt.Sprintf("index %d is outside %q, which has %d items (0 to %d)", in.Index, ws.ID, ws.Items, ws.Items-1),
+			Message:         fmt.Sprintf("index %d is outside %q, which has %s (0 to %d)", in.Index, ws.ID, plural(int64(ws.Items), "item"), ws.Items-1),
 			SuggestedAction: fmt.Sprintf("use an index from 0 to %d", ws.Items-1),
 			err:             store.ErrOutOfRange,
 		}
@@ -490,9 +490,9 @@ func (e *Engine) getValue(ctx context.Context, ws *store.Workspace, in getValueA
 	}
 	switch t := v.(type) {
 	case map[string]any:
-		res["suggestion"] = fmt.Sprintf("the value is long; read one of its %d keys with a deeper path such as %q", len(t), in.Key+"."+firstKey(t))
+		res["suggestion"] = fmt.Sprintf("the value is long (%s); read deeper with a path such as %q", plural(int64(len(t)), "key"), in.Key+"."+firstKey(t))
 	case []any:
-		res["suggestion"] = fmt.Sprintf("the value is long; read one of its %d elements with a deeper path such as %q", len(t), in.Key+".0")
+		res["suggestion"] = fmt.Sprintf("the value is long (%s); read deeper with a path such as %q", plural(int64(len(t)), "element"), in.Key+".0")
 	default:
 		res["suggestion"] = "the value is one long scalar; the preview shows its start"
 	}
@@ -517,7 +517,7 @@ func (e *Engine) readPage(ctx context.Context, ws *store.Workspace, in readPageA
 	if int64(in.Page) > pages {
 		return nil, &ToolError{
 			Code:            CodeOutOfRange,
-			Message:         fmt.Sprintf("%q has %d pages of %d chars; there is no page %d", ws.ID, pages, cpp, in.Page),
+			Message:         fmt.Sprintf("%q has %s of %s; there is no page %d", ws.ID, plural(pages, "page"), plural(cpp, "char"), in.Page),
 			SuggestedAction: fmt.Sprintf("read a page from 1 to %d", pages),
 			err:             store.ErrOutOfRange,
 		}
@@ -587,7 +587,7 @@ func (e *Engine) searchText(ctx context.Context, ws *store.Workspace, in searchT
 	}
 	res := map[string]any{
 		"workspace_id": ws.ID, "query": in.Query, "passages": out, "has_more": hasMore,
-		"pages_of_chars": cpp, "total_pages": textPages(ws.Chars, cpp),
+		"chars_per_page": cpp, "total_pages": textPages(ws.Chars, cpp),
 	}
 	if len(out) == 0 {
 		res["suggestion"] = "nothing matched; try fewer or other words, or read the text with result_read_page"
@@ -620,15 +620,26 @@ func DescribeLine(ws *store.Workspace, now time.Time) string {
 	var size string
 	switch ws.Shape {
 	case store.ShapeList:
-		size = thousands(int64(ws.Items)) + " items"
+		size = plural(int64(ws.Items), "item")
 	case store.ShapeDict:
-		size = thousands(int64(ws.Items)) + " keys"
+		size = plural(int64(ws.Items), "key")
 	default:
-		size = thousands(ws.Chars) + " chars"
+		size = plural(ws.Chars, "char")
+	}
+	// Minutes are rounded; under a minute the seconds are said as they are.
+	roughly := func(d time.Duration) string {
+		if d >= time.Minute {
+			d = d.Round(time.Minute)
+		}
+		return humanDuration(d)
 	}
 	expiry := "no expiry"
-	if !ws.ExpiresAt.IsZero() {
-		expiry = "expires in " + humanDuration(ws.ExpiresAt.Sub(now).Round(time.Minute))
+	switch {
+	case ws.ExpiresAt.IsZero():
+	case ws.Expired(now):
+		expiry = "expired " + roughly(now.Sub(ws.ExpiresAt)) + " ago (" + ws.ExpiresAt.UTC().Format(time.RFC3339) + ")"
+	default:
+		expiry = "expires in " + roughly(ws.ExpiresAt.Sub(now))
 	}
 	from := ""
 	if ws.Producer != "" {

@@ -513,3 +513,45 @@ func TestSweepAndList(t *testing.T) {
 		t.Errorf("no-expiry notice: %s", keep.HowToExplore)
 	}
 }
+
+// TestCountWording checks that what the tools say counts its things in words
+// that agree with the number ("1 item", never "1 items"), and that
+// result_search_in_text names its page size chars_per_page, as
+// result_get_length and result_read_page do.
+func TestCountWording(t *testing.T) {
+	e, _ := newEngine(t)
+	ctx := t.Context()
+	list := put(t, e, ctx, []byte(`[{"a":1}]`), offload.PutOptions{ID: "one"}).StoredResult
+	nested, _ := json.Marshal(map[string]any{"outer": map[string]any{"mid": map[string]any{"only": strings.Repeat("x", 30000)}}})
+	dict := put(t, e, ctx, nested, offload.PutOptions{ID: "nested"})
+	text := put(t, e, ctx, []byte("a short text"), offload.PutOptions{ID: "short"}).StoredResult
+
+	tests := []struct {
+		name string
+		got  func() string
+		want string
+	}{
+		{"item out of range", func() string {
+			return callErr(t, e, ctx, "result_get_item", map[string]any{"workspace_id": list, "index": 3})["error"].(string)
+		}, `which has 1 item (0 to 0)`},
+		{"page out of range", func() string {
+			return callErr(t, e, ctx, "result_read_page", map[string]any{"workspace_id": text, "page": 3, "chars_per_page": 1000})["error"].(string)
+		}, `has 1 page of 1,000 chars`},
+		{"long value", func() string {
+			return call(t, e, ctx, "result_get_value", map[string]any{"workspace_id": dict.StoredResult, "key": "outer"})["suggestion"].(string)
+		}, `(1 key)`},
+		{"notice preview", func() string { return dict.String() }, `{1 key}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.got(); !strings.Contains(got, tt.want) {
+				t.Errorf("got %q, want it to contain %q", got, tt.want)
+			}
+		})
+	}
+
+	found := call(t, e, ctx, "result_search_in_text", map[string]any{"workspace_id": text, "query": "short"})
+	if _, old := found["pages_of_chars"]; old || found["chars_per_page"] == nil {
+		t.Errorf("result_search_in_text names its page size wrongly: %v", found)
+	}
+}

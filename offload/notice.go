@@ -211,11 +211,11 @@ func decodeShrunk(dec *json.Decoder, cut, depth int) (any, error) {
 	}
 	switch {
 	case delim == '{' && depth >= 2:
-		return fmt.Sprintf("{%d keys}", n), nil
+		return "{" + plural(int64(n), "key") + "}", nil
 	case delim == '{':
 		return obj, nil
 	case depth >= 2:
-		return fmt.Sprintf("[%d items]", n), nil
+		return "[" + plural(int64(n), "item") + "]", nil
 	case n > 3:
 		return append(arr, fmt.Sprintf("… %d more", n-3)), nil
 	}

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ctxkit/ctxkit/offload"
+	"github.com/ctxkit/ctxkit/store"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -63,6 +65,42 @@ func TestNoticeGolden(t *testing.T) {
 			}
 			if !bytes.Equal(pretty.Bytes(), want) {
 				t.Errorf("notice differs from %s (go test -update rewrites it):\ngot:\n%s", path, pretty.Bytes())
+			}
+		})
+	}
+}
+
+// TestDescribeLine pins the one-line summary of result_list and `ctxkit
+// offload ls`: sizes counted in words that agree with the number, and an
+// expired workspace said to have expired, with when, never a future time.
+func TestDescribeLine(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		ws   store.Workspace
+		want string
+	}{
+		{"no expiry", store.Workspace{ID: "a", Type: "t", Shape: store.ShapeText, Chars: 12345},
+			"a · t · text · 12,345 chars · no expiry"},
+		{"expires later", store.Workspace{ID: "a", Type: "t", Shape: store.ShapeList, Items: 3, Producer: "search", ExpiresAt: now.Add(90*time.Minute + 10*time.Second)},
+			"a · t · list · 3 items from search · expires in 1 hour 30 minutes"},
+		{"expires within a minute", store.Workspace{ID: "a", Type: "t", Shape: store.ShapeList, Items: 3, ExpiresAt: now.Add(20 * time.Second)},
+			"a · t · list · 3 items · expires in 20 seconds"},
+		{"expired hours ago", store.Workspace{ID: "a", Type: "t", Shape: store.ShapeDict, Items: 2, ExpiresAt: now.Add(-3 * time.Hour)},
+			"a · t · dict · 2 keys · expired 3 hours ago (2026-12-01T09:00:00Z)"},
+		{"expired just now", store.Workspace{ID: "a", Type: "t", Shape: store.ShapeText, Chars: 5, ExpiresAt: now},
+			"a · t · text · 5 chars · expired 1 second ago (2026-12-01T12:00:00Z)"},
+		{"one item", store.Workspace{ID: "a", Type: "t", Shape: store.ShapeList, Items: 1},
+			"a · t · list · 1 item · no expiry"},
+		{"one key", store.Workspace{ID: "a", Type: "t", Shape: store.ShapeDict, Items: 1},
+			"a · t · dict · 1 key · no expiry"},
+		{"one char", store.Workspace{ID: "a", Type: "t", Shape: store.ShapeText, Chars: 1},
+			"a · t · text · 1 char · no expiry"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := offload.DescribeLine(&tt.ws, now); got != tt.want {
+				t.Errorf("DescribeLine\n got %q\nwant %q", got, tt.want)
 			}
 		})
 	}

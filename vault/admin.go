@@ -337,7 +337,7 @@ func overlap(dir, name, other string) error {
 
 // update changes a vault's record (the owner only) and audits it.
 func (s *Service) update(ctx context.Context, c Caller, name, action, detail string, check func(*Vault) error, fn func(*store.VaultRecord) error) (VaultInfo, error) {
-	v, err := s.lookup(ctx, name)
+	v, err := s.lookup(ctx, c, name)
 	if err != nil {
 		return VaultInfo{}, err
 	}
@@ -468,7 +468,7 @@ func (s *Service) SetEmbeddingModel(ctx context.Context, c Caller, name, model s
 // project of its own), which is refused rather than risked. The owner
 // only.
 func (s *Service) RemoveVault(ctx context.Context, c Caller, name string, purge bool) (VaultInfo, error) {
-	v, err := s.lookup(ctx, name)
+	v, err := s.lookup(ctx, c, name)
 	if err != nil {
 		return VaultInfo{}, err
 	}
@@ -544,7 +544,7 @@ func (s *Service) Audit(ctx context.Context, c Caller, name string, n int) ([]Au
 	if n < 0 {
 		return nil, invalid("n", "n must be 0 (all) or more")
 	}
-	v, err := s.lookup(ctx, name)
+	v, err := s.lookup(ctx, c, name)
 	if err != nil {
 		return nil, err
 	}

@@ -83,7 +83,7 @@ func queryEnv(tb testing.TB, n int, keep bool, url string) (*env, []string) {
 	e.opts.KeepSearchers = keep
 	e.svc, e.b = e.open(tb)
 	e.vault(tb, CreateVaultRequest{Name: "bench", EmbeddingModel: h.spec})
-	v, err := e.svc.lookup(tb.Context(), "bench")
+	v, err := e.svc.lookup(tb.Context(), Owner(), "bench")
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func TestIndexKilledMidway(t *testing.T) {
 // wholly indexed or absent, and returns how many are indexed.
 func checkIndexConsistent(t *testing.T, e *env) int {
 	t.Helper()
-	v, err := e.svc.lookup(t.Context(), "crash")
+	v, err := e.svc.lookup(t.Context(), Owner(), "crash")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,7 @@ func TestQueryLocators(t *testing.T) {
 	check("indexed")
 
 	// The index as the migration leaves it.
-	v, err := e.svc.lookup(ctx, "notes")
+	v, err := e.svc.lookup(ctx, Owner(), "notes")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/ctxkit/ctxkit/internal/editdist"
 	"github.com/ctxkit/ctxkit/store"
 	"github.com/ctxkit/ctxkit/vault/embed"
 )
@@ -136,8 +139,8 @@ func (s *Service) vaults(ctx context.Context) ([]*Vault, error) {
 }
 
 // lookup returns the vault called name (local before global), without
-// checking access.
-func (s *Service) lookup(ctx context.Context, name string) (*Vault, error) {
+// checking access; c is who asks, for the suggestions of a name not found.
+func (s *Service) lookup(ctx context.Context, c Caller, name string) (*Vault, error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
@@ -160,7 +163,7 @@ func (s *Service) lookup(ctx context.Context, name string) (*Vault, error) {
 		}
 		return v, nil
 	}
-	return nil, noVault(name)
+	return nil, noVault(c, name, all)
 }
 
 // inProject reports whether dir, as recorded (a link inside the project
@@ -169,11 +172,35 @@ func (s *Service) inProject(dir string) bool {
 	return s.root != "" && within(s.root, filepath.Clean(dir))
 }
 
-// noVault is the answer for a vault that does not exist, or that the
-// caller may not see.
-func noVault(name string) *Error {
-	return &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("no vault named %q", name), Field: "vault",
-		Fix: "list the vaults to see the ones you can use"}
+// noVault is the answer for a vault that does not exist, or that c may not
+// see: the same either way. Its Fix suggests the names nearest name among
+// the vaults in all that c may see, never one it may not.
+func noVault(c Caller, name string, all []*Vault) *Error {
+	fix := "list the vaults to see the ones you can use"
+	var visible []string
+	for _, v := range all {
+		if !v.Shadowed && v.Name != name && v.allowed(c, Read) == nil {
+			visible = append(visible, v.Name)
+		}
+	}
+	// Half the name may be wrong, up to two characters: beyond
+	// that a suggestion is a guess.
+	if near := editdist.Nearest(name, visible, min(2, len(name)/2)); len(near) > 0 {
+		fix = fmt.Sprintf("did you mean %s? Or %s", orList(near[:min(len(near), 3)]), fix)
+	}
+	return &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("no vault named %q", name), Field: "vault", Fix: fix}
+}
+
+// orList writes names as "a", "a" or "b", or "a", "b" or "c".
+func orList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
 
 // open returns the vault called name for c with op checked (a refusal is
@@ -182,7 +209,7 @@ func noVault(name string) *Error {
 // restricted vault c is not attached to is ErrNotFound, exactly like a
 // missing one, with ErrRestricted beside it.
 func (s *Service) open(ctx context.Context, c Caller, name string, op Op, action, at string, types ...Type) (*Vault, error) {
-	v, err := s.lookup(ctx, name)
+	v, err := s.lookup(ctx, c, name)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +241,12 @@ func (s *Service) authorize(ctx context.Context, c Caller, v *Vault, op Op, acti
 	}
 	s.refuse(ctx, v, c, action, path, reason)
 	if errors.Is(err, ErrNotFound) {
-		e := noVault(v.Name)
+		// The same answer as for a missing vault, suggestions included.
+		all, lerr := s.vaults(ctx)
+		if lerr != nil {
+			s.log.Warn("vault: list the vaults to suggest names", "err", lerr)
+		}
+		e := noVault(c, v.Name, all)
 		if errors.Is(err, ErrRestricted) {
 			e.Kind = errNotAttached
 		}

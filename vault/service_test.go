@@ -549,3 +549,53 @@ func TestAssertedCallers(t *testing.T) {
 		t.Errorf("the audit log does not say the identities were asserted (ok %v, refused %v): %+v", ok, refused, evs)
 	}
 }
+
+// TestNoVaultSuggestions: a vault name not found suggests the nearest names
+// among the vaults the caller may see, and never the name of a restricted
+// vault it is not attached to. A restricted vault's own name answers exactly
+// as a missing name does, suggestions included.
+func TestNoVaultSuggestions(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	e.vault(t, CreateVaultRequest{Name: "notes"})
+	e.vault(t, CreateVaultRequest{Name: "nodes", Restricted: true})
+	e.vault(t, CreateVaultRequest{Name: "secret", Restricted: true})
+	alice, bob := e.agent(t, "alice"), e.agent(t, "bob")
+	e.attach(t, "nodes", "bob", true)
+
+	const list = "list the vaults to see the ones you can use"
+	tests := []struct {
+		name   string
+		caller Caller
+		vault  string
+		fix    string
+	}{
+		{"owner, one near", Owner(), "notse", `did you mean "notes"? Or ` + list},
+		{"owner, two near, nearest first", Owner(), "node", `did you mean "nodes" or "notes"? Or ` + list},
+		{"owner, none near", Owner(), "zzzz", list},
+		{"short name, no guess", Owner(), "x", list},
+		{"attached agent sees its restricted vault", bob, "node", `did you mean "nodes" or "notes"? Or ` + list},
+		{"agent not attached: no restricted name", alice, "node", `did you mean "notes"? Or ` + list},
+		{"agent not attached: nothing near but restricted", alice, "secrte", list},
+		{"agent not attached: a restricted name answers as a missing one", alice, "nodes", `did you mean "notes"? Or ` + list},
+		{"the same missing name", alice, "nodez", `did you mean "notes"? Or ` + list},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := e.svc.DescribeVault(ctx, tt.caller, tt.vault)
+			var ve *Error
+			if !errors.As(err, &ve) || !errors.Is(err, ErrNotFound) {
+				t.Fatalf("DescribeVault(%q): %v, want a not-found *Error", tt.vault, err)
+			}
+			if ve.Fix != tt.fix || ve.Msg != fmt.Sprintf("no vault named %q", tt.vault) {
+				t.Errorf("DescribeVault(%q):\n got %q; %q\nwant fix %q", tt.vault, ve.Msg, ve.Fix, tt.fix)
+			}
+		})
+	}
+	// Operations that look a vault up before checking the owner answer alike.
+	_, err := e.svc.Audit(ctx, Owner(), "notse", 0)
+	var ve *Error
+	if !errors.As(err, &ve) || ve.Fix != `did you mean "notes"? Or `+list {
+		t.Errorf("Audit(notse): %v", err)
+	}
+}

@@ -524,6 +524,7 @@ func TestToolErrors(t *testing.T) {
 		want  string // in the message or the fix
 	}{
 		{"query", map[string]any{"vault": "nope", "query": "x"}, "not_found", "vault", `no vault named "nope"`},
+		{"query", map[string]any{"vault": "note", "query": "x"}, "not_found", "vault", `did you mean "notes"?`},
 		{"query", map[string]any{"vault": pubEpisodes, "query": "x"}, "invalid", "", "episodic vaults take the tools write_episode, query_episodes"},
 		{"query", map[string]any{"vault": pubDocs, "query": "x", "n_results": 500}, "invalid", "n_results", "give 1 to 100"},
 		{"query", map[string]any{"vault": pubDocs}, "invalid", "", `missing properties: ["query"]`},
@@ -570,6 +571,11 @@ func TestToolErrors(t *testing.T) {
 			}
 		})
 	}
+	// A typo of a restricted vault's name suggests nothing to an agent not
+	// attached to it.
+	if got := c.callErr(t, "query", map[string]any{"vault": "b-note", "query": "x"}); strings.Contains(got.String(), bOnly) || strings.Contains(got.String(), "did you mean") {
+		t.Errorf("query on a typo of %s by a: %+v", bOnly, got)
+	}
 }
 
 // isolationCalls calls every tool that takes a vault on name.
@@ -611,7 +617,9 @@ func checkIsolation(t *testing.T, f *fixture, c *client) {
 		if slices.Contains(names(lv, "vaults", "name"), name) {
 			t.Errorf("list_vaults shows %s to a: %v", name, lv)
 		}
-		const missing = "no-such-vault"
+		// A missing name as near the vaults a sees as name is, so that
+		// the suggestions of names a may see are the same.
+		missing := "x" + name[1:]
 		for _, call := range isolationCalls(name) {
 			got := c.callErr(t, call.tool, call.args)
 			call.args["vault"] = missing

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ctxkit/ctxkit/internal/editdist"
 	"github.com/ctxkit/ctxkit/store/query"
 )
 
@@ -140,38 +141,10 @@ func suggest(name string, candidates []string, aliases map[string]string) string
 	if slices.Contains(candidates, low) {
 		return low
 	}
-	best, bestDist := "", 3
-	for _, c := range candidates {
-		if d := editDistance(low, c); d < bestDist {
-			best, bestDist = c, d
-		}
+	if near := editdist.Nearest(low, candidates, 2); len(near) > 0 {
+		return near[0]
 	}
-	return best
-}
-
-// editDistance is the Levenshtein distance, capped for long inputs since
-// only near misses matter.
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 64
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return ""
 }
 
 // quoteList renders names as "a", "b" and "c" for messages.
