@@ -113,6 +113,10 @@ func TestVersionAndHelp(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "ctxkit ") {
 		t.Errorf("version: %d %q", code, out)
 	}
+	// --version prints the same line (issue 16: a newcomer tries it first).
+	if code, flag, _ := run(t, t.TempDir(), "", "--version"); code != 0 || flag != out {
+		t.Errorf("--version: %d %q, want %q", code, flag, out)
+	}
 	_, out, _ = run(t, t.TempDir(), "", "--help")
 	if !strings.Contains(out, "Offload (large tool results):\n  offload") {
 		t.Errorf("help does not group commands by part:\n%s", out)

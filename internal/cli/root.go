@@ -64,7 +64,9 @@ func newRoot(streams IO) *cobra.Command {
 		Long:          "ctxkit sits between an agent, its tools and its model: it offloads large tool results into explorable workspaces.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(), // --version prints versionLine
 	}
+	root.SetVersionTemplate(versionLine())
 	root.PersistentFlags().StringVar(&g.store, "store", "", "where ctxkit keeps what it stores (workspaces, vault registry and indexes): sqlite:PATH (or a bare PATH), postgres://USER@HOST/DB (password in PGPASSWORD or ~/.pgpass, or the whole URL in $"+StoreEnvVar+") or memory: (env "+StoreEnvVar+"; default sqlite:$CTXKIT_HOME/ctxkit.db)")
 	root.AddGroup(&cobra.Group{ID: "offload", Title: "Offload (large tool results):"})
 	root.AddCommand(newVersionCmd(streams))

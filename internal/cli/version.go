@@ -22,13 +22,18 @@ func version() string {
 	return "devel"
 }
 
+// versionLine is what `ctxkit version` and `ctxkit --version` print.
+func versionLine() string {
+	return fmt.Sprintf("ctxkit %s %s/%s %s\n", version(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+}
+
 func newVersionCmd(streams IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of ctxkit",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintf(streams.Out, "ctxkit %s %s/%s %s\n", version(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+			_, err := fmt.Fprint(streams.Out, versionLine())
 			return err
 		},
 	}
