@@ -7,11 +7,11 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/ctxkit/ctxkit/internal/editdist"
+	"github.com/ctxkit/ctxkit/internal/english"
 	"github.com/ctxkit/ctxkit/store"
 	"github.com/ctxkit/ctxkit/vault/embed"
 )
@@ -186,21 +186,9 @@ func noVault(c Caller, name string, all []*Vault) *Error {
 	// Half the name may be wrong, up to two characters: beyond
 	// that a suggestion is a guess.
 	if near := editdist.Nearest(name, visible, min(2, len(name)/2)); len(near) > 0 {
-		fix = fmt.Sprintf("did you mean %s? Or %s", orList(near[:min(len(near), 3)]), fix)
+		fix = fmt.Sprintf("did you mean %s? Or %s", quotedOr(near[:min(len(near), 3)]), fix)
 	}
 	return &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("no vault named %q", name), Field: "vault", Fix: fix}
-}
-
-// orList writes names as "a", "a" or "b", or "a", "b" or "c".
-func orList(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = strconv.Quote(n)
-	}
-	if len(q) == 1 {
-		return q[0]
-	}
-	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
 
 // open returns the vault called name for c with op checked (a refusal is
@@ -285,4 +273,13 @@ func (s *Service) appendAudit(ctx context.Context, v *Vault, e store.AuditEvent)
 	if err := s.reg.AppendAudit(context.WithoutCancel(ctx), v.ID, e); err != nil {
 		s.log.Warn("vault: audit log", "vault", v.Name, "action", e.Action, "err", err)
 	}
+}
+
+// quotedOr lists names, quoted, as alternatives: "a", "b" or "c".
+func quotedOr(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return english.Or(q)
 }

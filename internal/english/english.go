@@ -31,3 +31,12 @@ func A(word string) string {
 	}
 	return "a " + word
 }
+
+// Or joins words as a sentence lists alternatives: "a", "a or b", "a, b
+// or c".
+func Or(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}

@@ -26,3 +26,14 @@ func TestA(t *testing.T) {
 		}
 	}
 }
+
+func TestOr(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want string
+	}{{nil, ""}, {[]string{"a"}, "a"}, {[]string{"a", "b"}, "a or b"}, {[]string{"a", "b", "c"}, "a, b or c"}} {
+		if got := Or(tc.in); got != tc.want {
+			t.Errorf("Or(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

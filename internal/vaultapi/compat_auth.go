@@ -149,12 +149,11 @@ var errNoResults = errors.New("no results found")
 func (a *api) compatFail(w http.ResponseWriter, req *http.Request, err error, vaultName string) {
 	var ve *validationError
 	var br *badRequest
-	var mb *http.MaxBytesError
 	status, e := 0, vaultauth.Error{}
+	big, tooLarge := a.tooLarge(req, err)
 	switch {
-	case isTooLarge(req) || errors.As(err, &mb):
-		status, e = http.StatusRequestEntityTooLarge, vaultauth.Error{Code: "too_large",
-			Message: fmt.Sprintf("the request body is over %d bytes", a.maxBody), Details: map[string]any{"max_bytes": a.maxBody}}
+	case tooLarge:
+		status, e = http.StatusRequestEntityTooLarge, big
 	case errors.As(err, &ve):
 		writeJSON(w, http.StatusUnprocessableEntity, compatErrorBody{Detail: ve.items, Error: vaultauth.Error{Code: string(vault.ClassInvalid),
 			Message: ve.Error(), Fix: "correct the fields that detail lists (loc names each one) and send the request again",
@@ -190,12 +189,6 @@ func agentShown(c vault.Caller) string {
 		return "None"
 	}
 	return c.Name()
-}
-
-// isTooLarge reports whether req's body went over the limit.
-func isTooLarge(req *http.Request) bool {
-	lb, ok := req.Body.(*limitedBody)
-	return ok && lb.tooLarge
 }
 
 // detailWriter holds back an error answer in ctxkit's shape ({"error":

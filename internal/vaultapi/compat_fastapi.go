@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ctxkit/ctxkit/internal/english"
 	"io"
 	"math"
 	"net/http"
@@ -291,10 +292,7 @@ func literalList(opts []string) string {
 	for i, o := range opts {
 		q[i] = "'" + o + "'"
 	}
-	if len(q) == 1 {
-		return q[0]
-	}
-	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+	return english.Or(q)
 }
 
 // toInt coerces a JSON value or a query string to an integer, or names

@@ -239,10 +239,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // 400. An internal error is logged and answered without its details.
 func (a *api) fail(w http.ResponseWriter, req *http.Request, err error) {
 	var br *badRequest
-	var mb *http.MaxBytesError
-	if lb, ok := req.Body.(*limitedBody); ok && lb.tooLarge || errors.As(err, &mb) {
-		vaultauth.WriteError(w, http.StatusRequestEntityTooLarge, vaultauth.Error{Code: "too_large",
-			Message: fmt.Sprintf("the request body is over %d bytes", a.maxBody), Details: map[string]any{"max_bytes": a.maxBody}})
+	if e, ok := a.tooLarge(req, err); ok {
+		vaultauth.WriteError(w, http.StatusRequestEntityTooLarge, e)
 		return
 	}
 	if errors.As(err, &br) {
@@ -250,6 +248,17 @@ func (a *api) fail(w http.ResponseWriter, req *http.Request, err error) {
 		return
 	}
 	vaultauth.WriteDescribed(w, a.describe(req, err))
+}
+
+// tooLarge is the answer to a request whose body went over the limit,
+// when err (or the body's reader) says it did.
+func (a *api) tooLarge(req *http.Request, err error) (vaultauth.Error, bool) {
+	var mb *http.MaxBytesError
+	if lb, ok := req.Body.(*limitedBody); !(ok && lb.tooLarge) && !errors.As(err, &mb) {
+		return vaultauth.Error{}, false
+	}
+	return vaultauth.Error{Code: "too_large", Message: fmt.Sprintf("the request body is over %d bytes", a.maxBody),
+		Details: map[string]any{"max_bytes": a.maxBody}}, true
 }
 
 // describe classifies a service error for an answer: an internal error
