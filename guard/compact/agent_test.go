@@ -245,3 +245,63 @@ func TestPlansSharedTask(t *testing.T) {
 		t.Fatal("LRU")
 	}
 }
+
+// TestReplayAfterRecount: the same conversation sent again after the count
+// rose (a calibration), or into a smaller budget (the window shrank), is
+// compacted again, not refused: a message the first plan shrank is shrunk
+// further from its original. Issue 19, defect 1: the replayed plan's shrunk
+// text was kept and shrink skipped it, so every retry failed with
+// ErrTooLarge.
+func TestReplayAfterRecount(t *testing.T) {
+	giant := "HEAD-MARK " + words("giant", 6000) + " TAIL-MARK"
+	single := conv(sys("s"), user(giant))
+	multi := conv(sys("s"), user("task"), call("a_1"), result("a_1", words("old", 3000)), asst("a"), user(giant))
+	scaled := func(s float64) Counter {
+		return CounterFunc(func(t string) int { return int(float64(Estimate(t))*s + 0.999) })
+	}
+	for _, tc := range []struct {
+		name       string
+		c          Conversation
+		first, two Budget
+		counter2   Counter
+	}{
+		{"single message, count rose", single, Budget{Limit: 2000}, Budget{Limit: 2000}, scaled(1.3)},
+		{"single message, window shrank", single, Budget{Limit: 2000}, Budget{Limit: 1000}, nil},
+		{"several messages, count rose", multi, Budget{Limit: 2000}, Budget{Limit: 2000}, scaled(1.3)},
+		{"several messages, window shrank", multi, Budget{Limit: 2000}, Budget{Limit: 1000}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plans := NewPlans(0)
+			o := Options{Plans: plans, Store: func(ms []Message) (string, error) { return "ev", nil }}
+			r1, err := Compact(tc.c, tc.first, o)
+			check(t, tc.c, tc.first, o, r1, err)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o2 := o
+			if tc.counter2 != nil {
+				o2.Counter = tc.counter2
+			}
+			r2, err := Compact(tc.c, tc.two, o2)
+			check(t, tc.c, tc.two, o2, r2, err)
+			if err != nil {
+				t.Fatalf("second request refused: %v", err)
+			}
+			if got := recount(tc.c, r2.Messages, tc.two, o2); got > tc.two.Limit {
+				t.Fatalf("second result counts %d, limit %d", got, tc.two.Limit)
+			}
+			last := r2.Messages[len(r2.Messages)-1].Text
+			if !strings.HasPrefix(last, "HEAD") || !strings.HasSuffix(last, "TAIL-MARK") {
+				t.Fatalf("the shrunk message lost its head or tail: %.80s … %.80s", last, last[len(last)-80:])
+			}
+			if strings.Count(last, "[ctxkit:") != 1 {
+				t.Fatalf("the message carries %d notices, want 1", strings.Count(last, "[ctxkit:"))
+			}
+			// And once more: the plan of the second turn replays.
+			r3, err := Compact(tc.c, tc.two, o2)
+			if err != nil || r3.Strategy != "replay" {
+				t.Fatalf("third request: strategy %q, err %v", r3.Strategy, err)
+			}
+		})
+	}
+}

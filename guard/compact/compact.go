@@ -701,11 +701,14 @@ func (e *engine) evictWhole(i int) bool {
 }
 
 // shrink cuts kept messages in place, middle-out, biggest first and the
-// task last, until need tokens are gone. It reports whether it cut any.
+// task last, until need tokens are gone. It reports whether it cut any. A
+// message a replayed plan shrank already is cut again, from its original
+// text, when its shrunk text no longer fits (the count rose, or the window
+// shrank): it keeps one notice and its stored id.
 func (e *engine) shrink(need int) bool {
 	var order []int
 	for i, m := range e.msgs {
-		if e.evicted[i] || m.Role == RoleSystem || e.fate[i] == Shrunk {
+		if e.evicted[i] || m.Role == RoleSystem {
 			continue
 		}
 		if e.tok[i]-e.rest[i] > e.o.MinShrink {
@@ -732,11 +735,15 @@ func (e *engine) shrink(need int) bool {
 		if target >= have {
 			continue
 		}
-		id, _ := e.store([]Message{e.msgs[i]})
+		id := e.shrinkID[i]
+		if e.fate[i] != Shrunk || id == "" {
+			id, _ = e.store([]Message{e.msgs[i]})
+		}
 		notice := func(removed int) string {
 			return e.shrinkNotice("message", removed, id)
 		}
-		s, _ := middleOut(e.k, e.curText(i), have, target, notice)
+		orig := e.tok0[i] - e.rest[i]
+		s, _ := middleOut(e.k, e.msgs[i].Text, orig, target, notice)
 		before := e.tok[i]
 		e.setText(i, s)
 		e.fate[i] = Shrunk
