@@ -300,9 +300,10 @@ func (g *Guard) anthropicMessages(w http.ResponseWriter, r *http.Request, b *bac
 }
 
 func (g *Guard) relayAnthropic(w http.ResponseWriter, r *http.Request, f *fit, resp *http.Response) {
-	isFinal := func(obj []byte) bool { return bytes.Contains(obj, []byte(`"type":"message_delta"`)) }
 	// Ollama's /v1/messages truncates silently, as its /api/chat.
-	observe := func(obj []byte) { g.observeAnswer(rdAnthropic, f, obj) }
+	var last answerFacts // relay observes an object before it asks whether it is final
+	observe := func(obj []byte) { last = g.observeAnswer(rdAnthropic, f, obj) }
+	isFinal := func([]byte) bool { return last.final }
 	if err := relay(w, resp, f.rep, isFinal, observe, f.rep.inject); err != nil && r.Context().Err() == nil {
 		g.log.Warn("relay failed", "path", r.URL.Path, "err", err)
 	}

@@ -52,10 +52,19 @@
 //
 // # Window, budget, counting
 //
-// The window is what the backend has loaded: Ollama's options.num_ctx, else
-// the model's context_length in /api/ps, else Options.DefaultWindow;
-// llama.cpp's per-slot n_ctx from /props; Options.Windows or DefaultWindow
-// for the others. Budget = window − reserved output (num_predict,
+// The window is the one the backend will run this request in. Ollama's is
+// resolved per request as Ollama resolves it: options.num_ctx, else the
+// Modelfile's PARAMETER num_ctx, else the server's default, capped by the
+// model's trained context (/api/show gives the Modelfile's parameters and
+// model_info["<arch>.context_length"], asked at most every 10 s per
+// model). The server's default (4096 on a small GPU or a CPU, larger with
+// more VRAM, or OLLAMA_CONTEXT_LENGTH) is learned from /api/ps after a
+// request the guard sent at it; until then it is Options.Windows[model] or
+// Options.DefaultWindow, or a smaller window the model is loaded at. The
+// last load alone says nothing: a request with another num_ctx reloads the
+// model, and /v1 requests (which cannot set num_ctx) run at the default.
+// llama.cpp's is its per-slot n_ctx from /props; Options.Windows or
+// DefaultWindow for the others. Budget = window − reserved output (num_predict,
 // max_tokens, max_completion_tokens, else Options.Reserve) − Options.Margin.
 // Messages, tool schemas, tool calls, images (768 tokens each) and a
 // template overhead are counted with Estimate (letters and digits four
@@ -69,11 +78,15 @@
 // prompt_eval_count, usage.prompt_tokens, Anthropic's input_tokens and the
 // numbers in upstream context errors, ignoring prompts under 1,000
 // characters. An error without numbers (Ollama's "the prompt is longer
-// than the context length") makes the one retry count four times as much,
-// without touching the calibration. Counts are
+// than the context length", or "the input length exceeds the context
+// length" under "truncate": false) says only that the prompt was over the
+// window: the calibration rises that far, so that a repeat is compacted
+// before it is sent, and the one retry counts four times as much. Counts are
 // cached per text (compact.Cache, replaced when the factor rises), and
 // eviction plans are remembered across turns (compact.Plans) so the prompt
-// head stays byte-identical and the backend's prefix cache keeps hitting.
+// head stays byte-identical and the backend's prefix cache keeps hitting;
+// a plan that no longer fits (the calibration rose, the window shrank) is
+// extended, a message it shrank shrunk again from its original.
 // In front of llama.cpp, a chat the estimate puts over half the budget is
 // counted exactly before it is sent (/apply-template, then /tokenize; no
 // images): over the budget, the calibration rises from the exact count and
@@ -89,9 +102,18 @@
 // machine-readable body ({"error":{"type":"context_overflow",
 // "n_prompt_tokens",...}}) after counting only, before any compaction work;
 // observe passes the request through untouched, reports what would have
-// been evicted, and detects Ollama's silent truncation after the fact (the
-// prompt sent counted at least the window while prompt_eval_count is below
-// it); off passes everything through.
+// been evicted, and detects Ollama's silent truncation after the fact; off
+// passes everything through. Under every policy but off a truncation is
+// detected from the answer (parsed as JSON), on any of three signs: the
+// backend evaluated the whole window and stopped at the length limit
+// (Ollama v0.17 cuts a message too long to exactly num_ctx tokens); the
+// prompt sent counted at least the window and the backend evaluated less;
+// or it evaluated fewer tokens than the text sent can hold at 12 bytes a
+// token (Ollama drops whole messages from the front), which holds even when
+// the estimate is short. A truncation is reported (upstream_truncated, a
+// WARN, the metric) and, since the capped count is not the prompt's, it
+// does not calibrate as one: the calibration rises only so far that the
+// same prompt counts over the window next time.
 //
 // # Requests and reports
 //
@@ -105,9 +127,13 @@
 // after, window, budget, evicted tokens, strategy, each changed message's
 // fate, evicted spans with their store ids, exact counts or not, recovery)
 // and the headers X-Ctxkit-Compacted, X-Ctxkit-Evicted-Tokens and
-// X-Ctxkit-Budget. In a stream the report rides in the final object:
-// Ollama's done chunk, OpenAI's chunk with a finish_reason, Anthropic's
-// message_delta.
+// X-Ctxkit-Budget. Evicted tokens count every token removed: whole
+// messages evicted, and what shrinking or collapsing took out of the
+// messages kept. In a stream the report rides in the final object:
+// Ollama's done chunk, OpenAI's chunk with a finish_reason (or, when
+// stream_options.include_usage asked for it, the usage chunk that follows
+// it, so that the report carries the upstream's count), Anthropic's
+// message_delta. The objects are parsed as JSON, never matched as bytes.
 //
 // An upstream context error (llama.cpp's 400 exceed_context_size_error,
 // or its in-band first SSE event in older builds; OpenAI's

@@ -1,12 +1,12 @@
 package guard
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // EmbedTruncatedHeader lists, on an /api/embed answer, the inputs that
@@ -58,7 +58,7 @@ func (g *Guard) ollamaEmbed(w http.ResponseWriter, r *http.Request, b *backend, 
 	for i, in := range inputs {
 		rep.Tokens[i] = cnt.c.Count(in)
 	}
-	rep.Window, rep.WindowSource = g.embedWindow(r, b, req.Model, o, false)
+	rep.Window, rep.WindowSource = g.embedWindow(r.Context(), b, req.Model, o)
 	rep.over()
 	if rep.Policy == PolicyStrict && len(rep.OverWindow) > 0 {
 		g.stats.refused.Add(1)
@@ -85,8 +85,10 @@ func (g *Guard) ollamaEmbed(w http.ResponseWriter, r *http.Request, b *backend, 
 	if resp.StatusCode == http.StatusOK {
 		rep.PromptEvalCount = jsonInt(out, "prompt_eval_count")
 		if rep.Window == 0 {
-			// The model was not loaded before; it is now, with its window.
-			rep.Window, rep.WindowSource = g.embedWindow(r, b, req.Model, o, true)
+			// The model is loaded now, for this request: /api/ps shows
+			// its window, and the server's default.
+			g.learnDefault(r.Context(), b, req.Model, sourceConfigured)
+			rep.Window, rep.WindowSource = g.loadedWindow(r.Context(), b, req.Model)
 			rep.over()
 		}
 		if len(rep.OverWindow) > 0 {
@@ -121,28 +123,16 @@ func (rep *EmbedReport) over() {
 	}
 }
 
-// embedWindow is an embedding model's window: the request's num_ctx, else
-// its loaded context_length (fresh asks /api/ps again), else
-// Options.Windows, else 0: the guard's default window is a chat model's
-// guess, too often wrong for an embedding model (512 to 8,192) to judge its
-// inputs by.
-func (g *Guard) embedWindow(r *http.Request, b *backend, model string, o ollamaOptions, fresh bool) (int, string) {
-	if o.NumCtx > 0 {
-		return o.NumCtx, "request options.num_ctx"
+// embedWindow is an embedding model's window, resolved as a chat's
+// (ollamaWindow), but for the guard's configured default, a chat model's
+// guess, too often wrong for an embedding model (512 to 8,192) to judge
+// its inputs by: 0 then, until the model's load shows its window.
+func (g *Guard) embedWindow(ctx context.Context, b *backend, model string, o ollamaOptions) (int, string) {
+	n, source := g.ollamaWindow(ctx, b, model, o)
+	if source == sourceConfigured {
+		return 0, ""
 	}
-	if fresh {
-		b.mu.Lock()
-		b.psAt = time.Time{}
-		b.mu.Unlock()
-	}
-	n, source := g.ollamaWindow(r.Context(), b, model, o)
-	if source != "default" {
-		return n, source
-	}
-	if n := g.opts.Windows[model]; n > 0 {
-		return n, "config"
-	}
-	return 0, ""
+	return n, source
 }
 
 // parseInputs reads /api/embed's input, a string or a list of strings.

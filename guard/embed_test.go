@@ -39,8 +39,9 @@ func TestEmbedTruncation(t *testing.T) {
 			emu := llmemu.NewOllama(llmemu.OllamaOptions{NumCtx: 512, Models: []string{"all-minilm:latest"}})
 			gw := newGuard(t, guard.Options{Ollama: serve(t, emu), Policy: tc.policy})
 			if tc.policy == guard.PolicyStrict {
-				// Strict needs the window: a first request loads the model.
-				postJSON(t, gw+"/api/embed", msg{"model": "all-minilm", "input": "warm up", "options": msg{"num_ctx": 512}})
+				// Strict needs the window: a first request loads the
+				// model at the server's default, which the guard learns.
+				postJSON(t, gw+"/api/embed", msg{"model": "all-minilm", "input": "warm up"})
 				emu.Reset()
 			}
 			resp, body := postJSON(t, gw+"/api/embed", tc.body)

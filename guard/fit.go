@@ -29,6 +29,10 @@ type fit struct {
 	rebuild func(*compact.Result) ([]byte, error)
 	// sent and chars are what the body sent upstream counts.
 	sent, chars int
+	// includeUsage: an OpenAI stream was asked for its usage chunk.
+	includeUsage bool
+	// stopped: the answer stopped at its length limit.
+	stopped bool
 }
 
 func (g *Guard) budget(window, reserve int) int {
@@ -131,18 +135,53 @@ func (g *Guard) compactInto(ctx context.Context, w http.ResponseWriter, f *fit) 
 	return true
 }
 
+// maxBytesPerToken bounds the bytes one token holds on average over a
+// whole prompt. The widest tokenizers measured average under 5 bytes a
+// token on English and under 8 on long runs of repeated characters: a
+// backend that counts fewer tokens than the text's bytes divided by this
+// did not read the whole text.
+const maxBytesPerToken = 12
+
 // observed is the backend's own count of the prompt: it calibrates the
-// estimate and, for Ollama, detects a silent truncation.
+// estimate and, where the backend truncates silently, detects it (with
+// f.stopped, the answer's stop at the length limit).
 func (g *Guard) observed(f *fit, promptTokens int, truncates bool) {
-	if promptTokens <= 0 {
+	if promptTokens <= 0 || f.rep.UpstreamTruncated {
 		return
 	}
 	f.rep.PromptEvalCount = promptTokens
-	if truncates && f.sent >= f.window && promptTokens < f.window {
+	if why := truncation(f, promptTokens, f.stopped); truncates && why != "" {
 		f.rep.UpstreamTruncated = true
 		g.stats.truncated.Add(1)
-		g.log.Warn("upstream truncated the prompt silently", "backend", f.b.kind, "model", f.model, "sent", f.sent, "window", f.window, "prompt_eval_count", promptTokens)
+		g.log.Warn("upstream truncated the prompt silently", "backend", f.b.kind, "model", f.model, "sent", f.sent, "window", f.window, "prompt_eval_count", promptTokens, "sign", why)
+		// The count is capped, not the prompt's: the prompt was over
+		// the window, which is all it says. The calibration rises so
+		// that the same prompt counts over the window next time.
+		if f.sent <= f.window {
+			f.cal.observe(f.cnt, max(f.chars, minSampleChars), f.sent, f.window+1)
+		}
 		return
 	}
 	f.cal.observe(f.cnt, f.chars, f.sent, promptTokens)
+}
+
+// truncation says why the backend's count shows that it cut the prompt,
+// or "" when it does not:
+//   - it evaluated the whole window and stopped at the length limit
+//     (Ollama v0.17 cuts one message too long to exactly num_ctx tokens);
+//   - the prompt sent counts at least the window and the backend
+//     evaluated less;
+//   - it evaluated fewer tokens than the text sent can hold (Ollama drops
+//     whole messages from the front, and says nothing), which holds even
+//     when the guard's estimate is short.
+func truncation(f *fit, promptTokens int, lengthStop bool) string {
+	switch {
+	case promptTokens >= f.window && (lengthStop || f.sent >= f.window):
+		return "evaluated the whole window"
+	case f.sent >= f.window && promptTokens < f.window:
+		return "evaluated less than the prompt sent"
+	case promptTokens*maxBytesPerToken < f.chars:
+		return "evaluated fewer tokens than the text can hold"
+	}
+	return ""
 }

@@ -203,6 +203,12 @@ type backend struct {
 	nCtx int // llama.cpp's per-slot n_ctx, once read
 	ps   []psEntry
 	psAt time.Time
+	// shows are Ollama's /api/show answers by model; serverDefault is
+	// Ollama's default window as a load showed it (learnDefault), last
+	// read at learnedAt.
+	shows         map[string]ollamaShow
+	serverDefault int
+	learnedAt     time.Time
 	// client sends this backend's requests, timed into the metrics.
 	client *http.Client
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,22 +29,172 @@ func ollamaOpts(top map[string]json.RawMessage) ollamaOptions {
 	return o
 }
 
-// ollamaWindow is the window a request will run in: options.num_ctx, else
-// the context_length of the loaded model (/api/ps), else the default.
+// ollamaWindow is the window Ollama will run a request in, resolved per
+// request as Ollama resolves it: options.num_ctx, else the model's
+// Modelfile PARAMETER num_ctx, else the server's default (learned from a
+// load the guard observed, else Options.Windows or DefaultWindow), capped
+// by the model's trained context; /api/show gives the last two. /api/ps is
+// not asked: it shows the last load, which a request with another num_ctx
+// replaces.
 func (g *Guard) ollamaWindow(ctx context.Context, b *backend, model string, o ollamaOptions) (int, string) {
-	if o.NumCtx > 0 {
-		return o.NumCtx, "request options.num_ctx"
+	info := g.showModel(ctx, b, model)
+	n, source := 0, ""
+	switch {
+	case o.NumCtx > 0:
+		n, source = o.NumCtx, "request options.num_ctx"
+	case info.numCtx > 0:
+		n, source = info.numCtx, "Modelfile num_ctx (/api/show)"
+	default:
+		n, source = g.ollamaDefault(ctx, b, model)
 	}
+	if info.trained > 0 && n > info.trained {
+		n, source = info.trained, source+", capped at the trained context (/api/show)"
+	}
+	return max(n, 4), source
+}
+
+// Sources of an Ollama window that is the server's default.
+const (
+	sourceLearned    = "server default (learned from a load)"
+	sourceConfigured = "server default (configured)"
+	sourceLoaded     = "server default (configured), or the smaller loaded window (/api/ps)"
+)
+
+// ollamaDefault is the window Ollama gives a model when neither the
+// request nor the Modelfile sets one: what a load of the guard's showed
+// (learnDefault), else the configured one. Until a load showed it, a model
+// loaded at a smaller window counts: that load may have been the server's
+// default, and fitting to the smaller window is safe. A larger one does
+// not: a request with a larger num_ctx may have loaded it, and this one
+// would reload it at the default.
+func (g *Guard) ollamaDefault(ctx context.Context, b *backend, model string) (int, string) {
+	if w := g.opts.Windows[model]; w > 0 {
+		return w, "config"
+	}
+	b.mu.Lock()
+	learned := b.serverDefault
+	b.mu.Unlock()
+	if learned > 0 {
+		return learned, sourceLearned
+	}
+	for _, m := range g.loaded(ctx, b) {
+		if sameModel(m, model) && m.ContextLength > 0 && m.ContextLength < g.opts.DefaultWindow {
+			return m.ContextLength, sourceLoaded
+		}
+	}
+	return g.opts.DefaultWindow, sourceConfigured
+}
+
+// learnDefault reads, after a request that ran at the server's default,
+// the window Ollama loaded the model with: under the trained context it is
+// the server's default (OLLAMA_CONTEXT_LENGTH, or the VRAM tier), which
+// later requests are fitted to. A load at the trained context says only
+// that the default is at least that, and teaches nothing. It asks at most
+// every learnEvery.
+func (g *Guard) learnDefault(ctx context.Context, b *backend, model, source string) {
+	if source != sourceLearned && source != sourceConfigured && source != sourceLoaded {
+		return
+	}
+	b.mu.Lock()
+	if time.Since(b.learnedAt) < learnEvery {
+		b.mu.Unlock()
+		return
+	}
+	b.learnedAt = time.Now()
+	b.mu.Unlock()
+	n, _ := g.loadedWindow(ctx, b, model)
+	if trained := g.showModel(ctx, b, model).trained; n <= 0 || trained > 0 && n >= trained {
+		return
+	}
+	b.mu.Lock()
+	old := b.serverDefault
+	b.serverDefault = n
+	b.mu.Unlock()
+	if old != n {
+		g.log.Info("learned Ollama's default window from a load", "backend", b.kind, "model", model, "window", n, "configured", g.opts.DefaultWindow)
+	}
+}
+
+// loadedWindow is the window /api/ps shows a model loaded with, read
+// afresh; 0 when it is not loaded.
+func (g *Guard) loadedWindow(ctx context.Context, b *backend, model string) (int, string) {
+	b.mu.Lock()
+	b.psAt = time.Time{}
+	b.mu.Unlock()
+	for _, m := range g.loaded(ctx, b) {
+		if sameModel(m, model) && m.ContextLength > 0 {
+			return m.ContextLength, "loaded (/api/ps)"
+		}
+	}
+	return 0, ""
+}
+
+// learnEvery is how often the server's default is read again.
+const learnEvery = time.Minute
+
+// sameModel says whether a loaded model is the one a request named ("name"
+// means "name:latest").
+func sameModel(m psEntry, model string) bool {
 	want := model
 	if !strings.Contains(want, ":") {
 		want += ":latest"
 	}
-	for _, m := range g.loaded(ctx, b) {
-		if (m.Name == want || m.Model == want || m.Name == model) && m.ContextLength > 0 {
-			return m.ContextLength, "loaded (/api/ps)"
+	return m.Name == want || m.Model == want || m.Name == model
+}
+
+// ollamaShow is what Ollama's /api/show says of a model's window.
+type ollamaShow struct {
+	trained int // model_info["<arch>.context_length"], the cap
+	numCtx  int // the Modelfile's PARAMETER num_ctx
+	at      time.Time
+}
+
+// showTTL is how long an /api/show answer is reused (a model re-created
+// with another Modelfile shows within it).
+const showTTL = 10 * time.Second
+
+// showModel asks /api/show, at most every showTTL per model; a failure
+// leaves both numbers unknown (0) and is logged.
+func (g *Guard) showModel(ctx context.Context, b *backend, model string) ollamaShow {
+	b.mu.Lock()
+	s, ok := b.shows[model]
+	b.mu.Unlock()
+	if ok && time.Since(s.at) < showTTL {
+		return s
+	}
+	s = ollamaShow{at: time.Now()}
+	var resp struct {
+		ModelInfo  map[string]json.RawMessage `json:"model_info"`
+		Parameters string                     `json:"parameters"`
+	}
+	body, _ := json.Marshal(map[string]string{"model": model})
+	if err := g.postJSON(ctx, b, "/api/show", body, &resp); err != nil {
+		g.log.Warn("cannot read the model's window from Ollama's /api/show; fitting to the server default", "model", model, "err", err)
+	} else {
+		_ = json.Unmarshal(resp.ModelInfo[str(resp.ModelInfo["general.architecture"])+".context_length"], &s.trained)
+		s.numCtx = modelfileNumCtx(resp.Parameters)
+	}
+	b.mu.Lock()
+	if b.shows == nil {
+		b.shows = map[string]ollamaShow{}
+	}
+	b.shows[model] = s
+	b.mu.Unlock()
+	return s
+}
+
+// modelfileNumCtx reads num_ctx from /api/show's parameters, one
+// "name value" pair a line as Ollama writes them; 0 when absent.
+func modelfileNumCtx(params string) int {
+	for line := range strings.Lines(params) {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "num_ctx" {
+			if n, err := strconv.Atoi(f[1]); err == nil && n > 0 {
+				return n
+			}
 		}
 	}
-	return g.configWindow(model), "default"
+	return 0
 }
 
 // psEntry is one loaded model in Ollama's /api/ps.
@@ -123,18 +274,16 @@ func (g *Guard) forwardOllama(w http.ResponseWriter, r *http.Request, f *fit) {
 		return
 	}
 	g.relayOllama(w, r, f, resp)
+	g.learnDefault(r.Context(), f.b, f.model, f.rep.WindowSource)
 }
 
 // relayOllama relays an Ollama answer, its done chunk (or whole body)
 // carrying the report; prompt_eval_count calibrates and reveals silent
 // truncation.
 func (g *Guard) relayOllama(w http.ResponseWriter, r *http.Request, f *fit, resp *http.Response) {
-	isDone := func(obj []byte) bool { return bytes.Contains(obj, []byte(`"done":true`)) }
-	observe := func(obj []byte) {
-		if isDone(obj) {
-			g.observed(f, jsonInt(obj, "prompt_eval_count"), true)
-		}
-	}
+	var last answerFacts // relay observes an object before it asks whether it is final
+	observe := func(obj []byte) { last = g.observeAnswer(rdOllama, f, obj) }
+	isDone := func([]byte) bool { return last.final }
 	if err := relay(w, resp, f.rep, isDone, observe, f.rep.inject); err != nil && r.Context().Err() == nil {
 		g.log.Warn("relay failed", "path", r.URL.Path, "err", err)
 	}

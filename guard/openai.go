@@ -188,7 +188,14 @@ type openaiParams struct {
 	MaxTokens           int    `json:"max_tokens"`
 	MaxCompletionTokens int    `json:"max_completion_tokens"`
 	NPredict            int    `json:"n_predict"`
+	Stream              bool   `json:"stream"`
+	StreamOptions       struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
 }
+
+// includeUsage says whether a stream was asked for its usage chunk.
+func (p openaiParams) includeUsage() bool { return p.Stream && p.StreamOptions.IncludeUsage }
 
 func (p openaiParams) reserve() int {
 	switch {
@@ -246,7 +253,7 @@ func (g *Guard) openaiChat(w http.ResponseWriter, r *http.Request, b *backend, b
 	}
 	var p openaiParams
 	_ = json.Unmarshal(body, &p)
-	f := &fit{b: b, d: openaiDialect{}, req: req, model: p.Model, reserve: g.reserveOr(p.reserve()),
+	f := &fit{b: b, d: openaiDialect{}, req: req, model: p.Model, reserve: g.reserveOr(p.reserve()), includeUsage: p.includeUsage(),
 		rep: &Report{Policy: g.policy(r), Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, p.Model)}
 	f.window, f.rep.WindowSource = g.openaiWindow(r.Context(), b, p.Model)
 	if !g.apply(r.Context(), w, f, body) {
@@ -369,9 +376,14 @@ func (g *Guard) forwardRetry(w http.ResponseWriter, r *http.Request, f *fit, rel
 				if nPrompt <= f.sent {
 					// No count in the error (Ollama's own message): the
 					// estimate was short by an unknown amount, up to
-					// fourfold (one token per byte). This retry alone
-					// counts four times as much, or up to the window;
-					// the calibration is left alone.
+					// fourfold (one token per byte). The prompt was over
+					// the window, which is all the error says: the
+					// calibration rises that far, so that a repeat does
+					// not pay a failed call again; this retry alone
+					// counts four times as much, or up to the window.
+					if f.sent <= f.window {
+						f.cal.observe(f.cnt, max(f.chars, minSampleChars), f.sent, f.window+1)
+					}
 					s := f.cnt.scale * max(4, float64(f.window)/float64(max(f.sent, 1)))
 					f.cnt = counter{scale: s, cache: compact.NewCache(0), c: scaled(g.base, s)}
 				}
@@ -394,6 +406,9 @@ func (g *Guard) forwardRetry(w http.ResponseWriter, r *http.Request, f *fit, rel
 			f.rep.Recovered = false
 		}
 		relayFn(w, r, f, resp)
+		if b.kind == kOllama {
+			g.learnDefault(r.Context(), b, f.model, f.rep.WindowSource)
+		}
 		return
 	}
 }
@@ -425,20 +440,9 @@ type eofReader struct{ err error }
 func (r eofReader) Read([]byte) (int, error) { return 0, r.err }
 
 func (g *Guard) relayOpenAI(w http.ResponseWriter, r *http.Request, f *fit, resp *http.Response) {
-	isFinal := func(obj []byte) bool {
-		var c struct {
-			Choices []struct {
-				FinishReason *string `json:"finish_reason"`
-			} `json:"choices"`
-		}
-		_ = json.Unmarshal(obj, &c)
-		return len(c.Choices) > 0 && c.Choices[0].FinishReason != nil && *c.Choices[0].FinishReason != ""
-	}
-	observe := func(obj []byte) {
-		if bytes.Contains(obj, []byte(`"prompt_tokens"`)) {
-			g.observed(f, jsonInt(obj, "usage", "prompt_tokens"), f.b.kind == kOllama)
-		}
-	}
+	var last answerFacts // relay observes an object before it asks whether it is final
+	observe := func(obj []byte) { last = g.observeAnswer(rdOpenAI, f, obj) }
+	isFinal := func([]byte) bool { return last.final }
 	if err := relay(w, resp, f.rep, isFinal, observe, f.rep.inject); err != nil && r.Context().Err() == nil {
 		g.log.Warn("relay failed", "path", r.URL.Path, "err", err)
 	}
@@ -543,7 +547,8 @@ func (g *Guard) openaiCompletion(w http.ResponseWriter, r *http.Request, b *back
 	}
 	var p openaiParams
 	_ = json.Unmarshal(body, &p)
-	f := &fit{b: b, model: p.Model, reserve: g.reserveOr(p.reserve()), rep: &Report{Policy: g.policy(r), Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, p.Model)}
+	f := &fit{b: b, model: p.Model, reserve: g.reserveOr(p.reserve()), includeUsage: p.includeUsage(),
+		rep: &Report{Policy: g.policy(r), Backend: string(b.kind)}, cal: g.calibrationFor(b.kind, p.Model)}
 	f.window, f.rep.WindowSource = g.openaiWindow(r.Context(), b, p.Model)
 	f.body = body
 	if !g.fitPrompt(r.Context(), w, f, top, "prompt", prompt, templateOverhead) {

@@ -784,23 +784,22 @@ func (g *Guard) fitRound(ctx context.Context, f *fit, rc *recaller, last bool, k
 	return build(res)
 }
 
-// observeAnswer calibrates from the usage of an answer the recall loop
-// swallowed: a whole answer, or the stream event that carries it
-// (Anthropic's in message_start). Ollama truncates silently on every path.
-func (g *Guard) observeAnswer(k rdKind, f *fit, data []byte) {
-	truncates := f.b.kind == kOllama
-	switch k {
-	case rdOllama:
-		g.observed(f, jsonInt(data, "prompt_eval_count"), true)
-	case rdOpenAI:
-		g.observed(f, jsonInt(data, "usage", "prompt_tokens"), truncates)
-	case rdAnthropic:
-		n := jsonInt(data, "usage", "input_tokens")
-		if n == 0 {
-			n = jsonInt(data, "message", "usage", "input_tokens")
-		}
-		g.observed(f, n, truncates)
+// observeAnswer reads the upstream's count of the prompt in an answer, or
+// in one object of its stream (Anthropic's comes in message_start, OpenAI's
+// in a usage chunk after the finish chunk), and whether it stopped at the
+// length limit; the count calibrates the estimate, and both detect a
+// silent truncation (Ollama truncates on every path). It returns the facts
+// read.
+func (g *Guard) observeAnswer(k rdKind, f *fit, data []byte) answerFacts {
+	a := readAnswer(k, data, f.includeUsage)
+	f.stopped = f.stopped || a.lengthStop
+	n := a.promptTokens
+	if n == 0 && a.lengthStop {
+		// the stop comes after the count (Anthropic's message_delta)
+		n = f.rep.PromptEvalCount
 	}
+	g.observed(f, n, f.b.kind == kOllama)
+	return a
 }
 
 // stripRecall removes context_recall calls from a whole answer (the round

@@ -176,7 +176,7 @@ func (rc *recaller) stream(w http.ResponseWriter, r *http.Request, f *fit, resp 
 						c.Args = append(c.Args, tc.Function.Arguments...)
 					}
 				}
-				if bytes.Contains(ev.data, []byte(`"prompt_tokens"`)) {
+				if readAnswer(rdOpenAI, ev.data, false).usage {
 					finalData = ev.data
 				}
 			case rdAnthropic:
@@ -306,7 +306,12 @@ func (rc *recaller) forward(f *fit, ev event, se *streamEv, blockMap map[int]int
 		final = se.Done
 		if strip != nil && se.Message != nil && len(se.Message.ToolCalls) > 0 {
 			data = stripChunkCalls(data, "message")
-			if !se.Done && se.Message.Content == "" && !bytes.Contains(data, []byte(`"tool_calls"`)) {
+			var left struct {
+				Message struct {
+					ToolCalls []json.RawMessage `json:"tool_calls"`
+				} `json:"message"`
+			}
+			if !se.Done && se.Message.Content == "" && json.Unmarshal(data, &left) == nil && len(left.Message.ToolCalls) == 0 {
 				return nil, false
 			}
 		}
@@ -317,9 +322,10 @@ func (rc *recaller) forward(f *fit, ev event, se *streamEv, blockMap map[int]int
 			if rc.streamID == "" {
 				rc.streamID = id
 			} else if id != rc.streamID {
-				data = bytes.Replace(data, []byte(`"id":`+strconv.Quote(id)), []byte(`"id":`+strconv.Quote(rc.streamID)), 1)
+				data = setJSON(data, strconv.Quote(rc.streamID), "id")
 			}
 		}
+		final = readAnswer(rdOpenAI, data, f.includeUsage).final
 		if len(se.Choices) > 0 {
 			ch := se.Choices[0]
 			if ch.Delta.Role != "" && (ch.Delta.Content == nil || *ch.Delta.Content == "") && len(ch.Delta.ToolCalls) == 0 && ch.FinishReason == nil {
@@ -328,7 +334,6 @@ func (rc *recaller) forward(f *fit, ev event, se *streamEv, blockMap map[int]int
 				}
 				rc.roleSent = true
 			}
-			final = ch.FinishReason != nil && *ch.FinishReason != ""
 			if strip != nil && len(ch.Delta.ToolCalls) > 0 {
 				all := true
 				for _, tc := range ch.Delta.ToolCalls {
@@ -338,8 +343,8 @@ func (rc *recaller) forward(f *fit, ev event, se *streamEv, blockMap map[int]int
 					return nil, false
 				}
 			}
-			if strip[-1] && final && *ch.FinishReason == "tool_calls" {
-				data = bytes.Replace(data, []byte(`"finish_reason":"tool_calls"`), []byte(`"finish_reason":"stop"`), 1)
+			if strip[-1] && ch.FinishReason != nil && *ch.FinishReason == "tool_calls" {
+				data = setJSON(data, `"stop"`, "choices", 0, "finish_reason")
 			}
 		}
 	case rdAnthropic:
@@ -370,7 +375,7 @@ func (rc *recaller) forward(f *fit, ev event, se *streamEv, blockMap map[int]int
 		case "message_delta":
 			final = true
 			if strip[-1] && se.Delta != nil && se.Delta.StopReason == "tool_use" {
-				data = bytes.Replace(data, []byte(`"stop_reason":"tool_use"`), []byte(`"stop_reason":"end_turn"`), 1)
+				data = setJSON(data, `"end_turn"`, "delta", "stop_reason")
 			}
 		}
 	}
@@ -402,16 +407,40 @@ func setIndex(data []byte, to, from int) []byte {
 	if to == from {
 		return data
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(data, &m) != nil {
-		return data
+	return setJSON(data, strconv.Itoa(to), "index")
+}
+
+// setJSON returns data with the value at path (object keys and array
+// indices) replaced by value, a JSON text; data is returned unchanged when
+// it is not JSON or the path does not lead to an existing place.
+func setJSON(data []byte, value string, path ...any) []byte {
+	if len(path) == 0 {
+		return []byte(value)
 	}
-	m["index"] = json.RawMessage(strconv.Itoa(to))
-	out, err := json.Marshal(m)
-	if err != nil {
-		return data
+	switch k := path[0].(type) {
+	case string:
+		var m map[string]json.RawMessage
+		if json.Unmarshal(data, &m) != nil {
+			return data
+		}
+		if _, ok := m[k]; !ok && len(path) > 1 {
+			return data
+		}
+		m[k] = setJSON(m[k], value, path[1:]...)
+		if out, err := json.Marshal(m); err == nil {
+			return out
+		}
+	case int:
+		var a []json.RawMessage
+		if json.Unmarshal(data, &a) != nil || k < 0 || k >= len(a) {
+			return data
+		}
+		a[k] = setJSON(a[k], value, path[1:]...)
+		if out, err := json.Marshal(a); err == nil {
+			return out
+		}
 	}
-	return out
+	return data
 }
 
 // stripChunkCalls removes context_recall calls from obj[key].tool_calls.

@@ -202,9 +202,11 @@ type Result struct {
 	// Replanned reports whether a new plan was made this turn (false when
 	// the previous plan was replayed unchanged or none was needed): the
 	// prompt's head changed from the previous turn only when it is set.
-	Replanned     bool
-	TokensBefore  int
-	TokensAfter   int
+	Replanned    bool
+	TokensBefore int
+	TokensAfter  int
+	// EvictedTokens is every token removed: the evicted messages' whole
+	// counts, and what shrinking and collapsing took out of kept ones.
 	EvictedTokens int
 	Limit         int
 	// Strategy names what was done: "none"; "replay" (the previous plan,
@@ -353,6 +355,7 @@ type engine struct {
 	planned  []bool // evicted by the replayed plan: never brought back
 	prevFate []Fate // fate before this call evicted the message
 	shrinkID []string
+	removed  []int // tokens a shrink or a collapse took out of the message
 	collapse bool
 	spanRec  map[[2]int]spanRec
 	ownSpans bool // spanRec is this call's (not a plan's) and may be written
@@ -382,6 +385,7 @@ func newEngine(conv Conversation, o Options) *engine {
 		planned:  make([]bool, n),
 		prevFate: make([]Fate, n),
 		shrinkID: make([]string, n),
+		removed:  make([]int, n),
 		task:     -1,
 	}
 	if o.Cache == nil {
@@ -473,6 +477,7 @@ func (e *engine) apply(p *Plan) bool {
 		e.planned[i] = p.evicted[i]
 		e.fate[i] = p.fate[i]
 		e.shrinkID[i] = p.shrinkID[i]
+		e.removed[i] = p.removed[i]
 		if p.text[i] != "" {
 			e.setText(i, p.text[i])
 		}
@@ -503,6 +508,7 @@ func (e *engine) collapseFrom(from int) {
 		if s, ok := collapseRepeats(e.msgs[i].Text, e.o.RepeatMin); ok {
 			e.setText(i, s)
 			e.fate[i] = Collapsed
+			e.removed[i] = max(e.tok0[i]-e.tok[i], 0)
 		}
 	}
 }
@@ -743,11 +749,12 @@ func (e *engine) shrink(need int) bool {
 			return e.shrinkNotice("message", removed, id)
 		}
 		orig := e.tok0[i] - e.rest[i]
-		s, _ := middleOut(e.k, e.msgs[i].Text, orig, target, notice)
+		s, removed := middleOut(e.k, e.msgs[i].Text, orig, target, notice)
 		before := e.tok[i]
 		e.setText(i, s)
 		e.fate[i] = Shrunk
 		e.shrinkID[i] = id
+		e.removed[i] = removed
 		need -= before - e.tok[i]
 		did = true
 	}
@@ -1011,6 +1018,8 @@ func (e *engine) finish(before, limit int, steps []string, replanned, rendered b
 		if e.evicted[i] {
 			a.Fate = Evicted
 			res.EvictedTokens += e.tok0[i]
+		} else {
+			res.EvictedTokens += e.removed[i]
 		}
 		has[a.Fate] = true
 		e.actions(i, &a)
@@ -1052,6 +1061,7 @@ func (e *engine) finish(before, limit int, steps []string, replanned, rendered b
 		text:     append([]string(nil), e.text...),
 		fate:     append([]Fate(nil), e.fate...),
 		shrinkID: append([]string(nil), e.shrinkID...),
+		removed:  append([]int(nil), e.removed...),
 		spans:    make(map[[2]int]spanRec, len(e.spans)),
 	}
 	for _, sp := range e.spans {

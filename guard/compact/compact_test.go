@@ -215,6 +215,15 @@ func TestShrinkDeadlock(t *testing.T) {
 	if !strings.Contains(res.Strategy, "shrink") {
 		t.Fatalf("strategy %q", res.Strategy)
 	}
+	// The tokens shrinking removed are reported, as its notice says
+	// (issue 19: they were reported as 0 evicted).
+	var said int
+	if _, err := fmt.Sscanf(got[strings.Index(got, "[ctxkit: "):], "[ctxkit: %d tokens were removed", &said); err != nil {
+		t.Fatal(err)
+	}
+	if said < 10000 || res.EvictedTokens != said {
+		t.Fatalf("evicted tokens %d, the notice says %d removed", res.EvictedTokens, said)
+	}
 }
 
 func (r *Result) indexOf(src int) int {

@@ -21,6 +21,7 @@ type Plan struct {
 	text     []string // replacement text, "" when the original is kept
 	fate     []Fate
 	shrinkID []string
+	removed  []int
 	spans    map[[2]int]spanRec
 }
 

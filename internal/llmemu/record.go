@@ -88,14 +88,18 @@ func (r *Recorder) Requests() []Request {
 	return slices.Clone(r.reqs)
 }
 
-// LastRequest returns the last request received, if any.
+// LastRequest returns the last request received that was not a question
+// about the server (a GET, or Ollama's /api/show, which a proxy asks
+// around the requests it forwards), if any.
 func (r *Recorder) LastRequest() (Request, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.reqs) == 0 {
-		return Request{}, false
+	for i := len(r.reqs) - 1; i >= 0; i-- {
+		if q := r.reqs[i]; q.Method != http.MethodGet && q.Path != "/api/show" {
+			return q, true
+		}
 	}
-	return r.reqs[len(r.reqs)-1], true
+	return Request{}, false
 }
 
 // RequestCount returns how many requests were received on path, or on
