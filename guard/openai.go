@@ -419,7 +419,7 @@ func (g *Guard) forwardRetry(w http.ResponseWriter, r *http.Request, f *fit, rel
 func inBandError(resp *http.Response) ([]byte, bool) {
 	br := bufio.NewReader(resp.Body)
 	line, err := readLine(br)
-	if rest, ok := bytes.CutPrefix(line, []byte("data: ")); ok && !isTooLarge(err) && bytes.HasPrefix(rest, []byte(`{"error"`)) {
+	if rest, ok := bytes.CutPrefix(line, []byte("data:")); ok && !isTooLarge(err) && isErrorEvent(rest) {
 		resp.Body.Close()
 		return bytes.TrimSpace(rest), true
 	}

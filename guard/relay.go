@@ -163,8 +163,11 @@ func isStream(resp *http.Response) bool {
 // (llama.cpp's and SGLang's {"error":...}, Anthropic's {"type":"error"}):
 // the stream ends there, so it carries the report.
 func isErrorEvent(obj []byte) bool {
-	obj = bytes.TrimSpace(obj)
-	return bytes.HasPrefix(obj, []byte(`{"error"`)) || bytes.HasPrefix(obj, []byte(`{"type":"error"`))
+	var e struct {
+		Error json.RawMessage `json:"error"`
+		Type  string          `json:"type"`
+	}
+	return json.Unmarshal(obj, &e) == nil && (!isNull(e.Error) || e.Type == "error")
 }
 
 // jsonInt reads an integer field of a JSON object, following a path of
