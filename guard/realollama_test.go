@@ -82,6 +82,7 @@ func TestRealOllama(t *testing.T) {
 	t.Run("streaming: the report in the done chunk", rig.streaming)
 	t.Run("observe, a single message: Ollama's cut to num_ctx is reported", rig.observeSingle)
 	t.Run("observe, several messages: Ollama's message drop is reported", rig.observeMulti)
+	t.Run("observe, several messages of logs the estimate undercounts: Ollama's message drop is reported", rig.observeMultiLogs)
 	t.Run("truncate false: Ollama's 400 is recovered from", rig.truncateFalse)
 	t.Run("truncate false twice: the second costs no failed call", rig.truncateFalseTwice)
 	// Window 4096: Ollama's default on a CPU.
@@ -140,9 +141,9 @@ func (rig *roRig) filler(seed, n int) string {
 // logLines are server log lines of about n tokens: timestamps, ids and
 // paths, which the guard's default estimate undercounts more than prose
 // (about 1.6 times on this model).
-func (rig *roRig) logLines(n int) string {
+func (rig *roRig) logLines(seed, n int) string {
 	var b strings.Builder
-	for i := 0; rig.tk.Count(b.String()) < n; i++ {
+	for i := seed * 1000; rig.tk.Count(b.String()) < n; i++ {
 		fmt.Fprintf(&b, "2026-11-30T14:%02d:%02d.%03dZ level=INFO msg=\"request served\" id=%d path=/api/items/%d status=200 took=%dms\n",
 			i/60%60, i%60, i*37%1000, 48213+i*17, 9921+i*3, 12+i%40)
 	}
@@ -314,7 +315,7 @@ func (rig *roRig) repeated(t *testing.T) {
 	g := rig.roGuard(t)
 	// Log lines: the first answer raises the calibration well above the
 	// estimate the first plan was made with.
-	msgs := []roMsg{{"user", roNeedle + " Find the failed requests in this log.\n" + rig.logLines(6000)}}
+	msgs := []roMsg{{"user", roNeedle + " Find the failed requests in this log.\n" + rig.logLines(0, 6000)}}
 	body := chatBody("tiny", msgs, 2048, nil)
 	for i := range 2 {
 		mark, logMark := rig.rec.mark(), rig.srv.Log().Len()
@@ -437,6 +438,27 @@ func (rig *roRig) observeMulti(t *testing.T) {
 	rep := report(t, a, raw)
 	if rep.Compacted || rep.WouldEvictTokens <= 0 || !rep.UpstreamTruncated || rep.PromptEvalCount != a.PromptEvalCount {
 		t.Errorf("report: compacted %v, would_evict_tokens %d, upstream_truncated %v (want true), prompt_eval_count %d (Ollama's %d)", rep.Compacted, rep.WouldEvictTokens, rep.UpstreamTruncated, rep.PromptEvalCount, a.PromptEvalCount)
+	}
+}
+
+func (rig *roRig) observeMultiLogs(t *testing.T) {
+	g := rig.roGuard(t)
+	msgs := []roMsg{{"system", "You are a careful assistant."}, {"user", "Remember this for later. " + roNeedle}}
+	for i := range 5 {
+		msgs = append(msgs, roMsg{"assistant", "Here is the next part of the log."}, roMsg{"user", rig.logLines(i+1, 480)})
+	}
+	msgs = append(msgs, roMsg{"assistant", "Noted."}, roMsg{"user", "What is the passphrase for the vault?"})
+	code, a, raw := rig.chat(t, g.URL, chatBody("tiny", msgs, 2048, nil), observe)
+	if code != http.StatusOK {
+		t.Fatalf("status %d: %s", code, short(raw))
+	}
+	kept := rig.survivors(msgs, 2048)
+	if a.PromptEvalCount != rig.tk.Count(render(kept)) || len(kept) == len(msgs) {
+		t.Fatalf("prompt_eval_count %d; Ollama's message drop would keep %d of %d messages, %d tokens", a.PromptEvalCount, len(kept), len(msgs), rig.tk.Count(render(kept)))
+	}
+	rep := report(t, a, raw)
+	if !rep.UpstreamTruncated || rep.PromptEvalCount != a.PromptEvalCount {
+		t.Errorf("report: upstream_truncated %v (want true: Ollama dropped %d of %d messages), tokens_before %d (the prompt counts %d), prompt_eval_count %d (Ollama's %d)", rep.UpstreamTruncated, len(msgs)-len(kept), len(msgs), rep.TokensBefore, rig.tk.Count(render(msgs)), rep.PromptEvalCount, a.PromptEvalCount)
 	}
 }
 
