@@ -4,22 +4,20 @@ import "encoding/json"
 
 // answerFacts is what the guard reads of an upstream answer, or of one
 // object of its stream, in any of the three dialects: whether it is the
-// final object, the upstream's count of the prompt, and whether generation
-// stopped at the length limit. It is parsed as JSON, never by looking for
-// byte patterns, so that any spacing or key order reads the same.
+// final object, and the upstream's count of the prompt. It is parsed as
+// JSON, never by looking for byte patterns, so that any spacing or key
+// order reads the same.
 type answerFacts struct {
 	final        bool
 	promptTokens int
-	lengthStop   bool
 	usage        bool // the object carries a usage count
 }
 
 // wireAnswer is the union of the fields the guard reads, by dialect.
 type wireAnswer struct {
 	// Ollama
-	Done            bool   `json:"done"`
-	DoneReason      string `json:"done_reason"`
-	PromptEvalCount int    `json:"prompt_eval_count"`
+	Done            bool `json:"done"`
+	PromptEvalCount int  `json:"prompt_eval_count"`
 	// OpenAI (usage.prompt_tokens) and Anthropic (usage.input_tokens)
 	Choices []struct {
 		FinishReason *string `json:"finish_reason"`
@@ -31,12 +29,8 @@ type wireAnswer struct {
 	// Anthropic
 	Type       string `json:"type"`
 	StopReason string `json:"stop_reason"`
-	Delta      struct {
-		StopReason string `json:"stop_reason"`
-	} `json:"delta"`
-	Message struct {
-		StopReason string `json:"stop_reason"`
-		Usage      struct {
+	Message    struct {
+		Usage struct {
 			InputTokens int `json:"input_tokens"`
 		} `json:"usage"`
 	} `json:"message"`
@@ -55,13 +49,12 @@ func readAnswer(k rdKind, obj []byte, includeUsage bool) answerFacts {
 	var f answerFacts
 	switch k {
 	case rdOllama:
-		f = answerFacts{final: a.Done, promptTokens: a.PromptEvalCount, lengthStop: a.DoneReason == "length", usage: a.PromptEvalCount > 0}
+		f = answerFacts{final: a.Done, promptTokens: a.PromptEvalCount, usage: a.PromptEvalCount > 0}
 	case rdOpenAI:
 		finished := false
 		for _, c := range a.Choices {
 			if c.FinishReason != nil && *c.FinishReason != "" {
 				finished = true
-				f.lengthStop = f.lengthStop || *c.FinishReason == "length"
 			}
 		}
 		if a.Usage != nil {
@@ -77,7 +70,6 @@ func readAnswer(k rdKind, obj []byte, includeUsage bool) answerFacts {
 		}
 		f.usage = f.promptTokens > 0
 		f.final = a.Type == "message_delta" || a.Type == "message" && a.StopReason != ""
-		f.lengthStop = a.StopReason == "max_tokens" || a.Delta.StopReason == "max_tokens" || a.Message.StopReason == "max_tokens"
 	}
 	return f
 }

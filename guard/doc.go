@@ -105,8 +105,8 @@
 // been evicted, and detects Ollama's silent truncation after the fact; off
 // passes everything through. Under every policy but off a truncation is
 // detected from the answer (parsed as JSON), on any of three signs: the
-// backend evaluated the whole window and stopped at the length limit
-// (Ollama v0.17 cuts a message too long to exactly num_ctx tokens); the
+// backend evaluated the whole window (Ollama v0.17 cuts a message too long
+// to exactly num_ctx tokens, and its done_reason says nothing); the
 // prompt sent counted at least the window and the backend evaluated less;
 // or it evaluated fewer tokens than the text sent can hold at 12 bytes a
 // token (Ollama drops whole messages from the front), which holds even when

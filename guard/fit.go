@@ -31,8 +31,6 @@ type fit struct {
 	sent, chars int
 	// includeUsage: an OpenAI stream was asked for its usage chunk.
 	includeUsage bool
-	// stopped: the answer stopped at its length limit.
-	stopped bool
 }
 
 func (g *Guard) budget(window, reserve int) int {
@@ -143,14 +141,13 @@ func (g *Guard) compactInto(ctx context.Context, w http.ResponseWriter, f *fit) 
 const maxBytesPerToken = 12
 
 // observed is the backend's own count of the prompt: it calibrates the
-// estimate and, where the backend truncates silently, detects it (with
-// f.stopped, the answer's stop at the length limit).
+// estimate and, where the backend truncates silently, detects it.
 func (g *Guard) observed(f *fit, promptTokens int, truncates bool) {
 	if promptTokens <= 0 || f.rep.UpstreamTruncated {
 		return
 	}
 	f.rep.PromptEvalCount = promptTokens
-	if why := truncation(f, promptTokens, f.stopped); truncates && why != "" {
+	if why := truncation(f, promptTokens); truncates && why != "" {
 		f.rep.UpstreamTruncated = true
 		g.stats.truncated.Add(1)
 		g.log.Warn("upstream truncated the prompt silently", "backend", f.b.kind, "model", f.model, "sent", f.sent, "window", f.window, "prompt_eval_count", promptTokens, "sign", why)
@@ -167,16 +164,17 @@ func (g *Guard) observed(f *fit, promptTokens int, truncates bool) {
 
 // truncation says why the backend's count shows that it cut the prompt,
 // or "" when it does not:
-//   - it evaluated the whole window and stopped at the length limit
-//     (Ollama v0.17 cuts one message too long to exactly num_ctx tokens);
+//   - it evaluated the whole window (Ollama v0.17 cuts one message too
+//     long to exactly num_ctx tokens, then goes on generating with context
+//     shift: its done_reason says nothing);
 //   - the prompt sent counts at least the window and the backend
 //     evaluated less;
 //   - it evaluated fewer tokens than the text sent can hold (Ollama drops
 //     whole messages from the front, and says nothing), which holds even
 //     when the guard's estimate is short.
-func truncation(f *fit, promptTokens int, lengthStop bool) string {
+func truncation(f *fit, promptTokens int) string {
 	switch {
-	case promptTokens >= f.window && (lengthStop || f.sent >= f.window):
+	case promptTokens >= f.window:
 		return "evaluated the whole window"
 	case f.sent >= f.window && promptTokens < f.window:
 		return "evaluated less than the prompt sent"

@@ -786,19 +786,12 @@ func (g *Guard) fitRound(ctx context.Context, f *fit, rc *recaller, last bool, k
 
 // observeAnswer reads the upstream's count of the prompt in an answer, or
 // in one object of its stream (Anthropic's comes in message_start, OpenAI's
-// in a usage chunk after the finish chunk), and whether it stopped at the
-// length limit; the count calibrates the estimate, and both detect a
-// silent truncation (Ollama truncates on every path). It returns the facts
-// read.
+// in a usage chunk after the finish chunk): it calibrates the estimate and
+// detects a silent truncation (Ollama truncates on every path). It returns
+// the facts read.
 func (g *Guard) observeAnswer(k rdKind, f *fit, data []byte) answerFacts {
 	a := readAnswer(k, data, f.includeUsage)
-	f.stopped = f.stopped || a.lengthStop
-	n := a.promptTokens
-	if n == 0 && a.lengthStop {
-		// the stop comes after the count (Anthropic's message_delta)
-		n = f.rep.PromptEvalCount
-	}
-	g.observed(f, n, f.b.kind == kOllama)
+	g.observed(f, a.promptTokens, f.b.kind == kOllama)
 	return a
 }
 
