@@ -330,15 +330,15 @@ func (s *Anthropic) messages(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, http.StatusBadRequest, "invalid_request_error", PromptTooLong(n, s.opts.MaxContext))
 		return
 	}
-	reply := s.opts.Responder(Turn{Prompt: prompt, Messages: msgs, Tools: tools})
-	writeAnthropic(w, r, &s.Recorder, &ev, req, reply, n, s.ids.Add(1), s.opts.ChunkDelay)
+	reply, finish := s.answered(&ev, s.opts.Responder(Turn{Prompt: prompt, Messages: msgs, Tools: tools}), *req.MaxTokens, RuleCounter{})
+	writeAnthropic(w, r, &s.Recorder, req, reply, finish, replyTokens(reply), n, s.ids.Add(1), s.opts.ChunkDelay)
 }
 
-// writeAnthropic answers a Messages request with reply (limited to its
-// max_tokens), one JSON message or the SSE events, and records ev; the
-// Anthropic emulator and Ollama's /v1/messages share it.
-func writeAnthropic(w http.ResponseWriter, r *http.Request, rec *Recorder, ev *Eval, req *anthropicRequest, reply Reply, inputTokens int, id int64, delay time.Duration) {
-	reply, finish := rec.answered(ev, reply, *req.MaxTokens)
+// writeAnthropic answers a Messages request with reply, already limited
+// and recorded, its finish reason in OpenAI's words and its output token
+// count: one JSON message or the SSE events. The Anthropic emulator and
+// Ollama's /v1/messages share it.
+func writeAnthropic(w http.ResponseWriter, r *http.Request, rec *Recorder, req *anthropicRequest, reply Reply, finish string, outTokens, inputTokens int, id int64, delay time.Duration) {
 	stop := map[string]string{"tool_calls": "tool_use", "length": "max_tokens", "stop": "end_turn"}[finish]
 	var content []anthropicOutBlock
 	if reply.Text != "" || len(reply.ToolCalls) == 0 {
@@ -355,7 +355,6 @@ func writeAnthropic(w http.ResponseWriter, r *http.Request, rec *Recorder, ev *E
 		}
 		content = append(content, anthropicOutBlock{Type: "tool_use", ID: cid, Name: c.Name, Input: &args})
 	}
-	outTokens := replyTokens(reply)
 	msg := anthropicOut{
 		ID: fmt.Sprintf("msg_%024d", id), Type: "message", Role: "assistant", Model: req.Model,
 		Content: content, StopReason: &stop, Usage: anthropicUsage{InputTokens: inputTokens, OutputTokens: outTokens},

@@ -323,7 +323,7 @@ func (s *LlamaCpp) chat(w http.ResponseWriter, r *http.Request) {
 		s.overflow(w, ev)
 		return
 	}
-	reply, finish := s.answered(&ev, s.opts.Responder(Turn{Prompt: prompt, Messages: msgs, Tools: tools}), s.generationLimit(n, req.maxTokens()))
+	reply, finish := s.answered(&ev, s.opts.Responder(Turn{Prompt: prompt, Messages: msgs, Tools: tools}), s.generationLimit(n, req.maxTokens()), RuleCounter{})
 	model := req.Model
 	if model == "" {
 		model = s.opts.Model

@@ -31,8 +31,8 @@ func filler(n int) string { return strings.Repeat("a ", n) }
 
 func ptr[T any](v T) *T { return &v }
 
-// TestOllamaHalfWindow reproduces the half-window test vectors end to end
-// through /api/generate with the real Ollama client.
+// TestOllamaHalfWindow reproduces v0.33's half-window test vectors end to
+// end through /api/generate with the real Ollama client.
 func TestOllamaHalfWindow(t *testing.T) {
 	tests := []struct {
 		name         string
@@ -50,7 +50,7 @@ func TestOllamaHalfWindow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewOllama(OllamaOptions{AddBOS: tt.bos})
+			s := NewOllama(OllamaOptions{Version: OllamaV033, AddBOS: tt.bos})
 			c, _ := ollamaClient(t, s)
 			prompt := filler(tt.sent)
 			if tt.bos {
@@ -126,7 +126,9 @@ func needleChat(n, size int) []Message {
 	return append(msgs, Message{Role: "user", Content: "What is the secret?"})
 }
 
-func TestOllamaNeedle(t *testing.T) {
+// TestOllamaNeedleV033: v0.33 drops whole messages, then keeps the head
+// and the tail of one long message, about half the window.
+func TestOllamaNeedleV033(t *testing.T) {
 	tests := []struct {
 		name      string
 		msgs      []Message
@@ -142,7 +144,7 @@ func TestOllamaNeedle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewOllama(OllamaOptions{})
+			s := NewOllama(OllamaOptions{Version: OllamaV033})
 			c, _ := ollamaClient(t, s)
 			var text strings.Builder
 			var final api.ChatResponse
@@ -213,7 +215,7 @@ func TestOllamaStreamDefault(t *testing.T) {
 		}
 	}
 	msgs := []Message{{Role: "user", Content: "SECRET: ZZ-9 what is the secret?"}}
-	if last["done"] != true || int(last["prompt_eval_count"].(float64)) != CountChat(msgs, nil, false) {
+	if last["done"] != true || int(last["prompt_eval_count"].(float64)) != s.CountChat(msgs, nil) {
 		t.Fatalf("done chunk = %v", last)
 	}
 	if lines[0]["done"] != false {
@@ -298,10 +300,10 @@ func TestOllamaErrors(t *testing.T) {
 		status int
 		want   string
 	}{
-		{"truncate false", OllamaOptions{}, api.ChatRequest{Model: "llama3.2", Messages: long, Truncate: ptr(false)}, 400, OllamaPromptTooLong},
-		{"no context shift", OllamaOptions{NoContextShift: true}, api.ChatRequest{Model: "llama3.2", Messages: long}, 400, OllamaPromptTooLong},
-		{"shift false", OllamaOptions{}, api.ChatRequest{Model: "llama3.2", Messages: long, Shift: ptr(false)}, 400, OllamaPromptTooLong},
-		{"native path", OllamaOptions{Native: true}, api.ChatRequest{Model: "llama3.2", Messages: long}, 400, string(LlamaCppOverflowBody(5007, 4096))},
+		{"truncate false", OllamaOptions{Version: OllamaV033}, api.ChatRequest{Model: "llama3.2", Messages: long, Truncate: ptr(false)}, 400, OllamaPromptTooLong},
+		{"no context shift", OllamaOptions{Version: OllamaV033, NoContextShift: true}, api.ChatRequest{Model: "llama3.2", Messages: long}, 400, OllamaPromptTooLong},
+		{"shift false", OllamaOptions{Version: OllamaV033}, api.ChatRequest{Model: "llama3.2", Messages: long, Shift: ptr(false)}, 400, OllamaPromptTooLong},
+		{"native path", OllamaOptions{Version: OllamaV033, Native: true}, api.ChatRequest{Model: "llama3.2", Messages: long}, 400, string(LlamaCppOverflowBody(5007, 4096))},
 		{"unknown model", OllamaOptions{}, api.ChatRequest{Model: "nope", Messages: long}, 404, `model "nope" not found, try pulling it first`},
 	}
 	for _, tt := range tests {
@@ -317,7 +319,7 @@ func TestOllamaErrors(t *testing.T) {
 }
 
 func TestOllamaPassthroughEndpoints(t *testing.T) {
-	s := NewOllama(OllamaOptions{Models: []string{"qwen3:14b", "llama3.2:latest"}, NumCtx: 8192, TrainedContext: 40960})
+	s := NewOllama(OllamaOptions{Version: OllamaV033, Models: []string{"qwen3:14b", "llama3.2:latest"}, NumCtx: 8192, TrainedContext: 40960})
 	c, base := ollamaClient(t, s)
 	ctx := context.Background()
 
@@ -368,7 +370,7 @@ func TestOllamaPassthroughEndpoints(t *testing.T) {
 	if err != nil || emb.PromptEvalCount != 8192 {
 		t.Fatalf("embed truncated = %v, %v", emb.PromptEvalCount, err)
 	}
-	if v, err := c.Version(ctx); err != nil || v != OllamaVersion {
+	if v, err := c.Version(ctx); err != nil || v != OllamaV033 {
 		t.Fatalf("version = %q, %v", v, err)
 	}
 	if err := c.Heartbeat(ctx); err != nil {
@@ -414,10 +416,10 @@ func TestOllamaOpenAICompat(t *testing.T) {
 	}
 }
 
-// TestOllamaClampsNumCtx checks that a num_ctx over the trained window
-// loads the trained window.
-func TestOllamaClampsNumCtx(t *testing.T) {
-	s := NewOllama(OllamaOptions{TrainedContext: 8192})
+// TestOllamaClampsNumCtxV033 checks that on v0.33 a num_ctx over the
+// trained window loads the trained window and cuts to half of it.
+func TestOllamaClampsNumCtxV033(t *testing.T) {
+	s := NewOllama(OllamaOptions{Version: OllamaV033, TrainedContext: 8192})
 	c, _ := ollamaClient(t, s)
 	err := c.Chat(context.Background(), &api.ChatRequest{Model: "llama3.2", Messages: []api.Message{{Role: "user", Content: filler(9000)}}, Options: map[string]any{"num_ctx": 200000}},
 		func(api.ChatResponse) error { return nil })

@@ -267,7 +267,7 @@ func (s *OpenAI) chat(w http.ResponseWriter, r *http.Request) {
 		s.opts.Flavor.overflow(w, max, n, mt, req.Stream)
 		return
 	}
-	reply, finish := s.answered(&ev, s.opts.Responder(Turn{Prompt: ev.Prompt, Messages: msgs, Tools: tools}), req.maxTokens())
+	reply, finish := s.answered(&ev, s.opts.Responder(Turn{Prompt: ev.Prompt, Messages: msgs, Tools: tools}), req.maxTokens(), RuleCounter{})
 	res := oaiResult{
 		id: fmt.Sprintf("chatcmpl-%d", s.ids.Add(1)), model: req.Model, reply: reply, finish: finish,
 		promptTokens: n, completionTokens: replyTokens(reply), callIDs: &s.ids,
