@@ -4,9 +4,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
+	"github.com/ctxkit/ctxkit/internal/tinymodel"
 	"github.com/ctxkit/ctxkit/tokenizer"
 )
+
+// TinyBPE returns the vocabulary of the tiny model a real Ollama runs in
+// ctxkit's end-to-end tests (package tinymodel) as a BPE: it counts every
+// text as that Ollama does. It is read once; the result is immutable and
+// shared.
+func TinyBPE() *BPE {
+	b, err := tinyBPE()
+	if err != nil {
+		panic("llmemu: the tiny model's tokenizer.json: " + err.Error()) // a build defect, caught by the tests
+	}
+	return b
+}
+
+var tinyBPE = sync.OnceValues(func() (*BPE, error) { return NewBPE(tinymodel.TokenizerJSON()) })
 
 // Counter splits text into tokens as a model's tokenizer does. An Ollama
 // emulator counts rendered prompts, cuts over-long ones and measures

@@ -65,7 +65,10 @@ type OllamaOptions struct {
 	// request.
 	Preload bool
 	// Counter counts and cuts the rendered prompts and measures the
-	// replies; nil means RuleCounter.
+	// replies; nil means TinyBPE(), the vocabulary of the tiny model a
+	// real Ollama runs in the end-to-end tests, which counts as that
+	// server does. RuleCounter counts as the guard's default estimate
+	// does: never check the guard's counting against it.
 	Counter Counter
 	// Log receives what the real server logs about truncation (WARN
 	// "truncating input prompt", DEBUG "truncating input messages which
@@ -170,7 +173,7 @@ func NewOllama(opts OllamaOptions) *Ollama {
 	s := &Ollama{opts: opts, counter: opts.Counter, log: opts.Log, mux: http.NewServeMux(),
 		params: map[string][]modelParam{}, loaded: map[string]ollamaLoad{}}
 	if s.counter == nil {
-		s.counter = RuleCounter{}
+		s.counter = TinyBPE()
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -52,9 +52,9 @@ func TestOllamaHalfWindow(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := NewOllama(OllamaOptions{Version: OllamaV033, AddBOS: tt.bos})
 			c, _ := ollamaClient(t, s)
-			prompt := filler(tt.sent)
+			prompt := fill(t, s.Counter(), tt.sent)
 			if tt.bos {
-				prompt = filler(tt.sent - 1)
+				prompt = fill(t, s.Counter(), tt.sent-1)
 			}
 			var final api.GenerateResponse
 			err := c.Generate(context.Background(), &api.GenerateRequest{
@@ -73,35 +73,17 @@ func TestOllamaHalfWindow(t *testing.T) {
 			}
 			ev, _ := s.LastEval()
 			if ev.SentTokens != tt.sent || ev.PromptTokens != tt.want || ev.Truncated != (tt.want != tt.sent) {
-				t.Fatalf("eval = %+v", ev)
+				t.Fatalf("eval: sent %d prompt %d truncated %v", ev.SentTokens, ev.PromptTokens, ev.Truncated)
 			}
 			bos := 0
 			if tt.bos {
 				bos = 1
 			}
-			if n := CountTokens(ev.Prompt) + bos; n != tt.want {
+			if n := s.Counter().Count(ev.Prompt) + bos; n != tt.want {
 				t.Fatalf("kept prompt has %d tokens, want %d", n, tt.want)
 			}
 		})
 	}
-}
-
-// layer1 is Ollama's chatPrompt loop written out plainly (quadratic), to
-// check the emulator's additive version against.
-func layer1(msgs []Message, tools []Tool, numCtx int) []Message {
-	for i := range msgs {
-		var cand []Message
-		for _, m := range msgs[:i] {
-			if m.Role == "system" {
-				cand = append(cand, m)
-			}
-		}
-		cand = append(cand, msgs[i:]...)
-		if i == len(msgs)-1 || CountChat(cand, tools, false) <= numCtx {
-			return cand
-		}
-	}
-	return msgs
 }
 
 func toAPI(msgs []Message) []api.Message {
@@ -167,16 +149,16 @@ func TestOllamaNeedleV033(t *testing.T) {
 			if ev.Truncated != tt.truncated {
 				t.Fatalf("truncated = %v, want %v", ev.Truncated, tt.truncated)
 			}
-			kept := layer1(tt.msgs, nil, tt.numCtx)
-			want := CountChat(kept, nil, false)
+			kept := layer1With(s, tt.msgs, tt.numCtx)
+			want := s.CountChat(kept, nil)
 			if want > tt.numCtx-1 {
 				want = HalfWindowLimit(tt.numCtx, 4)
 			}
 			if final.PromptEvalCount != want || ev.KeptMessages != len(kept) {
 				t.Fatalf("prompt_eval_count = %d kept %d messages, want %d and %d", final.PromptEvalCount, ev.KeptMessages, want, len(kept))
 			}
-			if final.DoneReason != "stop" || final.EvalCount != CountTokens(tt.want) {
-				t.Fatalf("done chunk = %+v", final)
+			if final.DoneReason != "stop" || final.EvalCount != s.Counter().Count(tt.want) {
+				t.Fatalf("done chunk: done_reason %q eval_count %d", final.DoneReason, final.EvalCount)
 			}
 		})
 	}
@@ -303,7 +285,8 @@ func TestOllamaErrors(t *testing.T) {
 		{"truncate false", OllamaOptions{Version: OllamaV033}, api.ChatRequest{Model: "llama3.2", Messages: long, Truncate: ptr(false)}, 400, OllamaPromptTooLong},
 		{"no context shift", OllamaOptions{Version: OllamaV033, NoContextShift: true}, api.ChatRequest{Model: "llama3.2", Messages: long}, 400, OllamaPromptTooLong},
 		{"shift false", OllamaOptions{Version: OllamaV033}, api.ChatRequest{Model: "llama3.2", Messages: long, Shift: ptr(false)}, 400, OllamaPromptTooLong},
-		{"native path", OllamaOptions{Version: OllamaV033, Native: true}, api.ChatRequest{Model: "llama3.2", Messages: long}, 400, string(LlamaCppOverflowBody(5007, 4096))},
+		{"native path", OllamaOptions{Version: OllamaV033, Native: true}, api.ChatRequest{Model: "llama3.2", Messages: long}, 400,
+			string(LlamaCppOverflowBody(NewOllama(OllamaOptions{}).CountChat([]Message{{Role: "user", Content: filler(5000)}}, nil), 4096))},
 		{"unknown model", OllamaOptions{}, api.ChatRequest{Model: "nope", Messages: long}, 404, `model "nope" not found, try pulling it first`},
 	}
 	for _, tt := range tests {
@@ -358,7 +341,7 @@ func TestOllamaPassthroughEndpoints(t *testing.T) {
 	}
 
 	emb, err := c.Embed(ctx, &api.EmbedRequest{Model: "qwen3:14b", Input: []string{"hello world", "b"}, Dimensions: 16})
-	if err != nil || len(emb.Embeddings) != 2 || len(emb.Embeddings[0]) != 16 || emb.PromptEvalCount != 5 {
+	if err != nil || len(emb.Embeddings) != 2 || len(emb.Embeddings[0]) != 16 || emb.PromptEvalCount != s.Counter().Count("hello world")+s.Counter().Count("b") {
 		t.Fatalf("embed = %+v, %v", emb, err)
 	}
 	_, err = c.Embed(ctx, &api.EmbedRequest{Model: "qwen3:14b", Input: filler(9000), Truncate: ptr(false)})
@@ -404,7 +387,7 @@ func TestOllamaOpenAICompat(t *testing.T) {
 				msgs = append(msgs, Message{Role: "user", Content: filler(tt.size)})
 			}
 			msgs = append(msgs, Message{Role: "user", Content: "What is the secret?"})
-			want := CountChat(layer1(msgs, nil, 4096), nil, false)
+			want := s.CountChat(layer1With(s, msgs, 4096), nil)
 			if res.Choices[0].Message.Content != tt.want || res.Usage.PromptTokens != int64(want) {
 				t.Fatalf("response = %q prompt_tokens %d, want %q %d", res.Choices[0].Message.Content, res.Usage.PromptTokens, tt.want, want)
 			}
