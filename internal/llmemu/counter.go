@@ -136,3 +136,17 @@ func byteDecoder() map[rune]byte {
 	}
 	return dec
 }
+
+// tokenIDs returns the ids of the tokens toks of text by c: the
+// vocabulary's when c has one (BPE), otherwise a hash of each token
+// (TokenID).
+func tokenIDs(c Counter, text string, toks []string) []int {
+	if e, ok := c.(interface{ Encode(string) []int }); ok {
+		return e.Encode(text)
+	}
+	ids := make([]int, len(toks))
+	for i, t := range toks {
+		ids[i] = TokenID(t)
+	}
+	return ids
+}

@@ -265,11 +265,17 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 	return json.RawMessage(buf.Bytes())
 }
 
-// CountChat returns the exact prompt token count of a conversation for the
-// emulators: the tokens of RenderChat(msgs, tools), plus ImageTokens per
-// image, plus 1 when bos is set.
+// CountChat returns a conversation's prompt token count by the emulators'
+// rule (RuleCounter): the tokens of RenderChat(msgs, tools), plus
+// ImageTokens per image, plus 1 when bos is set. The emulators count with
+// their Counter, by default not this rule.
 func CountChat(msgs []Message, tools []Tool, bos bool) int {
-	n := CountTokens(RenderChat(msgs, tools))
+	return countChatWith(RuleCounter{}, msgs, tools, bos)
+}
+
+// countChatWith is CountChat by c.
+func countChatWith(c Counter, msgs []Message, tools []Tool, bos bool) int {
+	n := c.Count(RenderChat(msgs, tools))
 	for _, m := range msgs {
 		n += m.Images * ImageTokens
 	}
@@ -471,9 +477,6 @@ func limitReplyWith(c Counter, text string, max int) (string, bool) {
 	}
 	return out, true
 }
-
-// replyTokens is the output token count of a reply by the emulators' rule.
-func replyTokens(r Reply) int { return replyTokensWith(RuleCounter{}, r) }
 
 // replyTokensWith is the output token count of a reply by c.
 func replyTokensWith(c Counter, r Reply) int {

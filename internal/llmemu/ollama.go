@@ -224,7 +224,7 @@ func readParam(p Parameter) (modelParam, error) {
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(p.Value), 64)
 	if err != nil {
-		return modelParam{}, fmt.Errorf("Modelfile PARAMETER %s %q: not a number", p.Name, p.Value)
+		return modelParam{}, fmt.Errorf("the Modelfile line PARAMETER %s %q: not a number", p.Name, p.Value)
 	}
 	return modelParam{name: p.Name, value: f}, nil
 }

@@ -26,8 +26,9 @@ func ollamaClient(t *testing.T, s *Ollama) (*api.Client, string) {
 	return api.NewClient(u, srv.Client()), srv.URL
 }
 
-// filler returns text of exactly n tokens: n one-letter words.
-func filler(n int) string { return strings.Repeat("a ", n) }
+// filler returns text of exactly n tokens by the emulators' rule and by
+// the tiny model's BPE: n one-letter words, each after a space.
+func filler(n int) string { return strings.Repeat(" a", n) }
 
 func ptr[T any](v T) *T { return &v }
 
