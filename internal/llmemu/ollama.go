@@ -64,6 +64,9 @@ type OllamaOptions struct {
 	// its default window; otherwise a model is loaded by its first
 	// request.
 	Preload bool
+	// MaxLoadedModels is OLLAMA_MAX_LOADED_MODELS: loading one more
+	// unloads the least recently used; 0 means no limit.
+	MaxLoadedModels int
 	// Counter counts and cuts the rendered prompts and measures the
 	// replies; nil means TinyBPE(), the vocabulary of the tiny model a
 	// real Ollama runs in the end-to-end tests, which counts as that
@@ -129,6 +132,7 @@ type Ollama struct {
 
 	mu     sync.Mutex
 	loaded map[string]ollamaLoad // model → its last load
+	uses   int64                 // requests that used a model so far
 }
 
 // modelParam is a Modelfile parameter with its value read: a float64 (as
@@ -140,9 +144,10 @@ type modelParam struct {
 
 // ollamaLoad is one load of a model.
 type ollamaLoad struct {
-	asked  int // num_ctx asked for (the scheduler compares these)
-	numCtx int // the window loaded: asked, capped by the trained context
-	count  int // loads of this model so far
+	asked  int   // num_ctx asked for (the scheduler compares these)
+	numCtx int   // the window loaded: asked, capped by the trained context; 0: not loaded
+	count  int   // loads of this model so far
+	used   int64 // when it was last used, in requests
 }
 
 // NewOllama returns an Ollama emulator. It panics on an unknown Version,
@@ -611,14 +616,45 @@ func HalfWindowLimit(numCtx, nKeep int) int {
 func (s *Ollama) load(model string, run ollamaRun) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.uses++
 	l := s.loaded[model]
 	if l.numCtx > 0 && l.asked == run.asked {
+		l.used = s.uses
+		s.loaded[model] = l
 		return
 	}
 	if run.asked > s.opts.TrainedContext {
 		s.log.Warn("requested context size too large for model", "num_ctx", run.asked, "n_ctx_train", s.opts.TrainedContext)
 	}
-	s.loaded[model] = ollamaLoad{asked: run.asked, numCtx: run.numCtx, count: l.count + 1}
+	if max := s.opts.MaxLoadedModels; max > 0 && l.numCtx == 0 {
+		for s.loadedCount() >= max {
+			s.evictLRU()
+		}
+	}
+	s.loaded[model] = ollamaLoad{asked: run.asked, numCtx: run.numCtx, count: l.count + 1, used: s.uses}
+}
+
+// loadedCount is the number of models loaded; s.mu is held.
+func (s *Ollama) loadedCount() int {
+	n := 0
+	for _, l := range s.loaded {
+		if l.numCtx > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// evictLRU unloads the least recently used model; s.mu is held.
+func (s *Ollama) evictLRU() {
+	victim := ""
+	for m, l := range s.loaded {
+		if l.numCtx > 0 && (victim == "" || l.used < s.loaded[victim].used) {
+			victim = m
+		}
+	}
+	l := s.loaded[victim]
+	s.loaded[victim] = ollamaLoad{count: l.count}
 }
 
 // loadOrUnload answers a request with nothing to generate, which Ollama

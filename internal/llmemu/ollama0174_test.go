@@ -598,3 +598,28 @@ func TestOllamaVersion(t *testing.T) {
 		}()
 	}
 }
+
+// TestOllamaMaxLoadedModels: loading one model more than
+// OLLAMA_MAX_LOADED_MODELS unloads the least recently used.
+func TestOllamaMaxLoadedModels(t *testing.T) {
+	s := NewOllama(OllamaOptions{Models: []string{"a:latest", "b:latest", "c:latest"}, MaxLoadedModels: 2})
+	c, _ := ollamaClient(t, s)
+	for _, step := range []struct {
+		model string
+		want  map[string]int
+	}{
+		{"a", map[string]int{"a:latest": 4096}},
+		{"b", map[string]int{"a:latest": 4096, "b:latest": 4096}},
+		{"a", map[string]int{"a:latest": 4096, "b:latest": 4096}},
+		{"c", map[string]int{"a:latest": 4096, "c:latest": 4096}}, // b was used least recently
+		{"b", map[string]int{"b:latest": 4096, "c:latest": 4096}},
+	} {
+		chatOnce(t, c, &api.ChatRequest{Model: step.model, Messages: []api.Message{{Role: "user", Content: "hi"}}})
+		if got := s.Loaded(); !equalMaps(got, step.want) {
+			t.Fatalf("after %s: loaded %v, want %v", step.model, got, step.want)
+		}
+	}
+	if n := s.LoadCount("b:latest"); n != 2 {
+		t.Fatalf("b loaded %d times", n)
+	}
+}
