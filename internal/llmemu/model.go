@@ -11,10 +11,10 @@
 //
 //   - Ollama truncates silently. First whole messages go from the front
 //     (system messages and the last message are kept) until the rendered
-//     prompt fits num_ctx; then, on v0.17.4 (the default, checked against
+//     prompt fits num_ctx; then, on v0.17.4 (the default, compared with
 //     the real server), a prompt still longer than the window keeps its
 //     first num_keep tokens and its tail, exactly num_ctx tokens in all
-//     (prompt_eval_count num_ctx, done_reason "length"); on v0.33
+//     (prompt_eval_count num_ctx); on v0.33
 //     (OllamaOptions.Version) it keeps num_ctx − max((num_ctx−nKeep)/2, 1)
 //     tokens. It answers 200 OK with prompt_eval_count equal to the tokens
 //     kept.

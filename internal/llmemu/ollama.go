@@ -5,18 +5,20 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // The Ollama releases an emulator can be (OllamaOptions.Version).
 const (
 	// OllamaV0174 is Ollama v0.17.4, the newest release the Go module
-	// proxy serves, on its llama.cpp runner; its behaviour here was
-	// checked against the real server (the default).
+	// proxy serves, on its llama.cpp runner (the default); the emulator is
+	// compared with the real server by TestEmulatorMatchesRealOllama.
 	OllamaV0174 = "0.17.4"
 	// OllamaV033 is Ollama v0.33.0 on llama-server (v0.30+): the
 	// half-window cut, the 400s of models without context shift and of
@@ -111,8 +113,8 @@ const OllamaInputTooLong = "the input length exceeds the context length"
 //     the window the model loaded with (num_ctx capped by the trained
 //     context), keeps its first num_keep tokens (+1 for BOS) and its last
 //     ones, exactly a window's worth, and logs a WARN. prompt_eval_count
-//     is then exactly the window and done_reason "length", as measured
-//     on the real server (no room is left to generate).
+//     is then exactly the window; the reply goes on past it (context
+//     shift), so done_reason says nothing of the cut.
 //
 // With "truncate": false neither cut happens and an over-long prompt gets
 // 400 {"error":"the input length exceeds the context length"}. Any change
@@ -241,10 +243,10 @@ func (s *Ollama) v0174() bool { return s.opts.Version == OllamaV0174 }
 func (s *Ollama) Version() string { return s.opts.Version }
 
 // CountChat returns the rendered prompt's token count as this emulator
-// counts it (its Counter; ImageTokens per image; no BOS): what the server
-// compares with num_ctx when it drops messages.
+// counts it (collated and rendered, by its Counter; ImageTokens per image;
+// no BOS): what the server compares with num_ctx when it drops messages.
 func (s *Ollama) CountChat(msgs []Message, tools []Tool) int {
-	n := s.counter.Count(RenderChat(msgs, tools))
+	n := s.counter.Count(renderOllama(msgs, tools))
 	for _, m := range msgs {
 		n += m.Images * ImageTokens
 	}
@@ -469,46 +471,98 @@ func (s *Ollama) bos() int {
 	return 0
 }
 
+// collate merges consecutive messages of one role, tool messages
+// excepted, as Ollama's Go template does before rendering: their contents
+// joined by a blank line (the later messages' tool calls and images are
+// not carried over).
+func collate(msgs []Message) []Message {
+	out := make([]Message, 0, len(msgs))
+	for _, m := range msgs {
+		if n := len(out); n > 0 && out[n-1].Role == m.Role && m.Role != "tool" {
+			out[n-1].Content += "\n\n" + m.Content
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// renderOllama renders msgs as Ollama does: collated, then the template.
+func renderOllama(msgs []Message, tools []Tool) string { return RenderChat(collate(msgs), tools) }
+
 // layer1 drops whole messages from the front, keeping the system messages
 // and the last message, until the rendered prompt has at most numCtx
-// tokens (server/prompt.go chatPrompt; no BOS is counted there). It
-// returns the kept messages and the count of all of them.
+// tokens, images of the messages from the first kept on counting
+// ImageTokens each (server/prompt.go chatPrompt; no BOS is counted there).
+// It returns the kept messages and the count of all of them.
+//
+// Each candidate is counted as Ollama renders it, collated, without
+// rendering it whole: every collated message starts with the ImStart
+// special token, which the tokenizer splits out before anything else, so
+// no token spans two of them and a candidate's count is the sum of its
+// collated messages' counts. A candidate is the system messages before i
+// (one collated message, with the run at i when that is a system run too),
+// the rest of the run at i, and the runs after it, as in the whole list.
 func (s *Ollama) layer1(msgs []Message, tools []Tool, numCtx int, truncate bool) ([]Message, int) {
-	// Every message starts with the ImStart special token, which the
-	// tokenizer splits out before anything else, so no token spans two
-	// messages and the count of any list is the sum of its parts' counts.
+	n := len(msgs)
 	head := s.counter.Count(RenderChat(nil, tools)) // tools block and generation prompt
-	counts := make([]int, len(msgs))
-	total := head
-	for i, m := range msgs {
+	group := func(ms []Message) int {               // one collated message
+		if len(ms) == 0 {
+			return 0
+		}
 		var b strings.Builder
-		renderMessage(&b, m)
-		counts[i] = s.counter.Count(b.String()) + m.Images*ImageTokens
-		total += counts[i]
+		renderMessage(&b, collate(ms)[0])
+		return s.counter.Count(b.String())
 	}
-	if !truncate || len(msgs) == 0 {
+	runEnd := make([]int, n) // the last message of the run that goes on from i
+	for i := n - 1; i >= 0; i-- {
+		runEnd[i] = i
+		if i+1 < n && msgs[i+1].Role == msgs[i].Role && msgs[i].Role != "tool" {
+			runEnd[i] = runEnd[i+1]
+		}
+	}
+	after := make([]int, n+1)  // tokens of the runs from i, i a run's start
+	images := make([]int, n+1) // ImageTokens of the messages from i
+	for i := n - 1; i >= 0; i-- {
+		images[i] = images[i+1] + msgs[i].Images*ImageTokens
+		if i == 0 || runEnd[i-1] != runEnd[i] {
+			after[i] = group(msgs[i:runEnd[i]+1]) + after[runEnd[i]+1]
+		}
+	}
+	var sys []Message // system messages before i
+	sysCount := 0
+	candidate := func(i int) int {
+		rest := after[runEnd[i]+1]
+		if msgs[i].Role == "system" {
+			return head + group(append(slices.Clip(sys), msgs[i:runEnd[i]+1]...)) + rest + images[i]
+		}
+		run := after[i]
+		if i > 0 && runEnd[i-1] == runEnd[i] { // i is inside a run
+			run = group(msgs[i:runEnd[i]+1]) + rest
+		}
+		return head + sysCount + run + images[i]
+	}
+	if n == 0 {
+		return msgs, head
+	}
+	total := candidate(0)
+	if !truncate {
 		return msgs, total
 	}
-	sys := 0 // tokens of the system messages before i
-	rest := total - head
 	for i := range msgs {
-		if i == len(msgs)-1 || head+sys+rest <= numCtx {
+		if i == n-1 || candidate(i) <= numCtx {
 			if i == 0 {
 				return msgs, total
 			}
 			var kept []Message
-			for _, m := range msgs[:i] {
-				if m.Role == "system" {
-					kept = append(kept, m)
-				}
-			}
-			s.log.Debug("truncating input messages which exceed context length", "truncated", len(msgs)-i)
+			kept = append(kept, sys...)
+			s.log.Debug("truncating input messages which exceed context length", "truncated", n-i)
 			return append(kept, msgs[i:]...), total
 		}
 		if msgs[i].Role == "system" {
-			sys += counts[i]
+			sys = append(sys, msgs[i])
+			sysCount = group(sys)
 		}
-		rest -= counts[i]
 	}
 	return msgs, total
 }
@@ -521,7 +575,7 @@ func (s *Ollama) cutChat(msgs []Message, tools []Tool, run ollamaRun, truncate, 
 	for _, m := range kept {
 		images += m.Images
 	}
-	prompt := RenderChat(kept, tools)
+	prompt := renderOllama(kept, tools)
 	n := s.counter.Count(prompt) + images*ImageTokens + s.bos()
 	if s.v0174() {
 		s.runnerCut(&cut, prompt, n, run, truncate)
@@ -797,31 +851,39 @@ type ollamaOut struct {
 
 // answer asks the model for its reply to what the server kept and limits
 // it as the emulated version does. It returns the reply and the
-// done_reason, "stop" or "length":
-//   - num_predict cuts the reply ("length");
-//   - on v0.17.4 the runner stops when the window is full: with shift
-//     false the reply gets only the room the prompt left; a prompt that
-//     fills the window answers "length" (the real server did so, measured).
+// done_reason, "stop" or "length".
+//
+// On v0.17.4 the runner (runner/llamarunner) emits a sampled token before
+// it feeds the token back, and checks its limits before feeding: a reply
+// of num_predict tokens or more ends "length" after num_predict tokens;
+// with shift false a reply that reaches the window's end ends "length"
+// after num_ctx − prompt + 1 tokens. With shift (the default) a full
+// window is shifted and the reply goes on. On v0.33 num_predict alone cuts
+// the reply ("length" when it is longer).
 func (s *Ollama) answer(cut ollamaCut, tools []Tool, run ollamaRun, maxTokens int, shift bool) (Reply, string) {
 	turn := Turn{Prompt: cut.prompt, Tools: tools, Messages: cut.kept}
 	reply := s.opts.Responder(turn)
-	text, short := limitReplyWith(s.counter, reply.Text, maxTokens)
-	reply.Text = text
 	if !s.v0174() {
+		text, short := limitReplyWith(s.counter, reply.Text, maxTokens)
+		reply.Text = text
 		return reply, reason(short)
 	}
-	room := run.numCtx - cut.eval
-	if !shift {
-		if room <= 0 {
-			return Reply{}, "length"
+	toks := s.counter.Split(reply.Text)
+	emitted, length := len(toks), false
+	if maxTokens > 0 && len(toks) >= maxTokens {
+		emitted, length = maxTokens, true
+	}
+	if room := run.numCtx - cut.eval + 1; !shift && len(toks) >= room {
+		emitted, length = min(emitted, room), true
+	}
+	if emitted < len(toks) {
+		text := strings.Join(toks[:emitted], "")
+		for len(text) > 0 && !utf8.ValidString(text) {
+			text = text[:len(text)-1] // the runner holds back a partial character
 		}
-		text, cutRoom := limitReplyWith(s.counter, reply.Text, room)
-		reply.Text, short = text, short || cutRoom
+		reply.Text = text
 	}
-	if room <= 0 {
-		short = true
-	}
-	return reply, reason(short)
+	return reply, reason(length)
 }
 
 func reason(length bool) string {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -92,7 +93,8 @@ func generateFinal(t *testing.T, c *api.Client, prompt string, opts map[string]a
 // TestOllamaRunnerCut: v0.17.4's runner cuts a prompt longer than the
 // window to exactly the window, keeping num_keep tokens (+1 for BOS) and
 // the tail, and logs the WARN the real server logged ("limit=2048
-// prompt=6026 keep=5 new=2048", measured).
+// prompt=6026 keep=5 new=2048", measured); the reply goes on (context
+// shift): done_reason does not tell.
 func TestOllamaRunnerCut(t *testing.T) {
 	tests := []struct {
 		name         string
@@ -103,12 +105,12 @@ func TestOllamaRunnerCut(t *testing.T) {
 		reason       string
 	}{
 		{"fits", 2048, 2000, false, nil, 2000, 0, "stop"},
-		{"fills the window exactly", 2048, 2048, false, nil, 2048, 0, "length"},
-		{"one token over", 2048, 2049, false, nil, 2048, 4, "length"},
-		{"measured: 6026 with BOS into 2048", 2048, 6026, true, nil, 2048, 5, "length"},
-		{"num_keep 0 keeps only BOS", 2048, 6026, true, ptr(0), 2048, 1, "length"},
-		{"num_keep -1 keeps the head", 1024, 3000, false, ptr(-1), 1024, 1023, "length"},
-		{"num_keep 100", 1024, 3000, false, ptr(100), 1024, 100, "length"},
+		{"fills the window exactly", 2048, 2048, false, nil, 2048, 0, "stop"},
+		{"one token over", 2048, 2049, false, nil, 2048, 4, "stop"},
+		{"measured: 6026 with BOS into 2048", 2048, 6026, true, nil, 2048, 5, "stop"},
+		{"num_keep 0 keeps only BOS", 2048, 6026, true, ptr(0), 2048, 1, "stop"},
+		{"num_keep -1 keeps the head", 1024, 3000, false, ptr(-1), 1024, 1023, "stop"},
+		{"num_keep 100", 1024, 3000, false, ptr(100), 1024, 100, "stop"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,7 +193,7 @@ func chatOnce(t *testing.T, c *api.Client, req *api.ChatRequest) (string, api.Ch
 // TestOllamaNeedle: v0.17.4 drops whole messages from the front (system
 // and last kept, prompt_eval_count small, only a DEBUG log), and cuts one
 // long message to the window, keeping the head's num_keep tokens and the
-// tail (prompt_eval_count exactly num_ctx, done_reason "length", a WARN).
+// tail (prompt_eval_count exactly num_ctx, a WARN).
 func TestOllamaNeedle(t *testing.T) {
 	c0 := NewOllama(OllamaOptions{}).Counter()
 	tests := []struct {
@@ -229,7 +231,7 @@ func TestOllamaNeedle(t *testing.T) {
 			}
 			want, reason := s.CountChat(kept, nil), "stop"
 			if tt.evalFull {
-				want, reason = tt.numCtx, "length"
+				want = tt.numCtx
 			}
 			if final.PromptEvalCount != want || final.DoneReason != reason {
 				t.Fatalf("prompt_eval_count %d done_reason %q, want %d %q", final.PromptEvalCount, final.DoneReason, want, reason)
@@ -378,7 +380,7 @@ func TestOllamaWindow(t *testing.T) {
 	}
 	_, final := chatOnce(t, c, &api.ChatRequest{Model: "tiny", Messages: msgs, Options: map[string]any{"num_ctx": 16384}})
 	ev, _ := s.LastEval()
-	if final.PromptEvalCount != 8192 || ev.KeptMessages != 10 || final.DoneReason != "length" {
+	if final.PromptEvalCount != 8192 || ev.KeptMessages != 10 || final.DoneReason != "stop" {
 		t.Fatalf("prompt_eval_count %d, kept %d messages, done_reason %q", final.PromptEvalCount, ev.KeptMessages, final.DoneReason)
 	}
 
@@ -414,7 +416,8 @@ func equalMaps(a, b map[string]int) bool {
 }
 
 // TestOllamaShiftFalse: with "shift": false the runner stops when the
-// window is full: the reply gets only the room the prompt left.
+// window is full: the reply gets the room the prompt left, plus the token
+// sampled last, which it emits before it finds no room to feed it back.
 func TestOllamaShiftFalse(t *testing.T) {
 	const answer = "one two three four five"
 	s := NewOllama(OllamaOptions{Responder: func(Turn) Reply { return Reply{Text: answer} }})
@@ -426,9 +429,10 @@ func TestOllamaShiftFalse(t *testing.T) {
 	}{
 		{100 - n - 1, -1},
 		{100 - n, -1},
-		{100 - n + 2, n - 2},
-		{100, 0},
-		{300, 0},
+		{100 - n + 1, n},
+		{100 - n + 3, n - 2},
+		{100, 1},
+		{300, 1},
 	} {
 		var text strings.Builder
 		var final api.GenerateResponse
@@ -449,6 +453,17 @@ func TestOllamaShiftFalse(t *testing.T) {
 		}
 		if text.String() != want || final.DoneReason != reason || final.EvalCount != s.Counter().Count(want) {
 			t.Errorf("prompt %d: %q %q (%d tokens), want %q %q", tt.prompt, text.String(), final.DoneReason, final.EvalCount, want, reason)
+		}
+	}
+	// num_predict is checked before the next token is sampled: a reply of
+	// exactly num_predict tokens ends "length" too.
+	for _, tt := range []struct {
+		numPredict int
+		reason     string
+	}{{n - 1, "length"}, {n, "length"}, {n + 1, "stop"}} {
+		final := generateFinal(t, c, "hi", map[string]any{"num_predict": tt.numPredict})
+		if final.DoneReason != tt.reason || final.EvalCount != min(n, tt.numPredict) {
+			t.Errorf("num_predict %d: %q, %d tokens", tt.numPredict, final.DoneReason, final.EvalCount)
 		}
 	}
 }
@@ -504,7 +519,7 @@ func TestOllamaOpenAIUsageChunk(t *testing.T) {
 		t.Fatalf("done %v, %d chunks", done, len(chunks))
 	}
 	finish, usage := chunks[len(chunks)-2], chunks[len(chunks)-1]
-	if len(finish.Choices) != 1 || finish.Choices[0].FinishReason == nil || *finish.Choices[0].FinishReason != "length" || finish.Usage != nil {
+	if len(finish.Choices) != 1 || finish.Choices[0].FinishReason == nil || *finish.Choices[0].FinishReason != "stop" || finish.Usage != nil {
 		t.Fatalf("finish chunk = %+v", finish)
 	}
 	if len(usage.Choices) != 0 || usage.Usage == nil || usage.Usage.PromptTokens != 2048 {
@@ -519,7 +534,7 @@ func TestOllamaOpenAIUsageChunk(t *testing.T) {
 	oc, _ := oaiClient(t, m)
 	res, err := oc.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "llama3.2",
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(fill(t, m.Counter(), 3000))}})
-	if err != nil || res.Usage.PromptTokens != 1024 || res.Choices[0].FinishReason != "length" {
+	if err != nil || res.Usage.PromptTokens != 1024 || res.Choices[0].FinishReason != "stop" {
 		t.Fatalf("%+v, %v", res, err)
 	}
 }
@@ -621,5 +636,65 @@ func TestOllamaMaxLoadedModels(t *testing.T) {
 	}
 	if n := s.LoadCount("b:latest"); n != 2 {
 		t.Fatalf("b loaded %d times", n)
+	}
+}
+
+// TestOllamaLayer1Collated: the message drop counts each candidate as
+// Ollama renders it, consecutive messages of one role merged (tool
+// messages apart), the system messages before it first: the emulator's
+// sum of parts equals rendering each candidate whole, on lists with runs,
+// system messages in the middle, tool messages and images.
+func TestOllamaLayer1Collated(t *testing.T) {
+	s := NewOllama(OllamaOptions{})
+	c := s.Counter()
+	roles := []string{"user", "user", "system", "assistant", "tool", "tool", "user", "system", "system", "user", "assistant", "assistant", "user"}
+	var msgs []Message
+	for i, r := range roles {
+		m := Message{Role: r, Content: fmt.Sprintf("message %d:%s", i, fill(t, c, 50+10*i))}
+		if i == 6 {
+			m.Images = 1
+		}
+		msgs = append(msgs, m)
+	}
+	// Reference: chatPrompt's loop, each candidate rendered whole.
+	whole := func(numCtx int) ([]Message, int) {
+		count := func(ms []Message) int {
+			n := c.Count(renderOllama(ms, nil))
+			return n
+		}
+		total := count(msgs) + ImageTokens
+		for i := range msgs {
+			var cand []Message
+			for _, m := range msgs[:i] {
+				if m.Role == "system" {
+					cand = append(cand, m)
+				}
+			}
+			cand = append(cand, msgs[i:]...)
+			n := count(cand)
+			if i <= 6 {
+				n += ImageTokens // images of msgs[i:] only
+			}
+			if i == len(msgs)-1 || n <= numCtx {
+				return cand, total
+			}
+		}
+		return msgs, total
+	}
+	for numCtx := 200; numCtx <= 2600; numCtx += 50 {
+		got, gotTotal := s.layer1(msgs, nil, numCtx, true)
+		want, wantTotal := whole(numCtx)
+		if gotTotal != wantTotal || len(got) != len(want) {
+			t.Fatalf("num_ctx %d: kept %d messages of %d tokens, want %d of %d", numCtx, len(got), gotTotal, len(want), wantTotal)
+		}
+		for i := range got {
+			if got[i].Content != want[i].Content {
+				t.Fatalf("num_ctx %d: message %d differs", numCtx, i)
+			}
+		}
+	}
+	// collate joins a run's contents with a blank line.
+	if got := collate([]Message{{Role: "user", Content: "a"}, {Role: "user", Content: "b"}, {Role: "tool", Content: "c"}, {Role: "tool", Content: "d"}}); len(got) != 3 || got[0].Content != "a\n\nb" {
+		t.Fatalf("collate = %+v", got)
 	}
 }

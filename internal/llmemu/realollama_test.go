@@ -30,7 +30,10 @@ type outcome struct {
 	// PromptEvalCount is the done chunk's prompt_eval_count (chat,
 	// generate, embed) or the usage chunk's prompt_tokens (/v1).
 	PromptEvalCount int
-	DoneReason      string // when the case compares it
+	// DoneReason and EvalCount, when the case compares them (the real
+	// model's replies are noise: only a reply the window cuts is alike).
+	DoneReason string
+	EvalCount  int
 	// Cut is the runner's WARN "truncating input prompt", as
 	// "limit=… prompt=… keep=… new=…", or "".
 	Cut string
@@ -45,7 +48,7 @@ type realCase struct {
 	name   string
 	path   string
 	body   map[string]any
-	reason bool // compare done_reason
+	reason bool // compare done_reason and eval_count
 }
 
 // TestEmulatorMatchesRealOllama sends the same requests to a real Ollama
@@ -82,7 +85,7 @@ func TestEmulatorMatchesRealOllama(t *testing.T) {
 		{"generate fits", "/api/generate", map[string]any{"model": "tiny", "raw": true, "prompt": varied(t, c, 1000), "options": map[string]any{"num_ctx": 2048, "num_predict": 4}}, false},
 		{"generate over num_ctx", "/api/generate", map[string]any{"model": "tiny", "raw": true, "prompt": long, "options": map[string]any{"num_ctx": 2048, "num_predict": 4}}, false},
 		{"chat, one message over num_ctx", "/api/chat", map[string]any{"model": "tiny", "messages": user(long), "options": map[string]any{"num_ctx": 2048, "num_predict": 4}}, false},
-		{"chat, one message over num_ctx, no num_predict", "/api/chat", map[string]any{"model": "tiny", "messages": user(long), "options": map[string]any{"num_ctx": 2048}}, true},
+		{"chat, one message over num_ctx, shift false", "/api/chat", map[string]any{"model": "tiny", "messages": user(long), "shift": false, "options": map[string]any{"num_ctx": 2048}}, true},
 		{"chat, num_keep 0", "/api/chat", map[string]any{"model": "tiny", "messages": user(long), "options": map[string]any{"num_ctx": 2048, "num_keep": 0, "num_predict": 4}}, false},
 		{"chat, six messages over num_ctx", "/api/chat", map[string]any{"model": "tiny", "messages": six, "options": map[string]any{"num_ctx": 2048, "num_predict": 4}}, false},
 		{"chat, truncate false", "/api/chat", map[string]any{"model": "tiny", "messages": six, "truncate": false, "options": map[string]any{"num_ctx": 2048}}, false},
@@ -112,9 +115,17 @@ func TestEmulatorMatchesRealOllama(t *testing.T) {
 			}
 			if got != want {
 				t.Errorf("real Ollama:\n  %+v\nemulator:\n  %+v", got, want)
+			} else {
+				t.Logf("both: %+v", got)
 			}
 		})
 	}
+
+	var version struct {
+		Version string `json:"version"`
+	}
+	realGet(t, real.URL()+"/api/version", &version)
+	t.Logf("the real server's /api/version: %q (the emulator's: %q)", version.Version, emu.Version())
 
 	// /api/show: the cap and the Modelfile's parameters, formatted alike.
 	for _, model := range []string{"tiny", "tuned"} {
@@ -202,7 +213,7 @@ func runOutcome(t *testing.T, base string, tc realCase) outcome {
 	} else {
 		out.PromptEvalCount = int(num(last["prompt_eval_count"]))
 		if tc.reason {
-			out.DoneReason = fmt.Sprint(last["done_reason"])
+			out.DoneReason, out.EvalCount = fmt.Sprint(last["done_reason"]), int(num(last["eval_count"]))
 		}
 	}
 	var ps struct {
