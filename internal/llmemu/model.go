@@ -26,12 +26,15 @@
 // # Tokens and template
 //
 // The chat messages are rendered with a ChatML-like template
-// ([RenderChat]) and the rendered text is counted. The Ollama emulator
-// counts with its [Counter] (OllamaOptions.Counter): a real byte-level
-// BPE vocabulary ([BPE]) or the emulators' own rule ([RuleCounter]); the
-// other emulators count with the rule ([Tokenize], [CountChat]). The rule
-// is the one the guard's default estimate applies, so a test that checks
-// the guard's counting must run against a BPE counter, never the rule.
+// ([RenderChat]; Ollama first merges consecutive messages of one role, as
+// its Go template does) and the rendered text is counted with the
+// emulator's [Counter] (each Options.Counter). By default that is
+// [TinyBPE]: the real byte-level BPE vocabulary of the tiny model a real
+// Ollama runs in the end-to-end tests (package tinymodel), read by package
+// tokenizer, so the Ollama emulator counts as that server does. The
+// emulators' own rule ([Tokenize], [CountChat], [RuleCounter]) is the rule
+// the guard's default estimate applies: a test that checks the guard's
+// counting must never count with it.
 //
 // # The model
 //
