@@ -18,12 +18,12 @@ import (
 
 // TestOllamaRecovers: with an estimate that undercounts punctuation
 // (compact.Estimate), a last message too big for the window even after
-// Ollama dropped every earlier message is refused: on the native path
-// with llama-server's 400 inside Ollama's error string, without context
-// shift with Ollama's own message. The guard recalibrates, shrinks the
-// message in place and retries once.
+// Ollama dropped every earlier message is refused by Ollama v0.33: on the
+// native path with llama-server's 400 inside Ollama's error string,
+// without context shift with Ollama's own message. The guard
+// recalibrates, shrinks the message in place and retries once.
 func TestOllamaRecovers(t *testing.T) {
-	for _, o := range []llmemu.OllamaOptions{{NumCtx: 4096, Native: true}, {NumCtx: 4096, NoContextShift: true}} {
+	for _, o := range []llmemu.OllamaOptions{{Version: llmemu.OllamaV033, NumCtx: 4096, Native: true}, {Version: llmemu.OllamaV033, NumCtx: 4096, NoContextShift: true}} {
 		emu := llmemu.NewOllama(o)
 		gw := newGuard(t, guard.Options{Ollama: serve(t, emu), Counter: compact.EstimateCounter{}})
 		msgs := []msg{

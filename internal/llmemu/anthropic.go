@@ -19,6 +19,10 @@ type AnthropicOptions struct {
 	Models []string
 	// Responder replaces the default model, Think.
 	Responder Responder
+	// Counter counts the prompts and replies; nil means TinyBPE(), a
+	// real byte-level BPE vocabulary. RuleCounter counts as the guard's
+	// default estimate does: never check the guard's counting against it.
+	Counter Counter
 }
 
 // Anthropic emulates the Anthropic Messages API: /v1/messages (not
@@ -44,6 +48,9 @@ func NewAnthropic(opts AnthropicOptions) *Anthropic {
 	}
 	if opts.Responder == nil {
 		opts.Responder = Think
+	}
+	if opts.Counter == nil {
+		opts.Counter = TinyBPE()
 	}
 	s := &Anthropic{opts: opts, mux: http.NewServeMux()}
 	s.mux.HandleFunc("POST /v1/messages", s.messages)
@@ -287,7 +294,7 @@ func (s *Anthropic) countTokens(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, "application/json", map[string]int{"input_tokens": CountChat(msgs, tools, false)})
+	writeJSON(w, http.StatusOK, "application/json", map[string]int{"input_tokens": countChatWith(s.opts.Counter, msgs, tools, false)})
 }
 
 type anthropicUsage struct {
@@ -321,7 +328,7 @@ func (s *Anthropic) messages(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	n := CountChat(msgs, tools, false)
+	n := countChatWith(s.opts.Counter, msgs, tools, false)
 	prompt := RenderChat(msgs, tools)
 	ev := Eval{Path: r.URL.Path, Model: req.Model, SentTokens: n, PromptTokens: n, SentMessages: len(msgs), KeptMessages: len(msgs), Prompt: prompt}
 	if n > s.opts.MaxContext {
@@ -330,15 +337,15 @@ func (s *Anthropic) messages(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, http.StatusBadRequest, "invalid_request_error", PromptTooLong(n, s.opts.MaxContext))
 		return
 	}
-	reply := s.opts.Responder(Turn{Prompt: prompt, Messages: msgs, Tools: tools})
-	writeAnthropic(w, r, &s.Recorder, &ev, req, reply, n, s.ids.Add(1), s.opts.ChunkDelay)
+	reply, finish := s.answered(&ev, s.opts.Responder(Turn{Prompt: prompt, Messages: msgs, Tools: tools}), *req.MaxTokens, s.opts.Counter)
+	writeAnthropic(w, r, &s.Recorder, req, reply, finish, replyTokensWith(s.opts.Counter, reply), n, s.ids.Add(1), s.opts.ChunkDelay)
 }
 
-// writeAnthropic answers a Messages request with reply (limited to its
-// max_tokens), one JSON message or the SSE events, and records ev; the
-// Anthropic emulator and Ollama's /v1/messages share it.
-func writeAnthropic(w http.ResponseWriter, r *http.Request, rec *Recorder, ev *Eval, req *anthropicRequest, reply Reply, inputTokens int, id int64, delay time.Duration) {
-	reply, finish := rec.answered(ev, reply, *req.MaxTokens)
+// writeAnthropic answers a Messages request with reply, already limited
+// and recorded, its finish reason in OpenAI's words and its output token
+// count: one JSON message or the SSE events. The Anthropic emulator and
+// Ollama's /v1/messages share it.
+func writeAnthropic(w http.ResponseWriter, r *http.Request, rec *Recorder, req *anthropicRequest, reply Reply, finish string, outTokens, inputTokens int, id int64, delay time.Duration) {
 	stop := map[string]string{"tool_calls": "tool_use", "length": "max_tokens", "stop": "end_turn"}[finish]
 	var content []anthropicOutBlock
 	if reply.Text != "" || len(reply.ToolCalls) == 0 {
@@ -355,7 +362,6 @@ func writeAnthropic(w http.ResponseWriter, r *http.Request, rec *Recorder, ev *E
 		}
 		content = append(content, anthropicOutBlock{Type: "tool_use", ID: cid, Name: c.Name, Input: &args})
 	}
-	outTokens := replyTokens(reply)
 	msg := anthropicOut{
 		ID: fmt.Sprintf("msg_%024d", id), Type: "message", Role: "assistant", Model: req.Model,
 		Content: content, StopReason: &stop, Usage: anthropicUsage{InputTokens: inputTokens, OutputTokens: outTokens},

@@ -32,7 +32,7 @@ func anthropicNeedle(first string, n, size int) ([]anthropic.MessageParam, int) 
 	}
 	msgs = append(msgs, anthropic.NewUserMessage(anthropic.NewTextBlock("What is the secret?")))
 	ours = append(ours, Message{Role: "user", Content: "What is the secret?"})
-	return msgs, CountChat(ours, nil, false)
+	return msgs, countChatWith(TinyBPE(), ours, nil, false)
 }
 
 func TestAnthropicMessages(t *testing.T) {
@@ -69,7 +69,7 @@ func TestAnthropicMessages(t *testing.T) {
 	if err := stream.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if acc.Content[0].Text != "ANANAS-7734" || acc.Usage.InputTokens != int64(want) || acc.Usage.OutputTokens != int64(CountTokens("ANANAS-7734")) || acc.StopReason != anthropic.StopReasonEndTurn {
+	if acc.Content[0].Text != "ANANAS-7734" || acc.Usage.InputTokens != int64(want) || acc.Usage.OutputTokens != int64(TinyBPE().Count("ANANAS-7734")) || acc.StopReason != anthropic.StopReasonEndTurn {
 		t.Fatalf("accumulated = %+v", acc)
 	}
 	// The SDK hides ping events; the wire has them.
@@ -115,7 +115,7 @@ func TestAnthropicMessages(t *testing.T) {
 	}
 	// max_tokens cuts the answer.
 	res, err = c.Messages.New(ctx, anthropic.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 1, Messages: msgs})
-	if err != nil || res.Content[0].Text != "ANAN" || res.StopReason != anthropic.StopReasonMaxTokens {
+	if err != nil || res.Content[0].Text != TinyBPE().Split("ANANAS-7734")[0] || res.StopReason != anthropic.StopReasonMaxTokens {
 		t.Fatalf("limited = %+v, %v", res, err)
 	}
 }

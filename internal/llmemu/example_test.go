@@ -34,5 +34,5 @@ func Example() {
 	fmt.Printf("kept %d of %d messages, %d of %d tokens\n", ev.KeptMessages, ev.SentMessages, ev.PromptTokens, ev.SentTokens)
 	// Output:
 	// 200 I don't know
-	// kept 1 of 3 messages, 13 of 6026 tokens
+	// kept 1 of 3 messages, 22 of 6046 tokens
 }

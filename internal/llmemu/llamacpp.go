@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // LlamaCppOptions configure a llama.cpp server (llama-server) emulator.
@@ -36,6 +37,10 @@ type LlamaCppOptions struct {
 	InBandStreamErrors bool
 	// Responder replaces the default model, Think.
 	Responder Responder
+	// Counter counts the prompts and replies; nil means TinyBPE(), a
+	// real byte-level BPE vocabulary. RuleCounter counts as the guard's
+	// default estimate does: never check the guard's counting against it.
+	Counter Counter
 	// Router emulates router mode (llama-server started without -m):
 	// GET /models lists RouterModels with their status, POST /models/load
 	// and /models/unload load and unload them, and a generation request
@@ -85,6 +90,9 @@ func NewLlamaCpp(opts LlamaCppOptions) *LlamaCpp {
 	}
 	if opts.Responder == nil {
 		opts.Responder = Think
+	}
+	if opts.Counter == nil {
+		opts.Counter = TinyBPE()
 	}
 	s := &LlamaCpp{opts: opts, mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /health", s.health)
@@ -186,23 +194,34 @@ func (s *LlamaCpp) tokenize(w http.ResponseWriter, r *http.Request) {
 		llamaError(w, http.StatusBadRequest, err.Error(), "invalid_request_error")
 		return
 	}
-	toks := Tokenize(req.Content)
+	// A piece is its text, or its bytes when it is not whole UTF-8 (a
+	// byte-level token may hold part of a character), as llama-server
+	// writes it.
 	type piece struct {
-		ID    int    `json:"id"`
-		Piece string `json:"piece"`
+		ID    int `json:"id"`
+		Piece any `json:"piece"`
 	}
-	var ids []int
-	var pieces []piece
+	pieceOf := func(t string) any {
+		if utf8.ValidString(t) {
+			return t
+		}
+		b := make([]int, len(t))
+		for i := range len(t) {
+			b[i] = int(t[i])
+		}
+		return b
+	}
+	ids := []int{}
+	pieces := []piece{}
 	if req.AddSpecial && s.opts.AddBOS {
 		ids = append(ids, BOSID)
 		pieces = append(pieces, piece{BOSID, "<s>"})
 	}
-	for _, t := range toks {
-		ids = append(ids, TokenID(t))
-		pieces = append(pieces, piece{TokenID(t), t})
-	}
-	if ids == nil {
-		ids, pieces = []int{}, []piece{}
+	toks := s.opts.Counter.Split(req.Content)
+	tokIDs := tokenIDs(s.opts.Counter, req.Content, toks)
+	for i, t := range toks {
+		ids = append(ids, tokIDs[i])
+		pieces = append(pieces, piece{tokIDs[i], pieceOf(t)})
 	}
 	if req.WithPieces {
 		writeJSON(w, http.StatusOK, llamaJSON, map[string]any{"tokens": pieces})
@@ -248,7 +267,7 @@ func timings(cacheN, promptN, predicted int) *llamaTimings {
 // evaluate counts a prompt, refuses it when it does not fit the slot, and
 // otherwise updates the prompt cache and returns the cached token count.
 func (s *LlamaCpp) evaluate(prompt string, images int) (n, cached int, ok bool) {
-	toks := Tokenize(prompt)
+	toks := s.opts.Counter.Split(prompt)
 	if s.opts.AddBOS {
 		toks = append([]string{"<s>"}, toks...)
 	}
@@ -323,12 +342,12 @@ func (s *LlamaCpp) chat(w http.ResponseWriter, r *http.Request) {
 		s.overflow(w, ev)
 		return
 	}
-	reply, finish := s.answered(&ev, s.opts.Responder(Turn{Prompt: prompt, Messages: msgs, Tools: tools}), s.generationLimit(n, req.maxTokens()))
+	reply, finish := s.answered(&ev, s.opts.Responder(Turn{Prompt: prompt, Messages: msgs, Tools: tools}), s.generationLimit(n, req.maxTokens()), s.opts.Counter)
 	model := req.Model
 	if model == "" {
 		model = s.opts.Model
 	}
-	out := replyTokens(reply)
+	out := replyTokensWith(s.opts.Counter, reply)
 	writeOAIChat(w, r, &s.Recorder, req.Stream, req.includeUsage(), oaiResult{
 		id: fmt.Sprintf("chatcmpl-%d", s.ids.Add(1)), model: model, reply: reply, finish: finish,
 		promptTokens: n, completionTokens: out, cached: cached, callIDs: &s.ids,
@@ -362,28 +381,28 @@ func (s *LlamaCpp) completion(w http.ResponseWriter, r *http.Request) {
 		max = *req.NPredict
 	}
 	reply := s.opts.Responder(Turn{Prompt: prompt})
-	text, short := limitReply(reply.Text, s.generationLimit(n, max))
+	text, short := limitReplyWith(s.opts.Counter, reply.Text, s.generationLimit(n, max))
 	ev.Status, ev.Reply = http.StatusOK, Reply{Text: text}
 	s.addEval(ev)
 	stopType := "eos"
 	if short {
 		stopType = "limit"
 	}
-	toks := Tokenize(text)
+	predicted := s.opts.Counter.Count(text)
 	final := map[string]any{
 		"index": 0, "content": text, "tokens": []int{}, "id_slot": 0, "stop": true, "model": s.opts.Model,
-		"tokens_predicted": len(toks), "tokens_evaluated": n,
+		"tokens_predicted": predicted, "tokens_evaluated": n,
 		"generation_settings": map[string]any{"n_ctx": s.opts.NCtx, "params": s.params()},
 		"prompt":              prompt, "has_new_line": strings.Contains(text, "\n"), "truncated": false,
-		"stop_type": stopType, "stopping_word": "", "tokens_cached": n + len(toks) - 1,
-		"timings": timings(cached, n-cached, len(toks)),
+		"stop_type": stopType, "stopping_word": "", "tokens_cached": n + predicted - 1,
+		"timings": timings(cached, n-cached, predicted),
 	}
 	if !req.Stream {
 		writeJSON(w, http.StatusOK, llamaJSON, final)
 		return
 	}
 	sse := newSSE(w, r, &s.Recorder, s.opts.ChunkDelay)
-	for i, t := range toks {
+	for i, t := range Tokenize(text) { // streamed in word-sized pieces, whole characters each
 		if !sse.data(map[string]any{"index": 0, "content": t, "tokens": []int{TokenID(t)}, "stop": false, "id_slot": 0, "tokens_predicted": i + 1, "tokens_evaluated": n}) {
 			return
 		}
@@ -413,5 +432,5 @@ func (s *LlamaCpp) countTokens(w http.ResponseWriter, r *http.Request) {
 		llamaError(w, http.StatusBadRequest, err.Error(), "invalid_request_error")
 		return
 	}
-	writeJSON(w, http.StatusOK, llamaJSON, map[string]int{"input_tokens": CountChat(msgs, tools, s.opts.AddBOS)})
+	writeJSON(w, http.StatusOK, llamaJSON, map[string]int{"input_tokens": countChatWith(s.opts.Counter, msgs, tools, s.opts.AddBOS)})
 }

@@ -41,7 +41,7 @@ func get(t *testing.T, url string) (*http.Response, []byte) {
 }
 
 // userOf returns a chat request body with one user message of content,
-// which the template turns into len(content tokens)+7 prompt tokens.
+// which the template turns into the content's tokens plus userOverhead().
 func userOf(content string, stream bool) string {
 	b, _ := json.Marshal(map[string]any{"model": "m", "stream": stream, "messages": []map[string]string{{"role": "user", "content": content}}})
 	return string(b)
@@ -52,20 +52,21 @@ func userOf(content string, stream bool) string {
 // non-streaming requests, and the >= boundary.
 func TestLlamaCppOverflowBody(t *testing.T) {
 	_, base := oaiClient(t, NewLlamaCpp(LlamaCppOptions{}))
+	oh := userOverhead()
 	const want = `{"error":{"code":400,"message":"request (4170 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":4170,"n_ctx":4096}}`
 	tests := []struct {
 		name    string
-		tokens  int // content tokens; the template adds 7
+		tokens  int // content tokens; the template adds oh
 		stream  bool
 		status  int
 		body    string
 		path    string
 		rawBody string
 	}{
-		{name: "chat", tokens: 4163, status: 400, body: want, path: "/v1/chat/completions"},
-		{name: "chat streaming", tokens: 4163, stream: true, status: 400, body: want, path: "/v1/chat/completions"},
-		{name: "exactly n_ctx is refused", tokens: 4089, status: 400, body: string(LlamaCppOverflowBody(4096, 4096)), path: "/v1/chat/completions"},
-		{name: "n_ctx-1 fits", tokens: 4088, status: 200, path: "/v1/chat/completions"},
+		{name: "chat", tokens: 4170 - oh, status: 400, body: want, path: "/v1/chat/completions"},
+		{name: "chat streaming", tokens: 4170 - oh, stream: true, status: 400, body: want, path: "/v1/chat/completions"},
+		{name: "exactly n_ctx is refused", tokens: 4096 - oh, status: 400, body: string(LlamaCppOverflowBody(4096, 4096)), path: "/v1/chat/completions"},
+		{name: "n_ctx-1 fits", tokens: 4095 - oh, status: 200, path: "/v1/chat/completions"},
 		{name: "completion", status: 400, body: want, path: "/completion", rawBody: `{"prompt":"` + filler(4170) + `"}`},
 	}
 	for _, tt := range tests {
@@ -134,7 +135,13 @@ func TestLlamaCppChatThroughSDK(t *testing.T) {
 	}
 
 	// Generation stops at the slot's end: finish_reason length.
-	_, body := post(t, base+"/v1/chat/completions", userOf("SECRET: LONG-ANSWER-WORDS what is the secret? "+filler(8192-7-16-3), false))
+	const question = "SECRET: LONG-ANSWER-WORDS what is the secret?"
+	room := 3 // tokens left for the answer, which takes more
+	if TinyBPE().Count("LONG-ANSWER-WORDS") <= room {
+		t.Fatal("the answer fits the room")
+	}
+	head := countChatWith(TinyBPE(), []Message{{Role: "user", Content: question}}, nil, false)
+	_, body := post(t, base+"/v1/chat/completions", userOf(question+filler(8192-room-head), false))
 	var out struct {
 		Choices []struct {
 			FinishReason string `json:"finish_reason"`
@@ -204,7 +211,7 @@ func TestLlamaCppEndpoints(t *testing.T) {
 		Tokens []int `json:"tokens"`
 	}
 	_, body = post(t, base+"/tokenize", string(tokReq))
-	if err := json.Unmarshal(body, &toks); err != nil || len(toks.Tokens) != CountTokens(tmpl.Prompt)+1 || toks.Tokens[0] != BOSID {
+	if err := json.Unmarshal(body, &toks); err != nil || len(toks.Tokens) != TinyBPE().Count(tmpl.Prompt)+1 || toks.Tokens[0] != BOSID {
 		t.Fatalf("tokenize = %s", body)
 	}
 	_, body = post(t, base+"/v1/chat/completions", `{"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hello world"}]}`)
@@ -216,23 +223,50 @@ func TestLlamaCppEndpoints(t *testing.T) {
 	if err := json.Unmarshal(body, &res); err != nil || res.Usage.PromptTokens != len(toks.Tokens) {
 		t.Fatalf("chat usage = %s, want %d", body, len(toks.Tokens))
 	}
-	var pieces struct {
-		Tokens []struct {
-			ID    int    `json:"id"`
-			Piece string `json:"piece"`
-		} `json:"tokens"`
-	}
-	_, body = post(t, base+"/tokenize", `{"content":"hello world","with_pieces":true}`)
-	if err := json.Unmarshal(body, &pieces); err != nil || len(pieces.Tokens) != 4 || pieces.Tokens[2].Piece != " worl" {
-		t.Fatalf("tokenize with pieces = %s", body)
+	// Pieces are the vocabulary's: text, or bytes when a piece holds part
+	// of a character.
+	for _, text := range []string{"hello world", "naïve 世界"} {
+		var pieces struct {
+			Tokens []struct {
+				ID    int             `json:"id"`
+				Piece json.RawMessage `json:"piece"`
+			} `json:"tokens"`
+		}
+		req, _ := json.Marshal(map[string]any{"content": text, "with_pieces": true})
+		_, body = post(t, base+"/tokenize", string(req))
+		if err := json.Unmarshal(body, &pieces); err != nil || len(pieces.Tokens) != TinyBPE().Count(text) {
+			t.Fatalf("tokenize with pieces = %s", body)
+		}
+		var joined []byte
+		for i, p := range pieces.Tokens {
+			var s string
+			var b []byte
+			if json.Unmarshal(p.Piece, &s) == nil {
+				joined = append(joined, s...)
+			} else if err := json.Unmarshal(p.Piece, &b); err == nil {
+				joined = append(joined, b...)
+			} else {
+				t.Fatalf("piece %s", p.Piece)
+			}
+			if p.ID != TinyBPE().Encode(text)[i] {
+				t.Fatalf("piece %d id %d", i, p.ID)
+			}
+		}
+		if string(joined) != text {
+			t.Fatalf("pieces join to %q", joined)
+		}
 	}
 	_, body = post(t, base+"/v1/messages/count_tokens", `{"model":"m","messages":[{"role":"user","content":"hello world"}]}`)
-	if string(body) != `{"input_tokens":`+jsonInt(CountChat([]Message{{Role: "user", Content: "hello world"}}, nil, true))+`}` {
+	if string(body) != `{"input_tokens":`+jsonInt(countChatWith(TinyBPE(), []Message{{Role: "user", Content: "hello world"}}, nil, true))+`}` {
 		t.Fatalf("count_tokens = %s", body)
 	}
 }
 
 func jsonInt(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// userOverhead is what userOf's template adds to its content's tokens,
+// by the default counter.
+func userOverhead() int { return countChatWith(TinyBPE(), []Message{{Role: "user"}}, nil, false) }
 
 // TestLlamaCppCompletion checks /completion, non-streaming and streaming
 // (SSE data lines, no [DONE], a final stop:true object).
@@ -248,7 +282,7 @@ func TestLlamaCppCompletion(t *testing.T) {
 			NCtx int `json:"n_ctx"`
 		} `json:"generation_settings"`
 	}
-	if err := json.Unmarshal(body, &out); err != nil || out.Content != "Q-42" || !out.Stop || out.StopType != "eos" || out.TokensEvaluated != CountTokens("SECRET: Q-42\nwhat is the secret?") || out.GenerationSettings.NCtx != 4096 {
+	if err := json.Unmarshal(body, &out); err != nil || out.Content != "Q-42" || !out.Stop || out.StopType != "eos" || out.TokensEvaluated != TinyBPE().Count("SECRET: Q-42\nwhat is the secret?") || out.GenerationSettings.NCtx != 4096 {
 		t.Fatalf("completion = %s", body)
 	}
 	resp, err := http.Post(base+"/completion", "application/json", strings.NewReader(`{"prompt":"SECRET: Q-42\nwhat is the secret?","stream":true,"n_predict":2}`))
@@ -272,7 +306,7 @@ func TestLlamaCppCompletion(t *testing.T) {
 			t.Fatalf("event %d = %s", i, e)
 		}
 	}
-	if text.String() != "Q-" {
+	if want := strings.Join(TinyBPE().Split("Q-42")[:2], ""); text.String() != want {
 		t.Fatalf("streamed = %q", text.String())
 	}
 }
@@ -300,12 +334,12 @@ func TestLlamaCppStrictTemplate(t *testing.T) {
 
 func TestLlamaCppInBandStreamError(t *testing.T) {
 	_, base := oaiClient(t, NewLlamaCpp(LlamaCppOptions{InBandStreamErrors: true}))
-	resp, body := post(t, base+"/v1/chat/completions", userOf(filler(4163), true))
+	resp, body := post(t, base+"/v1/chat/completions", userOf(filler(4170-userOverhead()), true))
 	if want := "data: " + string(LlamaCppOverflowBody(4170, 4096)) + "\n\n"; resp.StatusCode != 200 || string(body) != want {
 		t.Fatalf("%d %q", resp.StatusCode, body)
 	}
 	// Non-streaming requests still get the 400.
-	if resp, _ := post(t, base+"/v1/chat/completions", userOf(filler(4163), false)); resp.StatusCode != 400 {
+	if resp, _ := post(t, base+"/v1/chat/completions", userOf(filler(4170-userOverhead()), false)); resp.StatusCode != 400 {
 		t.Fatalf("non-streaming: %d", resp.StatusCode)
 	}
 }

@@ -1,20 +1,23 @@
 // Package llmemu holds faithful emulators of the LLM servers that the guard
 // sits in front of: Ollama ([NewOllama]), the llama.cpp server
 // ([NewLlamaCpp]), an OpenAI-compatible server ([NewOpenAI]) and the
-// Anthropic Messages API ([NewAnthropic]). No model weights exist on the
-// machines this project is built on, so the guard's tests and benchmarks
-// run against these instead.
+// Anthropic Messages API ([NewAnthropic]). They let the guard's tests and
+// benchmarks run without model weights; the end-to-end suite checks the
+// guard against a real Ollama as well.
 //
 // Each emulator is an [http.Handler] (run it with httptest.NewServer) that
 // speaks its server's wire format, with each API's own default for
 // streaming, its real stream format, and its real overflow behaviour:
 //
-//   - Ollama truncates silently: first whole messages from the front
-//     (system messages and the last message are kept), then, if the prompt
-//     is still longer than num_ctx−1 tokens, a token cut that keeps the
-//     first nKeep tokens and the tail, to num_ctx − max((num_ctx−nKeep)/2, 1)
-//     tokens in all. It answers 200 OK with prompt_eval_count equal to the
-//     tokens kept.
+//   - Ollama truncates silently. First whole messages go from the front
+//     (system messages and the last message are kept) until the rendered
+//     prompt fits num_ctx; then, on v0.17.4 (the default, compared with
+//     the real server), a prompt still longer than the window keeps its
+//     first num_keep tokens and its tail, exactly num_ctx tokens in all
+//     (prompt_eval_count num_ctx); on v0.33
+//     (OllamaOptions.Version) it keeps num_ctx − max((num_ctx−nKeep)/2, 1)
+//     tokens. It answers 200 OK with prompt_eval_count equal to the tokens
+//     kept.
 //   - llama.cpp refuses a prompt of n_ctx tokens or more with its exact 400
 //     exceed_context_size_error body naming n_prompt_tokens and n_ctx.
 //   - OpenAI answers 400 context_length_exceeded; Anthropic answers 400
@@ -22,11 +25,16 @@
 //
 // # Tokens and template
 //
-// Counting is deterministic and exact for the emulators (see [Tokenize]):
-// the chat messages are rendered with a ChatML-like template
-// ([RenderChat]) and the rendered text is tokenized, so prompt_eval_count,
-// usage.prompt_tokens and usage.input_tokens can be computed by a test
-// beforehand with [CountChat] or [CountTokens].
+// The chat messages are rendered with a ChatML-like template
+// ([RenderChat]; Ollama first merges consecutive messages of one role, as
+// its Go template does) and the rendered text is counted with the
+// emulator's [Counter] (each Options.Counter). By default that is
+// [TinyBPE]: the real byte-level BPE vocabulary of the tiny model a real
+// Ollama runs in the end-to-end tests (package tinymodel), read by package
+// tokenizer, so the Ollama emulator counts as that server does. The
+// emulators' own rule ([Tokenize], [CountChat], [RuleCounter]) is the rule
+// the guard's default estimate applies: a test that checks the guard's
+// counting must never count with it.
 //
 // # The model
 //
@@ -260,11 +268,17 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 	return json.RawMessage(buf.Bytes())
 }
 
-// CountChat returns the exact prompt token count of a conversation for the
-// emulators: the tokens of RenderChat(msgs, tools), plus ImageTokens per
-// image, plus 1 when bos is set.
+// CountChat returns a conversation's prompt token count by the emulators'
+// rule (RuleCounter): the tokens of RenderChat(msgs, tools), plus
+// ImageTokens per image, plus 1 when bos is set. The emulators count with
+// their Counter, by default not this rule.
 func CountChat(msgs []Message, tools []Tool, bos bool) int {
-	n := CountTokens(RenderChat(msgs, tools))
+	return countChatWith(RuleCounter{}, msgs, tools, bos)
+}
+
+// countChatWith is CountChat by c.
+func countChatWith(c Counter, msgs []Message, tools []Tool, bos bool) int {
+	n := c.Count(RenderChat(msgs, tools))
 	for _, m := range msgs {
 		n += m.Images * ImageTokens
 	}
@@ -444,24 +458,34 @@ func askedCall(content string, tools []Tool) (ToolCall, bool) {
 	return ToolCall{Name: name, Arguments: args}, true
 }
 
-// limitReply cuts a text reply to at most max tokens (max <= 0: no limit)
-// and tells whether it was cut.
+// limitReply cuts a text reply to at most max tokens by the emulators'
+// rule (max <= 0: no limit) and tells whether it was cut.
 func limitReply(text string, max int) (string, bool) {
+	return limitReplyWith(RuleCounter{}, text, max)
+}
+
+// limitReplyWith cuts a text reply to at most max tokens of c (max <= 0:
+// no limit), never inside a character, and tells whether it was cut.
+func limitReplyWith(c Counter, text string, max int) (string, bool) {
 	if max <= 0 {
 		return text, false
 	}
-	toks := Tokenize(text)
+	toks := c.Split(text)
 	if len(toks) <= max {
 		return text, false
 	}
-	return strings.Join(toks[:max], ""), true
+	out := strings.Join(toks[:max], "")
+	for len(out) > 0 && !utf8.ValidString(out) {
+		out = out[:len(out)-1] // a byte-level token may end inside a character
+	}
+	return out, true
 }
 
-// replyTokens is the output token count of a reply.
-func replyTokens(r Reply) int {
-	n := CountTokens(r.Text)
-	for _, c := range r.ToolCalls {
-		n += CountTokens(callJSON(c))
+// replyTokensWith is the output token count of a reply by c.
+func replyTokensWith(c Counter, r Reply) int {
+	n := c.Count(r.Text)
+	for _, call := range r.ToolCalls {
+		n += c.Count(callJSON(call))
 	}
 	return n
 }

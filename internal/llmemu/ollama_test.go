@@ -26,13 +26,14 @@ func ollamaClient(t *testing.T, s *Ollama) (*api.Client, string) {
 	return api.NewClient(u, srv.Client()), srv.URL
 }
 
-// filler returns text of exactly n tokens: n one-letter words.
-func filler(n int) string { return strings.Repeat("a ", n) }
+// filler returns text of exactly n tokens by the emulators' rule and by
+// the tiny model's BPE: n one-letter words, each after a space.
+func filler(n int) string { return strings.Repeat(" a", n) }
 
 func ptr[T any](v T) *T { return &v }
 
-// TestOllamaHalfWindow reproduces the half-window test vectors end to end
-// through /api/generate with the real Ollama client.
+// TestOllamaHalfWindow reproduces v0.33's half-window test vectors end to
+// end through /api/generate with the real Ollama client.
 func TestOllamaHalfWindow(t *testing.T) {
 	tests := []struct {
 		name         string
@@ -50,11 +51,11 @@ func TestOllamaHalfWindow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewOllama(OllamaOptions{AddBOS: tt.bos})
+			s := NewOllama(OllamaOptions{Version: OllamaV033, AddBOS: tt.bos})
 			c, _ := ollamaClient(t, s)
-			prompt := filler(tt.sent)
+			prompt := fill(t, s.Counter(), tt.sent)
 			if tt.bos {
-				prompt = filler(tt.sent - 1)
+				prompt = fill(t, s.Counter(), tt.sent-1)
 			}
 			var final api.GenerateResponse
 			err := c.Generate(context.Background(), &api.GenerateRequest{
@@ -73,35 +74,17 @@ func TestOllamaHalfWindow(t *testing.T) {
 			}
 			ev, _ := s.LastEval()
 			if ev.SentTokens != tt.sent || ev.PromptTokens != tt.want || ev.Truncated != (tt.want != tt.sent) {
-				t.Fatalf("eval = %+v", ev)
+				t.Fatalf("eval: sent %d prompt %d truncated %v", ev.SentTokens, ev.PromptTokens, ev.Truncated)
 			}
 			bos := 0
 			if tt.bos {
 				bos = 1
 			}
-			if n := CountTokens(ev.Prompt) + bos; n != tt.want {
+			if n := s.Counter().Count(ev.Prompt) + bos; n != tt.want {
 				t.Fatalf("kept prompt has %d tokens, want %d", n, tt.want)
 			}
 		})
 	}
-}
-
-// layer1 is Ollama's chatPrompt loop written out plainly (quadratic), to
-// check the emulator's additive version against.
-func layer1(msgs []Message, tools []Tool, numCtx int) []Message {
-	for i := range msgs {
-		var cand []Message
-		for _, m := range msgs[:i] {
-			if m.Role == "system" {
-				cand = append(cand, m)
-			}
-		}
-		cand = append(cand, msgs[i:]...)
-		if i == len(msgs)-1 || CountChat(cand, tools, false) <= numCtx {
-			return cand
-		}
-	}
-	return msgs
 }
 
 func toAPI(msgs []Message) []api.Message {
@@ -126,7 +109,9 @@ func needleChat(n, size int) []Message {
 	return append(msgs, Message{Role: "user", Content: "What is the secret?"})
 }
 
-func TestOllamaNeedle(t *testing.T) {
+// TestOllamaNeedleV033: v0.33 drops whole messages, then keeps the head
+// and the tail of one long message, about half the window.
+func TestOllamaNeedleV033(t *testing.T) {
 	tests := []struct {
 		name      string
 		msgs      []Message
@@ -142,7 +127,7 @@ func TestOllamaNeedle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewOllama(OllamaOptions{})
+			s := NewOllama(OllamaOptions{Version: OllamaV033})
 			c, _ := ollamaClient(t, s)
 			var text strings.Builder
 			var final api.ChatResponse
@@ -165,16 +150,16 @@ func TestOllamaNeedle(t *testing.T) {
 			if ev.Truncated != tt.truncated {
 				t.Fatalf("truncated = %v, want %v", ev.Truncated, tt.truncated)
 			}
-			kept := layer1(tt.msgs, nil, tt.numCtx)
-			want := CountChat(kept, nil, false)
+			kept := layer1With(s, tt.msgs, tt.numCtx)
+			want := s.CountChat(kept, nil)
 			if want > tt.numCtx-1 {
 				want = HalfWindowLimit(tt.numCtx, 4)
 			}
 			if final.PromptEvalCount != want || ev.KeptMessages != len(kept) {
 				t.Fatalf("prompt_eval_count = %d kept %d messages, want %d and %d", final.PromptEvalCount, ev.KeptMessages, want, len(kept))
 			}
-			if final.DoneReason != "stop" || final.EvalCount != CountTokens(tt.want) {
-				t.Fatalf("done chunk = %+v", final)
+			if final.DoneReason != "stop" || final.EvalCount != s.Counter().Count(tt.want) {
+				t.Fatalf("done chunk: done_reason %q eval_count %d", final.DoneReason, final.EvalCount)
 			}
 		})
 	}
@@ -213,7 +198,7 @@ func TestOllamaStreamDefault(t *testing.T) {
 		}
 	}
 	msgs := []Message{{Role: "user", Content: "SECRET: ZZ-9 what is the secret?"}}
-	if last["done"] != true || int(last["prompt_eval_count"].(float64)) != CountChat(msgs, nil, false) {
+	if last["done"] != true || int(last["prompt_eval_count"].(float64)) != s.CountChat(msgs, nil) {
 		t.Fatalf("done chunk = %v", last)
 	}
 	if lines[0]["done"] != false {
@@ -298,10 +283,11 @@ func TestOllamaErrors(t *testing.T) {
 		status int
 		want   string
 	}{
-		{"truncate false", OllamaOptions{}, api.ChatRequest{Model: "llama3.2", Messages: long, Truncate: ptr(false)}, 400, OllamaPromptTooLong},
-		{"no context shift", OllamaOptions{NoContextShift: true}, api.ChatRequest{Model: "llama3.2", Messages: long}, 400, OllamaPromptTooLong},
-		{"shift false", OllamaOptions{}, api.ChatRequest{Model: "llama3.2", Messages: long, Shift: ptr(false)}, 400, OllamaPromptTooLong},
-		{"native path", OllamaOptions{Native: true}, api.ChatRequest{Model: "llama3.2", Messages: long}, 400, string(LlamaCppOverflowBody(5007, 4096))},
+		{"truncate false", OllamaOptions{Version: OllamaV033}, api.ChatRequest{Model: "llama3.2", Messages: long, Truncate: ptr(false)}, 400, OllamaPromptTooLong},
+		{"no context shift", OllamaOptions{Version: OllamaV033, NoContextShift: true}, api.ChatRequest{Model: "llama3.2", Messages: long}, 400, OllamaPromptTooLong},
+		{"shift false", OllamaOptions{Version: OllamaV033}, api.ChatRequest{Model: "llama3.2", Messages: long, Shift: ptr(false)}, 400, OllamaPromptTooLong},
+		{"native path", OllamaOptions{Version: OllamaV033, Native: true}, api.ChatRequest{Model: "llama3.2", Messages: long}, 400,
+			string(LlamaCppOverflowBody(NewOllama(OllamaOptions{}).CountChat([]Message{{Role: "user", Content: filler(5000)}}, nil), 4096))},
 		{"unknown model", OllamaOptions{}, api.ChatRequest{Model: "nope", Messages: long}, 404, `model "nope" not found, try pulling it first`},
 	}
 	for _, tt := range tests {
@@ -317,7 +303,7 @@ func TestOllamaErrors(t *testing.T) {
 }
 
 func TestOllamaPassthroughEndpoints(t *testing.T) {
-	s := NewOllama(OllamaOptions{Models: []string{"qwen3:14b", "llama3.2:latest"}, NumCtx: 8192, TrainedContext: 40960})
+	s := NewOllama(OllamaOptions{Version: OllamaV033, Models: []string{"qwen3:14b", "llama3.2:latest"}, NumCtx: 8192, TrainedContext: 40960})
 	c, base := ollamaClient(t, s)
 	ctx := context.Background()
 
@@ -356,7 +342,7 @@ func TestOllamaPassthroughEndpoints(t *testing.T) {
 	}
 
 	emb, err := c.Embed(ctx, &api.EmbedRequest{Model: "qwen3:14b", Input: []string{"hello world", "b"}, Dimensions: 16})
-	if err != nil || len(emb.Embeddings) != 2 || len(emb.Embeddings[0]) != 16 || emb.PromptEvalCount != 5 {
+	if err != nil || len(emb.Embeddings) != 2 || len(emb.Embeddings[0]) != 16 || emb.PromptEvalCount != s.Counter().Count("hello world")+s.Counter().Count("b") {
 		t.Fatalf("embed = %+v, %v", emb, err)
 	}
 	_, err = c.Embed(ctx, &api.EmbedRequest{Model: "qwen3:14b", Input: filler(9000), Truncate: ptr(false)})
@@ -368,7 +354,7 @@ func TestOllamaPassthroughEndpoints(t *testing.T) {
 	if err != nil || emb.PromptEvalCount != 8192 {
 		t.Fatalf("embed truncated = %v, %v", emb.PromptEvalCount, err)
 	}
-	if v, err := c.Version(ctx); err != nil || v != OllamaVersion {
+	if v, err := c.Version(ctx); err != nil || v != OllamaV033 {
 		t.Fatalf("version = %q, %v", v, err)
 	}
 	if err := c.Heartbeat(ctx); err != nil {
@@ -402,7 +388,7 @@ func TestOllamaOpenAICompat(t *testing.T) {
 				msgs = append(msgs, Message{Role: "user", Content: filler(tt.size)})
 			}
 			msgs = append(msgs, Message{Role: "user", Content: "What is the secret?"})
-			want := CountChat(layer1(msgs, nil, 4096), nil, false)
+			want := s.CountChat(layer1With(s, msgs, 4096), nil)
 			if res.Choices[0].Message.Content != tt.want || res.Usage.PromptTokens != int64(want) {
 				t.Fatalf("response = %q prompt_tokens %d, want %q %d", res.Choices[0].Message.Content, res.Usage.PromptTokens, tt.want, want)
 			}
@@ -414,10 +400,10 @@ func TestOllamaOpenAICompat(t *testing.T) {
 	}
 }
 
-// TestOllamaClampsNumCtx checks that a num_ctx over the trained window
-// loads the trained window.
-func TestOllamaClampsNumCtx(t *testing.T) {
-	s := NewOllama(OllamaOptions{TrainedContext: 8192})
+// TestOllamaClampsNumCtxV033 checks that on v0.33 a num_ctx over the
+// trained window loads the trained window and cuts to half of it.
+func TestOllamaClampsNumCtxV033(t *testing.T) {
+	s := NewOllama(OllamaOptions{Version: OllamaV033, TrainedContext: 8192})
 	c, _ := ollamaClient(t, s)
 	err := c.Chat(context.Background(), &api.ChatRequest{Model: "llama3.2", Messages: []api.Message{{Role: "user", Content: filler(9000)}}, Options: map[string]any{"num_ctx": 200000}},
 		func(api.ChatResponse) error { return nil })

@@ -24,6 +24,10 @@ type OpenAIOptions struct {
 	// Flavor is the server imitated (FlavorOpenAI by default): it decides
 	// the shape of the overflow error.
 	Flavor Flavor
+	// Counter counts the prompts and replies; nil means TinyBPE(), a
+	// real byte-level BPE vocabulary. RuleCounter counts as the guard's
+	// default estimate does: never check the guard's counting against it.
+	Counter Counter
 }
 
 // OpenAI emulates an OpenAI-compatible server: /v1/chat/completions (not
@@ -52,6 +56,9 @@ func NewOpenAI(opts OpenAIOptions) *OpenAI {
 	}
 	if opts.Responder == nil {
 		opts.Responder = Think
+	}
+	if opts.Counter == nil {
+		opts.Counter = TinyBPE()
 	}
 	s := &OpenAI{opts: opts, mux: http.NewServeMux()}
 	s.mux.HandleFunc("POST /v1/chat/completions", s.chat)
@@ -258,7 +265,7 @@ func (s *OpenAI) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msgs, tools := req.convert()
-	n := CountChat(msgs, tools, false)
+	n := countChatWith(s.opts.Counter, msgs, tools, false)
 	ev := Eval{Path: r.URL.Path, Model: req.Model, SentTokens: n, PromptTokens: n, SentMessages: len(msgs), KeptMessages: len(msgs), Prompt: RenderChat(msgs, tools)}
 	max := s.opts.MaxContext
 	if mt := req.maxTokens(); n > max || (mt > 0 && n+mt > max) {
@@ -267,10 +274,10 @@ func (s *OpenAI) chat(w http.ResponseWriter, r *http.Request) {
 		s.opts.Flavor.overflow(w, max, n, mt, req.Stream)
 		return
 	}
-	reply, finish := s.answered(&ev, s.opts.Responder(Turn{Prompt: ev.Prompt, Messages: msgs, Tools: tools}), req.maxTokens())
+	reply, finish := s.answered(&ev, s.opts.Responder(Turn{Prompt: ev.Prompt, Messages: msgs, Tools: tools}), req.maxTokens(), s.opts.Counter)
 	res := oaiResult{
 		id: fmt.Sprintf("chatcmpl-%d", s.ids.Add(1)), model: req.Model, reply: reply, finish: finish,
-		promptTokens: n, completionTokens: replyTokens(reply), callIDs: &s.ids,
+		promptTokens: n, completionTokens: replyTokensWith(s.opts.Counter, reply), callIDs: &s.ids,
 	}
 	writeOAIChat(w, r, &s.Recorder, req.Stream, req.includeUsage(), res, s.opts.ChunkDelay)
 }
@@ -462,7 +469,7 @@ func (s *OpenAI) completions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	prompt := strings.Join(req.Prompt, "")
-	n := CountTokens(prompt)
+	n := s.opts.Counter.Count(prompt)
 	ev := Eval{Path: r.URL.Path, Model: req.Model, SentTokens: n, PromptTokens: n, Prompt: prompt}
 	if n > s.opts.MaxContext {
 		ev.Status = http.StatusBadRequest
@@ -475,14 +482,14 @@ func (s *OpenAI) completions(w http.ResponseWriter, r *http.Request) {
 		max = *req.MaxTokens
 	}
 	reply := s.opts.Responder(Turn{Prompt: prompt})
-	text, short := limitReply(reply.Text, max)
+	text, short := limitReplyWith(s.opts.Counter, reply.Text, max)
 	ev.Status, ev.Reply = http.StatusOK, Reply{Text: text}
 	s.addEval(ev)
 	finish := "stop"
 	if short {
 		finish = "length"
 	}
-	c := CountTokens(text)
+	c := s.opts.Counter.Count(text)
 	writeJSON(w, http.StatusOK, "application/json", map[string]any{
 		"id": fmt.Sprintf("cmpl-%d", s.ids.Add(1)), "object": "text_completion", "created": time.Now().Unix(), "model": req.Model,
 		"choices": []map[string]any{{"text": text, "index": 0, "logprobs": nil, "finish_reason": finish}},
@@ -531,10 +538,10 @@ func (s *OpenAI) embeddings(w http.ResponseWriter, r *http.Request) {
 	if dim <= 0 {
 		dim = s.opts.EmbeddingDimensions
 	}
-	writeOAIEmbeddings(w, req.Model, req.Input, dim)
+	writeOAIEmbeddings(w, s.opts.Counter, req.Model, req.Input, dim)
 }
 
-func writeOAIEmbeddings(w http.ResponseWriter, model string, input []string, dim int) {
+func writeOAIEmbeddings(w http.ResponseWriter, c Counter, model string, input []string, dim int) {
 	type item struct {
 		Object    string    `json:"object"`
 		Index     int       `json:"index"`
@@ -544,7 +551,7 @@ func writeOAIEmbeddings(w http.ResponseWriter, model string, input []string, dim
 	n := 0
 	for i, in := range input {
 		data[i] = item{Object: "embedding", Index: i, Embedding: embed(in, dim)}
-		n += CountTokens(in)
+		n += c.Count(in)
 	}
 	writeJSON(w, http.StatusOK, "application/json", map[string]any{
 		"object": "list", "data": data, "model": model,

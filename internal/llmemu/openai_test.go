@@ -36,13 +36,13 @@ func oaiNeedle(first string, n, size int) []openai.ChatCompletionMessageParamUni
 	return append(msgs, openai.UserMessage("What is the secret?"))
 }
 
-// oaiCount is the emulators' count of the same conversation.
+// oaiCount is the default counter's count of the same conversation.
 func oaiCount(first string, n, size int) int {
 	msgs := []Message{{Role: "system", Content: "You are careful."}, {Role: "user", Content: first}}
 	for range n {
 		msgs = append(msgs, Message{Role: "user", Content: filler(size)})
 	}
-	return CountChat(append(msgs, Message{Role: "user", Content: "What is the secret?"}), nil, false)
+	return countChatWith(TinyBPE(), append(msgs, Message{Role: "user", Content: "What is the secret?"}), nil, false)
 }
 
 func TestOpenAIChat(t *testing.T) {
@@ -72,7 +72,7 @@ func TestOpenAIChat(t *testing.T) {
 	if err := stream.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if acc.Choices[0].Message.Content != "ANANAS-7734" || acc.Usage.PromptTokens != int64(want) || acc.Usage.CompletionTokens != int64(CountTokens("ANANAS-7734")) {
+	if acc.Choices[0].Message.Content != "ANANAS-7734" || acc.Usage.PromptTokens != int64(want) || acc.Usage.CompletionTokens != int64(TinyBPE().Count("ANANAS-7734")) {
 		t.Fatalf("accumulated = %+v", acc.ChatCompletion)
 	}
 	if chunks != 1+len(Tokenize("ANANAS-7734"))+2 {
@@ -95,7 +95,7 @@ func TestOpenAIChat(t *testing.T) {
 	}
 	// max_tokens cuts the answer: finish_reason length.
 	res, err = c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: oaiNeedle("SECRET: ANANAS-7734", 0, 0), MaxTokens: openai.Int(2)})
-	if err != nil || res.Choices[0].Message.Content != "ANANAS" || res.Choices[0].FinishReason != "length" {
+	if want := strings.Join(TinyBPE().Split("ANANAS-7734")[:2], ""); err != nil || res.Choices[0].Message.Content != want || res.Choices[0].FinishReason != "length" {
 		t.Fatalf("limited = %+v, %v", res, err)
 	}
 	_, err = c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "nope", Messages: oaiNeedle("x", 0, 0)})
@@ -273,7 +273,7 @@ func TestOpenAIModelsAndEmbeddings(t *testing.T) {
 		t.Fatalf("model = %+v, %v", m, err)
 	}
 	emb, err := c.Embeddings.New(ctx, openai.EmbeddingNewParams{Model: "m1", Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: []string{"hello", "world"}}, Dimensions: openai.Int(32)})
-	if err != nil || len(emb.Data) != 2 || len(emb.Data[1].Embedding) != 32 || emb.Usage.PromptTokens != 4 {
+	if err != nil || len(emb.Data) != 2 || len(emb.Data[1].Embedding) != 32 || emb.Usage.PromptTokens != int64(TinyBPE().Count("hello")+TinyBPE().Count("world")) {
 		t.Fatalf("embeddings = %+v, %v", emb, err)
 	}
 	resp, err := http.Post(base+"/v1/completions", "application/json", strings.NewReader(`{"model":"m1","prompt":"SECRET: K-1 what is the secret?","max_tokens":10}`))

@@ -47,6 +47,9 @@ type Eval struct {
 	Prompt string
 	// Reply is the model's reply (empty on an error).
 	Reply Reply
+	// NumCtx is the window the request ran at, when the server has one
+	// per request (Ollama: num_ctx as loaded); 0 otherwise.
+	NumCtx int
 }
 
 // Recorder keeps the requests an emulator received and what it did with
@@ -160,11 +163,11 @@ func (r *Recorder) record(req *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// answered limits reply's text to max tokens (max <= 0: no limit), records
+// answered limits reply's text to max tokens of c (max <= 0: no limit), records
 // ev as answered with it, and returns it with its finish reason in OpenAI's
 // words: tool_calls, length (cut short) or stop.
-func (r *Recorder) answered(ev *Eval, reply Reply, max int) (Reply, string) {
-	text, short := limitReply(reply.Text, max)
+func (r *Recorder) answered(ev *Eval, reply Reply, max int, c Counter) (Reply, string) {
+	text, short := limitReplyWith(c, reply.Text, max)
 	reply.Text = text
 	ev.Status, ev.Reply = http.StatusOK, reply
 	r.addEval(*ev)
