@@ -527,15 +527,31 @@ func (s *summarizer) call(ctx context.Context, t *target, prompt string, numPred
 		return "", fmt.Errorf("summarize: %s %s: status %d: %s", t.b.kind, path, resp.StatusCode, bytes.TrimSpace(raw[:min(len(raw), 300)]))
 	}
 	var out struct {
-		Response string `json:"response"`
-		Choices  []struct {
+		Response        string `json:"response"`
+		PromptEvalCount int    `json:"prompt_eval_count"`
+		Choices         []struct {
 			Message struct {
 				Content string `json:"content"`
 			} `json:"message"`
 		} `json:"choices"`
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		} `json:"usage"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return "", fmt.Errorf("summarize: %s %s: %w", t.b.kind, path, err)
+	}
+	// The backend's count calibrates the chunks' size; Ollama's
+	// evaluating the whole window means it cut the chunk, whose summary
+	// would leave out its end without saying so.
+	cal := s.g.calibrationFor(t.b.kind, t.model)
+	snap := cal.snapshot(s.g.base)
+	counted := snap.c.Count(prompt) + templateOverhead
+	if n := max(out.PromptEvalCount, out.Usage.PromptTokens); t.b.kind == kOllama && n >= t.window {
+		cal.observe(snap, max(len(prompt), minSampleChars), counted, max(n, t.window+1))
+		return "", fmt.Errorf("summarize: Ollama cut the chunk to its window (prompt_eval_count %d of %d); the guard counted %d", n, t.window, counted)
+	} else if n > 0 {
+		cal.observe(snap, len(prompt), counted, n)
 	}
 	text := out.Response
 	if len(out.Choices) > 0 {
