@@ -56,33 +56,6 @@ func scaled(base compact.Counter, s float64) compact.Counter {
 	})
 }
 
-// Estimate is the guard's default token estimate, which errs high the way
-// BPE tokenizers split: a run of ASCII letters and digits counts one token
-// per 4 bytes (rounded up), and every other non-space character, ASCII or
-// not, one token. Code, JSON and logs tokenize about that way, CJK text
-// about one token a character; compact.Estimate's 3.6 bytes a token
-// undercounts punctuation up to fourfold, which is what lets a backend
-// truncate silently.
-func Estimate(text string) int {
-	n, run := 0, 0
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-			run++
-			continue
-		case c >= 0x80 && c < 0xC0: // a continuation byte
-			continue
-		}
-		n += (run + 3) / 4
-		run = 0
-		if c != ' ' && c != '\n' && c != '\t' && c != '\r' {
-			n++
-		}
-	}
-	return n + (run+3)/4
-}
-
 // observe feeds one sample: the backend counted actual tokens for a prompt
 // of chars characters that the snapshot cnt counted as counted. It reports
 // whether the scale rose.
