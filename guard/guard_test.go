@@ -31,9 +31,19 @@ func serve(t *testing.T, h http.Handler) string {
 	return srv.URL
 }
 
-// newGuard starts a guard with an in-memory store over opts.
+// newGuard starts a guard with an in-memory store over opts. Unless opts
+// set a Counter, the guard counts with the emulated model's own tokenizer,
+// as `ctxkit guard --tokenizer` makes it: the emulators' vocabulary (the
+// tiny model's, 2.3 to 3 bytes a token on English) has too few merges for
+// any estimate to bound, and these tests are about what the guard does
+// with its counts. The default estimate is tested against real tokenizers
+// (estimate_test.go), and against a real Ollama (realollama_test.go);
+// tests of calibration set compact.Estimate, which undercounts.
 func newGuard(t *testing.T, opts guard.Options) string {
 	t.Helper()
+	if opts.Counter == nil {
+		opts.Counter = llmemu.TinyBPE()
+	}
 	opts.Engine = offload.New(memstore.New(memstore.Options{}))
 	opts.KV = memstore.NewKV()
 	g, err := guard.New(opts)

@@ -344,7 +344,10 @@ func TestRecallPaged(t *testing.T) {
 					mu.Unlock()
 					return llmemu.Think(tu)
 				}
-				gw, rec := recallSetupRec(t, d, guard.Options{Recall: true}, record)
+				// A page holds fewer bytes of the emulated model's
+				// tokens (2.3 to 3 bytes a token) than of a real one's:
+				// the secret is some pages in.
+				gw, rec := recallSetupRec(t, d, guard.Options{Recall: true, RecallRounds: 8}, record)
 				path, req := recallRequest(d, stream, false, recallHistory(d, 6, 200, 500))
 				r, _ := postReply(t, gw+path, d, stream, req)
 				if r.text != recallSecret || r.rep == nil || r.rep.RecallRounds < 2 {

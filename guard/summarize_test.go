@@ -72,7 +72,7 @@ func TestSummarizeMiddleNeedle(t *testing.T) {
 
 	engine, kv := offload.New(memstore.New(memstore.Options{})), memstore.NewKV()
 	start := func() string {
-		g, err := guard.New(guard.Options{Ollama: up, Engine: engine, KV: kv, Summarize: true})
+		g, err := guard.New(guard.Options{Ollama: up, Engine: engine, KV: kv, Summarize: true, Counter: llmemu.TinyBPE()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +245,7 @@ func BenchmarkDigest(b *testing.B) {
 	upSrv := httptest.NewServer(emu)
 	defer upSrv.Close()
 	start := func(summarize bool) string {
-		g, err := guard.New(guard.Options{Ollama: upSrv.URL, Engine: offload.New(memstore.New(memstore.Options{})), KV: memstore.NewKV(), Summarize: summarize})
+		g, err := guard.New(guard.Options{Ollama: upSrv.URL, Engine: offload.New(memstore.New(memstore.Options{})), KV: memstore.NewKV(), Summarize: summarize, Counter: llmemu.TinyBPE()})
 		if err != nil {
 			b.Fatal(err)
 		}
