@@ -303,9 +303,7 @@ func (g *Guard) relayAnthropic(w http.ResponseWriter, r *http.Request, f *fit, r
 	isFinal := func(obj []byte) bool { return bytes.Contains(obj, []byte(`"type":"message_delta"`)) }
 	// Ollama's /v1/messages truncates silently, as its /api/chat.
 	observe := func(obj []byte) { g.observeAnswer(rdAnthropic, f, obj) }
-	if err := relay(w, resp, f.rep, isFinal, observe, f.rep.inject); err != nil && r.Context().Err() == nil {
-		g.log.Warn("relay failed", "path", r.URL.Path, "err", err)
-	}
+	g.relayEnded(r, f, relay(w, resp, f.rep, rdAnthropic, isFinal, observe, f.rep.inject))
 }
 
 // anthropicCountTokens serves /v1/messages/count_tokens: Ollama has no

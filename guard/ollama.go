@@ -117,9 +117,7 @@ func (g *Guard) ollamaChat(w http.ResponseWriter, r *http.Request, b *backend, b
 func (g *Guard) forwardOllama(w http.ResponseWriter, r *http.Request, f *fit) {
 	resp, err := g.send(r.Context(), r, f.b, f.body)
 	if err != nil {
-		if r.Context().Err() == nil {
-			writeError(w, http.StatusBadGateway, "upstream_unreachable", err.Error(), f.rep)
-		}
+		g.writeUpstreamError(w, r, err, f.rep)
 		return
 	}
 	g.relayOllama(w, r, f, resp)
@@ -135,9 +133,7 @@ func (g *Guard) relayOllama(w http.ResponseWriter, r *http.Request, f *fit, resp
 			g.observed(f, jsonInt(obj, "prompt_eval_count"), true)
 		}
 	}
-	if err := relay(w, resp, f.rep, isDone, observe, f.rep.inject); err != nil && r.Context().Err() == nil {
-		g.log.Warn("relay failed", "path", r.URL.Path, "err", err)
-	}
+	g.relayEnded(r, f, relay(w, resp, f.rep, rdOllama, isDone, observe, f.rep.inject))
 }
 
 // ollamaGenerate serves /api/generate: a raw prompt keeps its head and

@@ -329,9 +329,7 @@ func (g *Guard) forwardRetry(w http.ResponseWriter, r *http.Request, f *fit, rel
 	for attempt := 0; ; attempt++ {
 		resp, err := g.send(r.Context(), r, b, f.body)
 		if err != nil {
-			if r.Context().Err() == nil {
-				writeError(w, http.StatusBadGateway, "upstream_unreachable", err.Error(), f.rep)
-			}
+			g.writeUpstreamError(w, r, err, f.rep)
 			return
 		}
 		retryable := resp.StatusCode >= 400 && resp.StatusCode < 500
@@ -439,9 +437,7 @@ func (g *Guard) relayOpenAI(w http.ResponseWriter, r *http.Request, f *fit, resp
 			g.observed(f, jsonInt(obj, "usage", "prompt_tokens"), f.b.kind == kOllama)
 		}
 	}
-	if err := relay(w, resp, f.rep, isFinal, observe, f.rep.inject); err != nil && r.Context().Err() == nil {
-		g.log.Warn("relay failed", "path", r.URL.Path, "err", err)
-	}
+	g.relayEnded(r, f, relay(w, resp, f.rep, rdOpenAI, isFinal, observe, f.rep.inject))
 }
 
 var (
@@ -551,9 +547,7 @@ func (g *Guard) openaiCompletion(w http.ResponseWriter, r *http.Request, b *back
 	}
 	resp, err := g.send(r.Context(), r, b, f.body)
 	if err != nil {
-		if r.Context().Err() == nil {
-			writeError(w, http.StatusBadGateway, "upstream_unreachable", err.Error(), f.rep)
-		}
+		g.writeUpstreamError(w, r, err, f.rep)
 		return
 	}
 	g.relayOpenAI(w, r, f, resp)
