@@ -387,14 +387,19 @@ func TestBodyCut(t *testing.T) {
 			`{"model":"llama3.2","created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":"half`)
 		_ = buf.Flush()
 	})
-	for name, up := range map[string]http.Handler{
-		"dropped inside":          cutter(t, emu, "/api/chat", 0, cutMidLine),
-		"closed without a length": closeDelimited,
+	tools := []msg{{"type": "function", "function": msg{"name": "read_file", "parameters": msg{"type": "object"}}}}
+	for name, tc := range map[string]struct {
+		up     http.Handler
+		recall bool
+	}{
+		"dropped inside":          {cutter(t, emu, "/api/chat", 0, cutMidLine), false},
+		"closed without a length": {closeDelimited, false},
+		"in the recall loop":      {cutter(t, emu, "/api/chat", 0, cutMidLine), true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var logs logBuffer
-			gw := newGuard(t, guard.Options{Ollama: serve(t, up), Logger: logs.logger()})
-			resp, body := postJSON(t, gw+"/api/chat", msg{"model": "llama3.2", "stream": false, "messages": []msg{{"role": "user", "content": "hi"}}})
+			gw := newGuard(t, guard.Options{Ollama: serve(t, tc.up), Logger: logs.logger(), Recall: tc.recall})
+			resp, body := postJSON(t, gw+"/api/chat", msg{"model": "llama3.2", "stream": false, "tools": tools, "messages": []msg{{"role": "user", "content": "hi"}}})
 			var e struct {
 				Error  struct{ Type string } `json:"error"`
 				Ctxkit *guard.Report         `json:"ctxkit"`

@@ -646,18 +646,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeUpstreamError answers a request whose upstream gave no answer:
 // 504 upstream_timeout when it sent no response headers within
 // Options.UpstreamTimeout, else 502 upstream_unreachable; both are
-// logged (a client that went away is not answered).
+// logged, unless the client went away (and caused the failure).
 func (g *Guard) writeUpstreamError(w http.ResponseWriter, r *http.Request, err error, rep *Report) {
-	if r.Context().Err() != nil {
-		return
-	}
 	var te *upstreamTimeoutError
 	if errors.As(err, &te) {
 		g.log.Warn("upstream timed out", "backend", te.backend, "path", r.URL.Path, "timeout", te.timeout)
 		writeError(w, http.StatusGatewayTimeout, "upstream_timeout", err.Error()+" (--upstream-timeout)", rep, "timeout_seconds", te.timeout.Seconds())
 		return
 	}
-	g.log.Warn("upstream failed", "path", r.URL.Path, "err", err)
+	if r.Context().Err() == nil {
+		g.log.Warn("upstream failed", "path", r.URL.Path, "err", err)
+	}
 	writeError(w, http.StatusBadGateway, "upstream_unreachable", err.Error(), rep)
 }
 

@@ -147,9 +147,13 @@ type cancelOnClose struct {
 
 func (b *cancelOnClose) Close() error {
 	err := b.ReadCloser.Close()
-	b.cancel(nil)
+	b.cancel(errBodyClosed)
 	return err
 }
+
+// errBodyClosed is the cause of a response's context ended by closing its
+// body (not by the client's leaving).
+var errBodyClosed = errors.New("response body closed")
 
 // upstreamTimeoutError is an upstream request that got no response
 // headers within the upstream timeout.

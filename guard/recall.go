@@ -582,11 +582,12 @@ func (rc *recaller) loop(w http.ResponseWriter, r *http.Request, f *fit, resp *h
 			}
 		} else {
 			body, err := readWhole(resp)
-			resp.Body.Close()
 			if err != nil {
 				g.relayEnded(r, f, failBody(w, resp, f.rep, err))
+				resp.Body.Close()
 				return
 			}
+			resp.Body.Close()
 			a = parseAnswer(rc.k, body)
 			rec, others := a.recalls()
 			if len(rec) == 0 || rc.rounds >= rc.max {

@@ -3,6 +3,7 @@ package guard
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -183,9 +184,14 @@ func (e *cutError) Error() string { return "upstream answer cut: " + e.err.Error
 func (e *cutError) Unwrap() error { return e.err }
 
 // clientLeft says whether the client of an upstream answer went away
-// (its request's context carries the client's).
+// (its request's context carries the client's; closing the body ends it
+// too, with errBodyClosed).
 func clientLeft(resp *http.Response) bool {
-	return resp.Request != nil && resp.Request.Context().Err() != nil
+	if resp.Request == nil {
+		return false
+	}
+	ctx := resp.Request.Context()
+	return ctx.Err() != nil && !errors.Is(context.Cause(ctx), errBodyClosed)
 }
 
 // failBody answers a whole (not streamed) upstream body that could not be
