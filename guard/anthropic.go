@@ -304,9 +304,7 @@ func (g *Guard) relayAnthropic(w http.ResponseWriter, r *http.Request, f *fit, r
 	var last answerFacts // relay observes an object before it asks whether it is final
 	observe := func(obj []byte) { last = g.observeAnswer(rdAnthropic, f, obj) }
 	isFinal := func([]byte) bool { return last.final }
-	if err := relay(w, resp, f.rep, isFinal, observe, f.rep.inject); err != nil && r.Context().Err() == nil {
-		g.log.Warn("relay failed", "path", r.URL.Path, "err", err)
-	}
+	g.relayEnded(r, f, relay(w, resp, f.rep, rdAnthropic, isFinal, observe, f.rep.inject))
 }
 
 // anthropicCountTokens serves /v1/messages/count_tokens: Ollama has no

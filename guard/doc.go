@@ -36,19 +36,101 @@
 //     own calibrated count.
 //   - The guard's own paths (/ctxkit/*, /metrics) never reach a backend:
 //     a wrong method is 405 with Allow, an unknown path 404. A request
-//     body over 256 MiB is 413, and upstream bodies are read with bounds.
+//     body over 256 MiB is 413 (refused from its Content-Length before a
+//     byte of it is read, and the connection closed), and upstream bodies
+//     are read with bounds.
 //   - GET /ctxkit/evicted/{id} returns an evicted span (JSON messages) from
-//     the offload store; GET /ctxkit/health the policy, counters and
+//     the offload store: only a span this guard stored (type "evicted",
+//     producer "ctxkit-guard"); any other workspace of the shared store,
+//     a missing id and an expired one get the same 404, so that ids
+//     cannot be probed (see Access). GET /ctxkit/health says whether each
+//     backend answers (see Faults), with the policy, counters and
 //     calibrations; GET /metrics the Prometheus metrics (requests,
 //     compactions, refusals, retries, truncations detected, evicted tokens
 //     per backend, upstream latency per backend and endpoint, upstream
-//     failures, and the counters of recall, digests and the arbiter when
-//     they are on), in a registry of the Guard's own.
+//     failures, timeouts and cut answers per backend, requests refused
+//     as overloaded or for their Host, and the counters of recall, digests
+//     and the arbiter when they are on), in a registry of the Guard's own.
 //
 // Pass-through uses net/http/httputil.ReverseProxy with FlushInterval -1,
 // so every chunk is flushed as it arrives; intercepted streams are relayed
 // line by line and flushed per line. Upstream requests carry the client's
 // request context: a client that disconnects cancels them.
+//
+// # Faults
+//
+// An upstream that fails is said out loud, never passed off as an answer:
+//
+//   - A stream cut short (the connection drops, or the body ends, before
+//     the last event of its dialect: Ollama's object with "done": true,
+//     OpenAI's data: [DONE], Anthropic's message_stop) ends with the
+//     dialect's in-band error carrying the report, whose upstream_cut is
+//     set: Ollama's {"error":"...","ctxkit":{...}} line, OpenAI's data:
+//     {"error":{"type":"upstream_cut",...},"ctxkit":{...}}, Anthropic's
+//     event: error with {"type":"error","error":{"type":"api_error",...}}
+//     (the type its SDKs know). The fragment of a line the stream ended in
+//     is not relayed; an event over the line bound ends the same way
+//     (upstream_too_large). The official clients (Ollama's, openai-go,
+//     anthropic-sdk-go) then return an error instead of a short answer.
+//     The recall loop's streams are checked too, and a context_recall
+//     call cut short starts no round. An answer that is not streamed and
+//     ends early, or is said to be JSON and is not whole JSON, is 502
+//     {"error":{"type":"upstream_cut"},"ctxkit":{...}}. Each is a WARN
+//     in the log and counted in upstream_cuts_total.
+//   - Options.UpstreamTimeout (ctxkit guard --upstream-timeout, 10 min;
+//     0 on the command line: none) bounds the wait for an upstream's
+//     response headers, on every path, the passed-through ones included:
+//     an upstream that accepts the connection and never answers gets the
+//     client 504 {"error":{"type":"upstream_timeout","timeout_seconds"}}
+//     instead of holding it for ever, and the upstream request is
+//     cancelled. The headers come after the model is loaded and the
+//     prompt evaluated, and for an answer that is not streamed after the
+//     whole generation, so the default is long: Ollama lets a load stall
+//     5 minutes before it gives up, and the OpenAI and Anthropic SDKs
+//     give a request 10. The body that follows is not bounded.
+//   - GET /ctxkit/health probes each backend, without credentials and
+//     without spending anything, with a 2 s deadline, at most every 2 s
+//     (the probe is cached): Ollama GET /api/version (its version is
+//     shown), llama.cpp GET /health (503 while it loads a model),
+//     OpenAI-compatible servers and Anthropic GET /v1/models (free; 401
+//     without a key proves the server reachable: the guard holds no key,
+//     clients send their own). Each backend is "up" (an answer under
+//     500), "failing" (5xx), "unreachable" (no answer), or "standby" (a
+//     llama.cpp the arbiter stopped and starts on demand), with the probe,
+//     its status, latency and error. The status is "ok" when every backend
+//     serves, "degraded" when some do, and "down", with HTTP 503, when
+//     none does.
+//   - Options.MaxConcurrent (--max-concurrent, 64; 0 on the command line:
+//     no cap) caps the requests in flight: one more gets 503 with
+//     Retry-After: 1 and {"error":{"type":"overloaded","max_concurrent"}}
+//     at once rather than waiting. The guard's own paths are not counted,
+//     so health checks and scrapes still answer under load.
+//
+// # Access
+//
+// Ollama refuses, on a loopback address, a request whose Host header does
+// not name this machine: a web page whose domain was rebound to 127.0.0.1
+// could otherwise drive it from a browser. The guard rewrites Host to the
+// backend's, so it makes the same check itself (the facts of Ollama
+// v0.17.4's allowedHost): when it listens on a loopback address
+// (Options.ListenAddr; "": the address each request came in on), it
+// serves a Host that is an IP that is loopback, private, unspecified or
+// this machine's, no Host, localhost, the machine's hostname, or a name
+// under .localhost, .local or .internal; anything else is 403
+// {"error":{"type":"host_not_allowed"}}, a WARN and host_refused_total,
+// before anything reaches a backend. Options.AllowedHosts (--allowed-hosts)
+// adds names for a reverse proxy in front: a name, .domain for its
+// subdomains, * for any. On an address other machines reach (--insecure)
+// every Host is served, as Ollama serves it there.
+//
+// The guard does not authenticate what it proxies (clients' own keys go
+// to the backends), but two paths of its own are guarded: GET
+// /ctxkit/evicted/{id} (what clients sent) and POST /ctxkit/runtime
+// (pinning a runtime). With Options.Token (--token-env NAME: the token in
+// $NAME, at least 16 characters) they need Authorization: Bearer with it,
+// compared in constant time and never logged (401 otherwise); without one
+// they are served on a loopback address only (403 token_required
+// elsewhere). The recall tool reads only the guard's own spans as well.
 //
 // # Window, budget, counting
 //
@@ -135,7 +217,8 @@
 // Ollama's done chunk, OpenAI's chunk with a finish_reason (or, when
 // stream_options.include_usage asked for it, the usage chunk that follows
 // it, so that the report carries the upstream's count), Anthropic's
-// message_delta. The objects are parsed as JSON, never matched as bytes.
+// message_delta; in a stream cut short, in the error that ends it. The
+// objects are parsed as JSON, never matched as bytes.
 //
 // An upstream context error (llama.cpp's 400 exceed_context_size_error,
 // or its in-band first SSE event in older builds; OpenAI's

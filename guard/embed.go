@@ -71,9 +71,7 @@ func (g *Guard) ollamaEmbed(w http.ResponseWriter, r *http.Request, b *backend, 
 	}
 	resp, err := g.send(r.Context(), r, b, body)
 	if err != nil {
-		if r.Context().Err() == nil {
-			writeError(w, http.StatusBadGateway, "upstream_unreachable", err.Error(), nil)
-		}
+		g.writeUpstreamError(w, r, err, nil)
 		return
 	}
 	defer resp.Body.Close()

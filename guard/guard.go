@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,6 +77,22 @@ const (
 	EvictedTTL = 24 * time.Hour
 	// maxBody is the largest request body the guard reads to compact.
 	maxBody = 256 << 20
+	// DefaultUpstreamTimeout bounds the wait for an upstream's response
+	// headers. They come after the model is loaded and the prompt
+	// evaluated, and for an answer that is not streamed after the whole
+	// generation: Ollama itself lets a load stall for 5 minutes
+	// (OLLAMA_LOAD_TIMEOUT) before giving up, a long prompt on a CPU takes
+	// minutes more, and the OpenAI and Anthropic SDKs give a request 10
+	// minutes. So 10 minutes: an upstream that accepted the connection and
+	// hung is answered 504 instead of holding the client for ever, and no
+	// slow but working one is cut.
+	DefaultUpstreamTimeout = 10 * time.Minute
+	// DefaultMaxConcurrent caps the requests in flight. Each holds its
+	// body and the compaction's copies, and a local runtime serves a few
+	// at a time (Ollama 1 to 4 in parallel) while the rest wait in its
+	// queue: 64 is more than a machine's agents keep busy, and bounds the
+	// guard's memory.
+	DefaultMaxConcurrent = 64
 )
 
 // Options configure a Guard. At least one backend URL is required.
@@ -158,6 +175,32 @@ type Options struct {
 	Arbitrate bool
 	// Arbiter configures the arbitration (zero values: the defaults).
 	Arbiter ArbiterOptions
+	// UpstreamTimeout bounds the wait for an upstream's response headers,
+	// on every path, passed through or not (0: DefaultUpstreamTimeout;
+	// negative: no bound); past it the client gets 504
+	// {"error":{"type":"upstream_timeout",...}}. The body that follows
+	// is not bounded: a generation takes as long as it takes.
+	UpstreamTimeout time.Duration
+	// MaxConcurrent caps the requests in flight (0:
+	// DefaultMaxConcurrent; negative: no cap); one more gets 503 with
+	// Retry-After and {"error":{"type":"overloaded",...}}. The guard's own
+	// paths (/ctxkit/*, /metrics) are not counted.
+	MaxConcurrent int
+	// ListenAddr is the address the guard listens on (host:port). On a
+	// loopback address only requests whose Host header names this machine
+	// are served (DNS-rebinding protection, as Ollama's; see
+	// hostAllowed), and the guard's sensitive paths need no Token. "":
+	// the address each request came in on decides.
+	ListenAddr string
+	// AllowedHosts are more Host names served on a loopback address (the
+	// guard behind a reverse proxy): a name (port ignored), ".example.com"
+	// for its subdomains, or "*" for any Host.
+	AllowedHosts []string
+	// Token, when set, must be sent as Authorization: Bearer to read
+	// evicted spans (GET /ctxkit/evicted/ID) and pin a runtime (POST
+	// /ctxkit/runtime); without one, those paths are served on a loopback
+	// address only. It is compared in constant time and never logged.
+	Token string
 }
 
 // Guard is the proxy. It is an http.Handler, safe for concurrent use.
@@ -180,8 +223,18 @@ type Guard struct {
 
 	metrics *metrics
 
+	// slots caps the requests in flight (nil: no cap).
+	slots chan struct{}
+	// hostname is the machine's name, a Host always served.
+	hostname string
+	// health caches the backends' reachability (/ctxkit/health).
+	health healthCache
+	// overloadLog and hostLog rate-limit the WARNs of refusals.
+	overloadLog, hostLog logLimit
+
 	stats struct {
 		requests, compacted, refused, retried, truncated, observed, recallRounds atomic.Int64
+		overloaded, hostRefused                                                  atomic.Int64
 	}
 }
 
@@ -229,9 +282,21 @@ func New(opts Options) (*Guard, error) {
 	if opts.Margin <= 0 {
 		opts.Margin = DefaultMargin
 	}
+	if opts.UpstreamTimeout == 0 {
+		opts.UpstreamTimeout = DefaultUpstreamTimeout
+	}
+	if opts.MaxConcurrent == 0 {
+		opts.MaxConcurrent = DefaultMaxConcurrent
+	}
 	g := &Guard{opts: opts, log: opts.Logger, client: opts.Client, backends: map[kind]*backend{}, plans: compact.NewPlans(0), routes: map[string]kind{}}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
+	}
+	if opts.MaxConcurrent > 0 {
+		g.slots = make(chan struct{}, opts.MaxConcurrent)
+	}
+	if name, err := os.Hostname(); err == nil {
+		g.hostname = strings.ToLower(name)
 	}
 	g.base = opts.Counter
 	if g.base == nil {
@@ -259,10 +324,10 @@ func New(opts Options) (*Guard, error) {
 			FlushInterval: -1,
 			Transport:     b.client.Transport,
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-				if r.Context().Err() == nil {
-					g.log.Warn("upstream failed", "backend", k, "path", r.URL.Path, "err", err)
+				if !isUpstreamTimeout(err) {
+					err = fmt.Errorf("%s: %w", k, err)
 				}
-				writeError(w, http.StatusBadGateway, "upstream_unreachable", fmt.Sprintf("%s: %v", k, err), nil)
+				g.writeUpstreamError(w, r, err, nil)
 			},
 		}
 		g.backends[k] = b
@@ -292,8 +357,16 @@ func New(opts Options) (*Guard, error) {
 // the window, everything else is passed through.
 func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
+	if !g.hostAllowed(w, r) {
+		return
+	}
 	if p != "/metrics" && !strings.HasPrefix(p, "/ctxkit/") {
 		g.stats.requests.Add(1)
+		release, ok := g.acquireSlot(w)
+		if !ok {
+			return
+		}
+		defer release()
 	}
 	if h := r.Header.Get(PolicyHeader); h != "" {
 		policy, err := ParsePolicy(h)
@@ -318,6 +391,9 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && p == "/ctxkit/health":
 		g.serveHealth(w, r)
 	case (r.Method == http.MethodGet || r.Method == http.MethodPost) && p == "/ctxkit/runtime":
+		if r.Method == http.MethodPost && !g.authorized(w, r) {
+			return
+		}
 		g.serveRuntime(w, r)
 	case strings.HasPrefix(p, "/ctxkit/") || p == "/metrics":
 		// The guard's own paths never reach a backend, whose answer
@@ -379,15 +455,22 @@ func (g *Guard) withBackend(w http.ResponseWriter, r *http.Request, k kind, h fu
 	h(w, r, b, body)
 }
 
-// readBody reads a client's request body, at most maxBody bytes.
+// readBody reads a client's request body, at most maxBody bytes; one
+// whose Content-Length says it is larger is refused before a byte of it is
+// read.
 func readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength > maxBody {
+		return nil, &tooLargeError{what: "request body", limit: maxBody}
+	}
 	return readLimited(r.Body, maxBody, "request body")
 }
 
 // writeBodyError answers a request whose body could not be read: 413 when
-// it is over maxBody, else 400.
+// it is over maxBody (and the connection closed: the rest of the body is
+// not read), else 400.
 func writeBodyError(w http.ResponseWriter, err error) {
 	if isTooLarge(err) {
+		w.Header().Set("Connection", "close")
 		writeError(w, http.StatusRequestEntityTooLarge, "request_too_large", err.Error(), nil)
 		return
 	}
@@ -493,7 +576,7 @@ func (g *Guard) storeFunc(ctx context.Context) func([]compact.Message) (string, 
 			return "", fmt.Errorf("encode evicted span: %w", err)
 		}
 		sum := sha256.Sum256(data)
-		n, err := g.opts.Engine.Put(ctx, data, offload.PutOptions{Type: "evicted", Producer: "ctxkit-guard", ID: "evicted_" + hex.EncodeToString(sum[:8]), TTL: EvictedTTL})
+		n, err := g.opts.Engine.Put(ctx, data, offload.PutOptions{Type: evictedType, Producer: evictedProducer, ID: "evicted_" + hex.EncodeToString(sum[:8]), TTL: EvictedTTL})
 		if err != nil {
 			return "", err
 		}
@@ -508,52 +591,54 @@ func (g *Guard) recallHint(id string) string {
 	return "GET /ctxkit/evicted/" + id + " on this server returns it"
 }
 
+// Evicted spans are workspaces of this type and producer; no other
+// workspace of the shared store is served as one.
+const (
+	evictedType     = "evicted"
+	evictedProducer = "ctxkit-guard"
+)
+
+// errNoSpan is the one answer for an id that is not a live evicted span of
+// the guard's, whatever the reason (never stored, expired, another
+// producer's), so that ids cannot be probed.
+var errNoSpan = errors.New("no such evicted span (never stored, or expired)")
+
+// evictedSpan reads the evicted span id: errNoSpan unless it is one the
+// guard stored and it has not expired.
+func (g *Guard) evictedSpan(ctx context.Context, id string) ([]byte, error) {
+	ws, data, err := g.opts.Engine.Raw(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, offload.ErrExpired) {
+		return nil, errNoSpan
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ws.Type != evictedType || ws.Producer != evictedProducer {
+		return nil, errNoSpan
+	}
+	return data, nil
+}
+
 func (g *Guard) serveEvicted(w http.ResponseWriter, r *http.Request, id string) {
+	if !g.authorized(w, r) {
+		return
+	}
 	if g.opts.Engine == nil {
 		writeError(w, http.StatusNotFound, "not_found", "evicted content is not kept (no store)", nil)
 		return
 	}
-	_, data, err := g.opts.Engine.Raw(r.Context(), id)
-	if err != nil {
+	data, err := g.evictedSpan(r.Context(), id)
+	if errors.Is(err, errNoSpan) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("evicted span %q: %v", id, err), nil)
+		return
+	}
+	if err != nil {
+		g.log.Warn("read an evicted span", "id", id, "err", err)
+		writeError(w, http.StatusInternalServerError, "store_failed", fmt.Sprintf("evicted span %q could not be read: %v", id, err), nil)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(data)
-}
-
-func (g *Guard) serveHealth(w http.ResponseWriter, r *http.Request) {
-	type calib struct {
-		Scale   float64 `json:"scale"`
-		Samples int     `json:"samples"`
-	}
-	cal := map[string]calib{}
-	g.calib.Range(func(k, v any) bool {
-		c := v.(*calibration)
-		c.mu.Lock()
-		cal[strings.ReplaceAll(k.(string), "\x00", "/")] = calib{c.scale, c.samples}
-		c.mu.Unlock()
-		return true
-	})
-	backends := map[string]string{}
-	for k, b := range g.backends {
-		backends[string(k)] = b.base.Redacted()
-	}
-	health := map[string]any{
-		"status": "ok", "policy": g.opts.Policy, "backends": backends,
-		"stats": map[string]int64{
-			"requests": g.stats.requests.Load(), "compacted": g.stats.compacted.Load(), "refused": g.stats.refused.Load(),
-			"retried": g.stats.retried.Load(), "truncation_detected": g.stats.truncated.Load(),
-		},
-		"calibration": cal,
-	}
-	if g.arb != nil {
-		health["runtime"] = g.arb.status(r.Context())
-	}
-	if g.sum != nil {
-		health["summarizer"] = g.sum.status()
-	}
-	writeJSON(w, http.StatusOK, health)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -562,6 +647,23 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Length", fmt.Sprint(len(data)))
 	w.WriteHeader(status)
 	_, _ = w.Write(data)
+}
+
+// writeUpstreamError answers a request whose upstream gave no answer:
+// 504 upstream_timeout when it sent no response headers within
+// Options.UpstreamTimeout, else 502 upstream_unreachable; both are
+// logged, unless the client went away (and caused the failure).
+func (g *Guard) writeUpstreamError(w http.ResponseWriter, r *http.Request, err error, rep *Report) {
+	var te *upstreamTimeoutError
+	if errors.As(err, &te) {
+		g.log.Warn("upstream timed out", "backend", te.backend, "path", r.URL.Path, "timeout", te.timeout)
+		writeError(w, http.StatusGatewayTimeout, "upstream_timeout", err.Error()+" (--upstream-timeout)", rep, "timeout_seconds", te.timeout.Seconds())
+		return
+	}
+	if r.Context().Err() == nil {
+		g.log.Warn("upstream failed", "path", r.URL.Path, "err", err)
+	}
+	writeError(w, http.StatusBadGateway, "upstream_unreachable", err.Error(), rep)
 }
 
 // writeError answers a machine-readable error, with the report if any.

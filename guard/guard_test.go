@@ -440,22 +440,26 @@ func TestHealth(t *testing.T) {
 	}
 	defer r.Body.Close()
 	var h struct {
-		Status   string            `json:"status"`
-		Policy   string            `json:"policy"`
-		Backends map[string]string `json:"backends"`
-		Stats    map[string]int    `json:"stats"`
+		Status   string `json:"status"`
+		Policy   string `json:"policy"`
+		Backends map[string]struct {
+			URL, State, Version string
+		} `json:"backends"`
+		Stats map[string]int `json:"stats"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&h); err != nil {
 		t.Fatal(err)
 	}
-	if h.Status != "ok" || h.Policy != "strict" || h.Backends["ollama"] == "" || h.Stats["refused"] != 1 || h.Stats["requests"] != 1 {
-		t.Errorf("%+v", h)
+	o := h.Backends["ollama"]
+	if r.StatusCode != http.StatusOK || h.Status != "ok" || h.Policy != "strict" || o.URL == "" || o.State != "up" || o.Version != llmemu.OllamaV0174 ||
+		h.Stats["refused"] != 1 || h.Stats["requests"] != 1 {
+		t.Errorf("%d %+v", r.StatusCode, h)
 	}
 }
 
-// TestCtxkitPaths: the guard's own paths never reach the backend: a wrong
-// method is 405, an unknown path 404; /ctxkit/health does not show a
-// backend URL's password.
+// TestCtxkitPaths: the guard's own paths never reach the backend (but
+// for the health check's probe): a wrong method is 405, an unknown path
+// 404; /ctxkit/health does not show a backend URL's password.
 func TestCtxkitPaths(t *testing.T) {
 	emu := llmemu.NewOllama(llmemu.OllamaOptions{})
 	up := strings.Replace(serve(t, emu), "http://", "http://user:hunter2@", 1)
@@ -486,8 +490,10 @@ func TestCtxkitPaths(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want %d", tc.method, tc.path, resp.StatusCode, body, tc.status)
 		}
 	}
-	if n := len(emu.Requests()); n != 0 {
-		t.Errorf("%d requests reached the backend", n)
+	for _, req := range emu.Requests() {
+		if req.Method != http.MethodGet || req.Path != "/api/version" {
+			t.Errorf("%s %s reached the backend", req.Method, req.Path)
+		}
 	}
 }
 

@@ -1,6 +1,10 @@
 package guard
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -20,6 +24,9 @@ type metrics struct {
 	evicted  *prometheus.CounterVec
 	upstream *prometheus.HistogramVec
 	failures *prometheus.CounterVec
+	// cuts counts upstream answers that ended early, timeouts upstream
+	// requests that got no response headers in Options.UpstreamTimeout.
+	cuts, timeouts *prometheus.CounterVec
 }
 
 // upstreamBuckets span a /props probe (milliseconds) to a long
@@ -38,6 +45,8 @@ func newMetrics(g *Guard) *metrics {
 	counter("compactions_total", "Prompts compacted to fit the window (a request, and again each recall round that had to be).", g.stats.compacted.Load)
 	counter("refused_total", "Requests answered 413 (strict policy, or nothing left to remove).", g.stats.refused.Load)
 	counter("retries_total", "Retries after an upstream context-overflow error.", g.stats.retried.Load)
+	counter("overloaded_total", "Requests refused with 503 because MaxConcurrent requests were in flight.", g.stats.overloaded.Load)
+	counter("host_refused_total", "Requests refused with 403 for a Host header the guard does not answer to (DNS rebinding).", g.stats.hostRefused.Load)
 	counter("upstream_truncations_total", "Silent truncations detected after the fact (upstream evaluated fewer tokens than sent).", g.stats.truncated.Load)
 	if g.opts.Recall {
 		counter("recall_rounds_total", "context_recall rounds the guard answered.", g.stats.recallRounds.Load)
@@ -71,28 +80,95 @@ func newMetrics(g *Guard) *metrics {
 		Help: "Time from sending a request upstream to its response headers (for a stream, to its start).",
 	}, []string{"backend", "endpoint"})
 	m.failures = prometheus.NewCounterVec(prometheus.CounterOpts(opts("upstream_failures_total", "Upstream requests that got no response (connection refused, reset, cancelled).")), []string{"backend"})
-	m.reg.MustRegister(m.evicted, m.upstream, m.failures,
+	m.cuts = prometheus.NewCounterVec(prometheus.CounterOpts(opts("upstream_cuts_total", "Upstream answers that ended early (a stream without its last event, a body cut short); the client got an error.")), []string{"backend"})
+	m.timeouts = prometheus.NewCounterVec(prometheus.CounterOpts(opts("upstream_timeouts_total", "Upstream requests without response headers within the upstream timeout (504).")), []string{"backend"})
+	m.reg.MustRegister(m.evicted, m.upstream, m.failures, m.cuts, m.timeouts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	return m
 }
 
-// timedTransport observes each upstream round trip of one backend.
+// timedTransport observes each upstream round trip of one backend and
+// bounds its wait for the response headers (headerTimeout; 0: none).
 type timedTransport struct {
-	base    http.RoundTripper
-	backend string
-	m       *metrics
+	base          http.RoundTripper
+	backend       string
+	m             *metrics
+	headerTimeout time.Duration
 }
 
 func (t timedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	start := time.Now()
-	resp, err := t.base.RoundTrip(req)
+	resp, err := t.roundTrip(req)
 	if err != nil {
 		t.m.failures.WithLabelValues(t.backend).Inc()
+		if isUpstreamTimeout(err) {
+			t.m.timeouts.WithLabelValues(t.backend).Inc()
+		}
 		return nil, err
 	}
 	t.m.upstream.WithLabelValues(t.backend, endpoint(req.URL.Path)).Observe(time.Since(start).Seconds())
 	return resp, nil
+}
+
+// roundTrip sends req, cancelling it when no response headers came
+// within headerTimeout; the body then reads on under the request's own
+// context, for as long as the generation takes.
+func (t timedTransport) roundTrip(req *http.Request) (*http.Response, error) {
+	if t.headerTimeout <= 0 {
+		return t.base.RoundTrip(req)
+	}
+	ctx, cancel := context.WithCancelCause(req.Context())
+	timeout := &upstreamTimeoutError{backend: t.backend, timeout: t.headerTimeout}
+	timer := time.AfterFunc(t.headerTimeout, func() { cancel(timeout) })
+	resp, err := t.base.RoundTrip(req.WithContext(ctx))
+	if !timer.Stop() {
+		if err == nil {
+			resp.Body.Close()
+		}
+		return nil, timeout
+	}
+	if err != nil {
+		cancel(nil)
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		return resp, nil // the body is the connection; it ends with the request
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose releases a response's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelCauseFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel(errBodyClosed)
+	return err
+}
+
+// errBodyClosed is the cause of a response's context ended by closing its
+// body (not by the client's leaving).
+var errBodyClosed = errors.New("response body closed")
+
+// upstreamTimeoutError is an upstream request that got no response
+// headers within the upstream timeout.
+type upstreamTimeoutError struct {
+	backend string
+	timeout time.Duration
+}
+
+func (e *upstreamTimeoutError) Error() string {
+	return fmt.Sprintf("%s sent no response headers within %s", e.backend, e.timeout)
+}
+
+func isUpstreamTimeout(err error) bool {
+	var te *upstreamTimeoutError
+	return errors.As(err, &te)
 }
 
 // endpoints are the upstream paths that get a label of their own; the
@@ -100,7 +176,7 @@ func (t timedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 var endpoints = []string{
 	"/api/chat", "/api/generate", "/api/embed", "/api/embeddings", "/api/ps", "/api/tags", "/api/show",
 	"/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/embeddings", "/v1/models",
-	"/v1/messages/count_tokens", "/v1/messages", "/props", "/tokenize", "/apply-template", "/health",
+	"/v1/messages/count_tokens", "/v1/messages", "/props", "/tokenize", "/apply-template", "/health", "/api/version",
 }
 
 func endpoint(path string) string {
@@ -120,7 +196,7 @@ func (g *Guard) timedClient(k kind) *http.Client {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	c.Transport = timedTransport{base: base, backend: string(k), m: g.metrics}
+	c.Transport = timedTransport{base: base, backend: string(k), m: g.metrics, headerTimeout: g.opts.UpstreamTimeout}
 	return &c
 }
 

@@ -268,9 +268,7 @@ func (g *Guard) ollamaChat(w http.ResponseWriter, r *http.Request, b *backend, b
 func (g *Guard) forwardOllama(w http.ResponseWriter, r *http.Request, f *fit) {
 	resp, err := g.send(r.Context(), r, f.b, f.body)
 	if err != nil {
-		if r.Context().Err() == nil {
-			writeError(w, http.StatusBadGateway, "upstream_unreachable", err.Error(), f.rep)
-		}
+		g.writeUpstreamError(w, r, err, f.rep)
 		return
 	}
 	g.relayOllama(w, r, f, resp)
@@ -284,9 +282,7 @@ func (g *Guard) relayOllama(w http.ResponseWriter, r *http.Request, f *fit, resp
 	var last answerFacts // relay observes an object before it asks whether it is final
 	observe := func(obj []byte) { last = g.observeAnswer(rdOllama, f, obj) }
 	isDone := func([]byte) bool { return last.final }
-	if err := relay(w, resp, f.rep, isDone, observe, f.rep.inject); err != nil && r.Context().Err() == nil {
-		g.log.Warn("relay failed", "path", r.URL.Path, "err", err)
-	}
+	g.relayEnded(r, f, relay(w, resp, f.rep, rdOllama, isDone, observe, f.rep.inject))
 }
 
 // ollamaGenerate serves /api/generate: a raw prompt keeps its head and

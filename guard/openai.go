@@ -336,9 +336,7 @@ func (g *Guard) forwardRetry(w http.ResponseWriter, r *http.Request, f *fit, rel
 	for attempt := 0; ; attempt++ {
 		resp, err := g.send(r.Context(), r, b, f.body)
 		if err != nil {
-			if r.Context().Err() == nil {
-				writeError(w, http.StatusBadGateway, "upstream_unreachable", err.Error(), f.rep)
-			}
+			g.writeUpstreamError(w, r, err, f.rep)
 			return
 		}
 		retryable := resp.StatusCode >= 400 && resp.StatusCode < 500
@@ -443,9 +441,7 @@ func (g *Guard) relayOpenAI(w http.ResponseWriter, r *http.Request, f *fit, resp
 	var last answerFacts // relay observes an object before it asks whether it is final
 	observe := func(obj []byte) { last = g.observeAnswer(rdOpenAI, f, obj) }
 	isFinal := func([]byte) bool { return last.final }
-	if err := relay(w, resp, f.rep, isFinal, observe, f.rep.inject); err != nil && r.Context().Err() == nil {
-		g.log.Warn("relay failed", "path", r.URL.Path, "err", err)
-	}
+	g.relayEnded(r, f, relay(w, resp, f.rep, rdOpenAI, isFinal, observe, f.rep.inject))
 }
 
 var (
@@ -556,9 +552,7 @@ func (g *Guard) openaiCompletion(w http.ResponseWriter, r *http.Request, b *back
 	}
 	resp, err := g.send(r.Context(), r, b, f.body)
 	if err != nil {
-		if r.Context().Err() == nil {
-			writeError(w, http.StatusBadGateway, "upstream_unreachable", err.Error(), f.rep)
-		}
+		g.writeUpstreamError(w, r, err, f.rep)
 		return
 	}
 	g.relayOpenAI(w, r, f, resp)

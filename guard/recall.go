@@ -422,7 +422,11 @@ func (g *Guard) recallResult(ctx context.Context, f *fit, c *call) (string, stri
 	if !strings.HasPrefix(args.ID, "evicted_") {
 		return fmt.Sprintf("context_recall error: %q is not a removal id; use the id a removal notice names (it starts with \"evicted_\").", args.ID), args.ID
 	}
-	_, data, err := g.opts.Engine.Raw(ctx, args.ID)
+	data, err := g.evictedSpan(ctx, args.ID)
+	if err != nil && !errors.Is(err, errNoSpan) {
+		g.log.Warn("read an evicted span", "id", args.ID, "err", err)
+		return fmt.Sprintf("context_recall error: %q could not be read back (the store failed); answer from what you have.", args.ID), args.ID
+	}
 	if err != nil {
 		return fmt.Sprintf("context_recall error: nothing is stored under %q (it may have expired, or the id is mistyped); use an id a removal notice names, or answer from what you have.", args.ID), args.ID
 	}
@@ -577,12 +581,13 @@ func (rc *recaller) loop(w http.ResponseWriter, r *http.Request, f *fit, resp *h
 				return
 			}
 		} else {
-			body, err := readLimited(resp.Body, maxUpstreamBody, "upstream body")
-			resp.Body.Close()
+			body, err := readWhole(resp)
 			if err != nil {
-				writeError(w, http.StatusBadGateway, "upstream_failed", err.Error(), f.rep)
+				g.relayEnded(r, f, failBody(w, resp, f.rep, err))
+				resp.Body.Close()
 				return
 			}
+			resp.Body.Close()
 			a = parseAnswer(rc.k, body)
 			rec, others := a.recalls()
 			if len(rec) == 0 || rc.rounds >= rc.max {
@@ -602,9 +607,12 @@ func (rc *recaller) loop(w http.ResponseWriter, r *http.Request, f *fit, resp *h
 				return
 			}
 			g.log.Warn("recall round failed", "backend", f.b.kind, "err", err)
-			if rc.started {
+			switch {
+			case rc.started:
 				rc.failStream(w, f, "a context_recall round failed: "+err.Error())
-			} else {
+			case isUpstreamTimeout(err):
+				g.writeUpstreamError(w, r, err, f.rep)
+			default:
 				writeError(w, http.StatusBadGateway, "recall_failed", err.Error(), f.rep)
 			}
 			return

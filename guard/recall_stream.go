@@ -51,6 +51,40 @@ func readEvent(br *bufio.Reader, sse bool) (event, error) {
 	}
 }
 
+// wholeEvent drops the fragment of an event a stream ended in (its last
+// line without '\n' and not whole JSON nor [DONE]), turning a clean end
+// into an unexpected one; an event whole but for its line ends gets them,
+// so that what follows starts an event of its own.
+func wholeEvent(ev event, err error, sse bool) (event, error) {
+	if err == nil || len(ev.raw) == 0 {
+		return ev, err
+	}
+	if ev.raw[len(ev.raw)-1] == '\n' {
+		if sse && !bytes.HasSuffix(ev.raw, []byte("\n\n")) {
+			ev.raw = append(ev.raw, '\n')
+		}
+		return ev, err
+	}
+	last := ev.raw[bytes.LastIndexByte(ev.raw, '\n')+1:]
+	payload := bytes.TrimSpace(last)
+	if sse {
+		rest, ok := bytes.CutPrefix(payload, []byte("data:"))
+		if !ok {
+			return event{}, midLine(err)
+		}
+		payload = bytes.TrimSpace(rest)
+	}
+	if !errors.Is(err, io.EOF) || !(json.Valid(payload) || string(payload) == "[DONE]") {
+		return event{}, midLine(err)
+	}
+	if sse {
+		ev.raw = append(ev.raw, "\n\n"...)
+	} else {
+		ev.raw = append(ev.raw, '\n')
+	}
+	return ev, err
+}
+
 // streamEv is what the recall loop reads from one stream event.
 type streamEv struct {
 	Type    string        `json:"type"`
@@ -133,10 +167,15 @@ func (rc *recaller) stream(w http.ResponseWriter, r *http.Request, f *fit, resp 
 	var held []event
 	var finalData []byte
 	read := 0 // bytes of this answer: what it holds is bounded by them
+	ended := false
 	for {
 		ev, err := readEvent(br, sse)
 		if read += len(ev.raw); read > maxUpstreamBody && err == nil {
 			err = &tooLargeError{what: "upstream answer", limit: maxUpstreamBody}
+		}
+		ev, err = wholeEvent(ev, err, sse)
+		if len(ev.data) > 0 && (lastEvent(rc.k, ev.data) || isErrorEvent(ev.data)) {
+			ended = true
 		}
 		if len(ev.raw) > 0 {
 			var se streamEv
@@ -232,11 +271,19 @@ func (rc *recaller) stream(w http.ResponseWriter, r *http.Request, f *fit, resp 
 			}
 		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) && r.Context().Err() == nil {
-				g.log.Warn("recall relay failed", "path", r.URL.Path, "err", err)
+			if r.Context().Err() != nil {
 				return nil, true
 			}
-			break
+			if !ended {
+				// Cut: what is held goes nowhere, the client gets the
+				// error (and a round is not run on a cut call).
+				if errors.Is(err, io.EOF) {
+					err = errors.New("the stream ended before its last event")
+				}
+				g.relayEnded(r, f, cutStream(w, resp, f.rep, rc.k, err))
+				return nil, true
+			}
+			break // a read error after the last event loses nothing
 		}
 	}
 	if finalData != nil {
@@ -463,27 +510,7 @@ func stripChunkCalls(data []byte, key string) []byte {
 }
 
 // failStream ends a stream whose status line the client already has with
-// an error in its dialect's in-band shape, carrying the report: Ollama's
-// {"error":...} line, OpenAI-style data: {"error":{...}} (as llama.cpp
-// sends), Anthropic's event: error. Without it the stream would just stop,
-// and the client could take a cut answer for a whole one.
+// an error in its dialect's in-band shape, carrying the report.
 func (rc *recaller) failStream(w http.ResponseWriter, f *fit, msg string) {
-	var obj any
-	var prefix, suffix string
-	switch rc.k {
-	case rdOllama:
-		obj, suffix = map[string]string{"error": msg}, "\n"
-	case rdOpenAI:
-		obj, prefix, suffix = map[string]any{"error": map[string]string{"type": "upstream_failed", "message": msg}}, "data: ", "\n\n"
-	case rdAnthropic:
-		obj, prefix, suffix = map[string]any{"type": "error", "error": map[string]string{"type": "api_error", "message": msg}}, "event: error\ndata: ", "\n\n"
-	}
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return
-	}
-	_, _ = w.Write([]byte(prefix + string(f.rep.inject(data)) + suffix))
-	if flusher, ok := w.(http.Flusher); ok {
-		flusher.Flush()
-	}
+	writeInBandError(w, rc.k, f.rep, "upstream_failed", msg)
 }

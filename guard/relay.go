@@ -3,6 +3,7 @@ package guard
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -77,17 +78,24 @@ type final func(obj []byte) []byte
 // they arrive; isFinal picks the object that gets the report, as does an
 // error sent in-band (observe is called on every object, for usage
 // counts). Other bodies are read whole and the report injected.
-func relay(w http.ResponseWriter, resp *http.Response, rep *Report, isFinal func([]byte) bool, observe func([]byte), fin final) error {
+//
+// An answer cut short never reaches the client as a whole one: a body
+// that ends early (or, said to be JSON, is not whole JSON) is a 502 with
+// the report, and a successful stream that ends before the last event of
+// its dialect k (lastEvent) or an in-band error ends with the dialect's
+// in-band error carrying the report (a fragment of a line is not
+// forwarded). Either way relay returns a *cutError, for the caller to log
+// and count (relayEnded).
+func relay(w http.ResponseWriter, resp *http.Response, rep *Report, k rdKind, isFinal func([]byte) bool, observe func([]byte), fin final) error {
 	defer resp.Body.Close()
 	h := w.Header()
-	copyHeaders(h, resp.Header)
-	rep.setHeaders(h)
 	if !isStream(resp) {
-		body, err := readLimited(resp.Body, maxUpstreamBody, "upstream body")
+		body, err := readWhole(resp)
 		if err != nil {
-			w.WriteHeader(http.StatusBadGateway)
-			return err
+			return failBody(w, resp, rep, err)
 		}
+		copyHeaders(h, resp.Header)
+		rep.setHeaders(h)
 		if observe != nil {
 			observe(body)
 		}
@@ -97,29 +105,43 @@ func relay(w http.ResponseWriter, resp *http.Response, rep *Report, isFinal func
 		_, err = w.Write(body)
 		return err
 	}
+	copyHeaders(h, resp.Header)
+	rep.setHeaders(h)
 	sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	w.WriteHeader(resp.StatusCode)
 	flusher, _ := w.(http.Flusher)
 	br := bufio.NewReader(resp.Body)
+	// Only a successful stream promises to reach its last event.
+	ended := resp.StatusCode >= 300
 	for {
 		line, err := readLine(br)
 		if isTooLarge(err) {
-			return err
+			return cutStream(w, resp, rep, k, err)
 		}
+		line, err = wholeLine(line, err, sse)
 		if len(line) > 0 {
 			obj := line
 			prefix := []byte(nil)
 			if sse {
 				obj = nil
-				if rest, ok := bytes.CutPrefix(line, []byte("data:")); ok && bytes.HasPrefix(bytes.TrimSpace(rest), []byte("{")) {
-					prefix, obj = line[:len(line)-len(rest)], rest
+				if rest, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+					if lastEvent(k, rest) {
+						ended = true
+					}
+					if bytes.HasPrefix(bytes.TrimSpace(rest), []byte("{")) {
+						prefix, obj = line[:len(line)-len(rest)], rest
+					}
 				}
+			} else if lastEvent(k, obj) {
+				ended = true
 			}
 			if len(bytes.TrimSpace(obj)) > 0 {
 				if observe != nil {
 					observe(obj)
 				}
-				if isFinal(obj) || isErrorEvent(obj) {
+				errorEvent := isErrorEvent(obj)
+				ended = ended || errorEvent
+				if isFinal(obj) || errorEvent {
 					line = append(prefix, fin(obj)...)
 				}
 			}
@@ -130,13 +152,164 @@ func relay(w http.ResponseWriter, resp *http.Response, rep *Report, isFinal func
 				flusher.Flush()
 			}
 		}
+		if err == nil {
+			continue
+		}
+		if ended {
+			return nil // a read error after the last event loses nothing
+		}
 		if errors.Is(err, io.EOF) {
-			return nil
+			err = errors.New("the stream ended before its last event")
 		}
-		if err != nil {
-			return err
-		}
+		return cutStream(w, resp, rep, k, err)
 	}
+}
+
+// readWhole reads a whole (not streamed) upstream body: an error when it
+// is over maxUpstreamBody, ends early, or, said to be JSON in a
+// successful answer, is not whole JSON (a connection closed in its
+// middle).
+func readWhole(resp *http.Response) ([]byte, error) {
+	body, err := readLimited(resp.Body, maxUpstreamBody, "upstream body")
+	if err == nil && resp.StatusCode < 300 && isJSONBody(resp) && !json.Valid(body) {
+		err = fmt.Errorf("upstream body of %d bytes is not whole JSON", len(body))
+	}
+	return body, err
+}
+
+// cutError is an upstream answer that ended early, told to the client.
+type cutError struct{ err error }
+
+func (e *cutError) Error() string { return "upstream answer cut: " + e.err.Error() }
+func (e *cutError) Unwrap() error { return e.err }
+
+// clientLeft says whether the client of an upstream answer went away
+// (its request's context carries the client's; closing the body ends it
+// too, with errBodyClosed).
+func clientLeft(resp *http.Response) bool {
+	if resp.Request == nil {
+		return false
+	}
+	ctx := resp.Request.Context()
+	return ctx.Err() != nil && !errors.Is(context.Cause(ctx), errBodyClosed)
+}
+
+// failBody answers a whole (not streamed) upstream body that could not be
+// read whole: 502 with the report.
+func failBody(w http.ResponseWriter, resp *http.Response, rep *Report, err error) error {
+	if clientLeft(resp) {
+		return err
+	}
+	typ, msg := "upstream_cut", "the upstream's answer was cut short: "+err.Error()
+	if isTooLarge(err) {
+		typ, msg = "upstream_too_large", "the upstream's answer is too large to relay: "+err.Error()
+	}
+	rep.UpstreamCut = true
+	writeError(w, http.StatusBadGateway, typ, msg, rep)
+	return &cutError{err}
+}
+
+// cutStream ends a stream the upstream cut (or whose line was over the
+// bound) with the dialect's in-band error, carrying the report.
+func cutStream(w http.ResponseWriter, resp *http.Response, rep *Report, k rdKind, err error) error {
+	if clientLeft(resp) {
+		return err
+	}
+	typ, msg := "upstream_cut", "the upstream's stream was cut before its end ("+err.Error()+"): the answer above is incomplete"
+	if isTooLarge(err) {
+		typ, msg = "upstream_too_large", "the upstream's stream has an event too large to relay ("+err.Error()+"): the answer above is incomplete"
+	}
+	rep.UpstreamCut = true
+	writeInBandError(w, k, rep, typ, msg)
+	return &cutError{err}
+}
+
+// wholeLine drops the fragment of a line a stream ended in (no '\n', not
+// whole JSON nor [DONE]), turning a clean end into an unexpected one; a
+// last line that is whole but for its '\n' gets it (and a blank line after
+// an SSE event), so that what follows starts on a line of its own.
+func wholeLine(line []byte, err error, sse bool) ([]byte, error) {
+	if err == nil || len(line) == 0 || line[len(line)-1] == '\n' {
+		return line, err
+	}
+	payload := bytes.TrimSpace(line)
+	if sse {
+		rest, ok := bytes.CutPrefix(payload, []byte("data:"))
+		if !ok {
+			return nil, io.ErrUnexpectedEOF
+		}
+		payload = bytes.TrimSpace(rest)
+	}
+	if !errors.Is(err, io.EOF) || !(json.Valid(payload) || string(payload) == "[DONE]") {
+		return nil, midLine(err)
+	}
+	if sse {
+		return append(line, "\n\n"...), err
+	}
+	return append(line, '\n'), err
+}
+
+// midLine is the error of a stream that ended inside a line.
+func midLine(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// lastEvent says whether a stream's payload (an NDJSON line, an SSE
+// event's data) is the last its dialect sends: Ollama's object with done
+// true, OpenAI's [DONE], Anthropic's message_stop.
+func lastEvent(k rdKind, data []byte) bool {
+	data = bytes.TrimSpace(data)
+	if k == rdOpenAI {
+		return string(data) == "[DONE]"
+	}
+	var ev struct {
+		Done bool   `json:"done"`
+		Type string `json:"type"`
+	}
+	if len(data) == 0 || data[0] != '{' || json.Unmarshal(data, &ev) != nil {
+		return false
+	}
+	if k == rdOllama {
+		return ev.Done
+	}
+	return ev.Type == "message_stop"
+}
+
+// writeInBandError ends a stream whose status line the client already has
+// with an error in its dialect's in-band shape, carrying the report:
+// Ollama's {"error":...} line, OpenAI-style data: {"error":{...}} (as
+// llama.cpp sends), Anthropic's event: error (type api_error, the one its
+// SDKs know for a server fault). Without it the stream would just stop,
+// and the client could take a cut answer for a whole one.
+func writeInBandError(w http.ResponseWriter, k rdKind, rep *Report, typ, msg string) {
+	var obj any
+	var prefix, suffix string
+	switch k {
+	case rdOllama:
+		obj, suffix = map[string]string{"error": msg}, "\n"
+	case rdOpenAI:
+		// The blank line first ends an event left open.
+		obj, prefix, suffix = map[string]any{"error": map[string]string{"type": typ, "message": msg}}, "\ndata: ", "\n\n"
+	case rdAnthropic:
+		obj, prefix, suffix = map[string]any{"type": "error", "error": map[string]string{"type": "api_error", "message": msg}}, "\nevent: error\ndata: ", "\n\n"
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return
+	}
+	_, _ = w.Write([]byte(prefix + string(rep.inject(data)) + suffix))
+	if flusher, ok := w.(http.Flusher); ok {
+		flusher.Flush()
+	}
+}
+
+// isJSONBody says whether an upstream body is said to be JSON.
+func isJSONBody(resp *http.Response) bool {
+	ct := resp.Header.Get("Content-Type")
+	return strings.HasPrefix(ct, "application/json") || strings.HasSuffix(strings.Split(ct, ";")[0], "+json")
 }
 
 // copyHeaders copies an upstream response's headers to the client's, but
@@ -186,4 +359,24 @@ func jsonInt(obj []byte, path ...string) int {
 	}
 	f, _ := cur.(float64)
 	return int(f)
+}
+
+// relayEnded logs and counts how a relay ended: an upstream answer cut
+// short (the client was told) is a WARN and upstream_cuts_total; a client
+// that went away is nothing.
+func (g *Guard) relayEnded(r *http.Request, f *fit, err error) {
+	var cut *cutError
+	switch {
+	case errors.As(err, &cut):
+		// Counted even when the client left since: it left on the error.
+		g.upstreamCut(r, f, cut.err)
+	case err != nil && r.Context().Err() == nil:
+		g.log.Warn("relay failed", "path", r.URL.Path, "err", err)
+	}
+}
+
+// upstreamCut logs and counts an upstream answer that ended early.
+func (g *Guard) upstreamCut(r *http.Request, f *fit, err error) {
+	g.metrics.cuts.WithLabelValues(string(f.b.kind)).Inc()
+	g.log.Warn("upstream answer cut short; the client got an error", "backend", f.b.kind, "model", f.model, "path", r.URL.Path, "err", err)
 }

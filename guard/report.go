@@ -45,6 +45,10 @@ type Report struct {
 	// than the window holds while the prompt sent was over it: it cut the
 	// prompt silently.
 	UpstreamTruncated bool `json:"upstream_truncated,omitempty"`
+	// UpstreamCut is set when the upstream's answer ended early (a stream
+	// without its last event, a body cut short): the client gets an error
+	// with this report, never a cut answer that looks whole.
+	UpstreamCut bool `json:"upstream_cut,omitempty"`
 	// RecallRounds is how many context_recall rounds the guard answered
 	// itself (Options.Recall); Recalled the ids the model asked for, one
 	// per call, in order.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -63,9 +64,23 @@ type GuardOptions struct {
 	MinHold, QueueTimeout     time.Duration
 	LlamaCppStartTimeout      time.Duration
 	QueueLimit                int
+	// UpstreamTimeout bounds the wait for an upstream's response headers
+	// (0: none); MaxConcurrent caps the requests in flight (0: none).
+	UpstreamTimeout time.Duration
+	MaxConcurrent   int
+	// AllowedHosts are Host names served on a loopback --listen address
+	// besides this machine's (behind a reverse proxy).
+	AllowedHosts []string
+	// TokenEnv names the environment variable holding the token that
+	// GET /ctxkit/evicted/ID and POST /ctxkit/runtime need.
+	TokenEnv string
 	// Limits are the server's (zero: the defaults; tests shorten them).
 	Limits httpserver.Limits
 }
+
+// minGuardToken is the shortest token --token-env takes: the guard does
+// not slow down guessers, so the token must not be guessable.
+const minGuardToken = 16
 
 func newGuardCmd(g *globals, streams IO) *cobra.Command {
 	opts := &GuardOptions{}
@@ -79,7 +94,9 @@ func newGuardCmd(g *globals, streams IO) *cobra.Command {
 			"Policies: compact (default), strict (413 instead of truncation), observe (pass through, report, detect silent " +
 			"truncation), off. --recall lets the model read back what was removed, --summarize puts a digest in the notice, " +
 			"--tokenizer counts exactly, --arbitrate lets Ollama and llama.cpp share one GPU; GET /metrics for Prometheus, " +
-			"GET /ctxkit/health for the state. The guard has no authentication: a --listen address other machines can reach needs --insecure.",
+			"GET /ctxkit/health for the state (503 when no backend answers). On a loopback --listen address only requests whose Host names this " +
+			"machine are served, as Ollama serves them (--allowed-hosts for a reverse proxy). The guard does not authenticate what it proxies: " +
+			"a --listen address other machines can reach needs --insecure, and there GET /ctxkit/evicted/ID needs the token of --token-env.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Config != "" {
@@ -94,7 +111,7 @@ func newGuardCmd(g *globals, streams IO) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Listen, "listen", "127.0.0.1:11434", "address to listen on")
-	f.BoolVar(&opts.Insecure, "insecure", false, "allow a --listen address other machines can reach: the guard has no authentication, so they use your backends and read what was evicted")
+	f.BoolVar(&opts.Insecure, "insecure", false, "allow a --listen address other machines can reach: the guard does not authenticate what it proxies, so they use your backends (reading what was evicted needs --token-env)")
 	f.StringVar(&opts.Ollama, "ollama", "", "Ollama's URL (default "+DefaultOllamaUpstream+" when no backend is given)")
 	f.StringVar(&opts.LlamaCpp, "llamacpp", "", "llama.cpp server's URL")
 	f.StringVar(&opts.OpenAI, "openai", "", "OpenAI-compatible server's URL")
@@ -122,6 +139,10 @@ func newGuardCmd(g *globals, streams IO) *cobra.Command {
 	f.IntVar(&opts.QueueLimit, "queue-limit", guard.DefaultQueueLimit, "with --arbitrate: how many requests may wait for the GPU")
 	f.DurationVar(&opts.LlamaCppStartTimeout, "llamacpp-start-timeout", guard.DefaultStartTimeout, "with --arbitrate: how long a started llama-server (or a router-mode load) may take to answer /health")
 	f.StringVar(&opts.RuntimeState, "runtime-state", "", "with --arbitrate: file keeping the runtime pin (default guard-runtime.json in the ctxkit home)")
+	f.DurationVar(&opts.UpstreamTimeout, "upstream-timeout", guard.DefaultUpstreamTimeout, "how long an upstream may take to send its response headers (model load, prompt evaluation, and for an answer that is not streamed the whole generation) before the client gets 504; 0: no bound")
+	f.IntVar(&opts.MaxConcurrent, "max-concurrent", guard.DefaultMaxConcurrent, "requests in flight at most; one more gets 503 with Retry-After (/ctxkit/* and /metrics not counted); 0: no cap")
+	f.StringSliceVar(&opts.AllowedHosts, "allowed-hosts", nil, "Host names served on a loopback --listen address besides this machine's, for a reverse proxy in front: NAME, .DOMAIN for its subdomains, or * for any (comma-separated or repeated)")
+	f.StringVar(&opts.TokenEnv, "token-env", "", "environment variable holding a token (at least 16 characters) that GET /ctxkit/evicted/ID and POST /ctxkit/runtime then need as Authorization: Bearer; without it they are served on a loopback address only")
 	return cmd
 }
 
@@ -129,11 +150,21 @@ func newGuardCmd(g *globals, streams IO) *cobra.Command {
 // address listened on.
 func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, ready func(addr string)) error {
 	if err := httpserver.CheckAddr(opts.Listen, opts.Insecure); err != nil {
-		return fmt.Errorf("--listen %w and the guard has no authentication: give --insecure to listen there anyway", err)
+		return fmt.Errorf("--listen %w and the guard does not authenticate what it proxies: give --insecure to listen there anyway", err)
+	}
+	token, err := guardToken(opts.TokenEnv)
+	if err != nil {
+		return err
 	}
 	policy, err := guard.ParsePolicy(opts.Policy)
 	if err != nil {
 		return err
+	}
+	if opts.UpstreamTimeout < 0 {
+		return errors.New("--upstream-timeout must be 0 (no bound) or more")
+	}
+	if opts.MaxConcurrent < 0 {
+		return errors.New("--max-concurrent must be 0 (no cap) or more")
 	}
 	if opts.KeepRecent < 0 {
 		return errors.New("--keep-recent must be 0 or more")
@@ -171,7 +202,19 @@ func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, r
 		}
 		arb.StateFile = filepath.Join(dir, "guard-runtime.json")
 	}
+	upstreamTimeout, maxConcurrent := opts.UpstreamTimeout, opts.MaxConcurrent
+	if upstreamTimeout == 0 {
+		upstreamTimeout = -1 // guard: negative means none
+	}
+	if maxConcurrent == 0 {
+		maxConcurrent = -1
+	}
+	if token == "" && !httpserver.Loopback(opts.Listen) {
+		logger.Warn("GET /ctxkit/evicted and POST /ctxkit/runtime are refused to other machines: no --token-env", "listen", opts.Listen)
+	}
 	h, err := guard.New(guard.Options{
+		ListenAddr: opts.Listen, AllowedHosts: opts.AllowedHosts, Token: token,
+		UpstreamTimeout: upstreamTimeout, MaxConcurrent: maxConcurrent,
 		Arbitrate: opts.Arbitrate, Arbiter: arb,
 		Ollama: ollama, LlamaCpp: opts.LlamaCpp, OpenAI: opts.OpenAI, Anthropic: opts.Anthropic,
 		Policy: policy, KeepRecent: keep, Recall: opts.Recall, Engine: offload.New(b.Workspaces(), offload.WithLogger(logger)), KV: b.KV(), Logger: logger,
@@ -196,4 +239,19 @@ func runGuard(ctx context.Context, g *globals, opts *GuardOptions, streams IO, r
 		ready(srv.Addr().String())
 	}
 	return srv.Run(ctx)
+}
+
+// guardToken reads the token of --token-env NAME ("" without the flag).
+func guardToken(name string) (string, error) {
+	if name == "" {
+		return "", nil
+	}
+	tok := strings.TrimSpace(os.Getenv(name))
+	if tok == "" {
+		return "", fmt.Errorf("--token-env %s: $%s is empty or unset", name, name)
+	}
+	if len(tok) < minGuardToken {
+		return "", fmt.Errorf("--token-env %s: the token has %d characters, want at least %d (e.g. openssl rand -hex 32)", name, len(tok), minGuardToken)
+	}
+	return tok, nil
 }

@@ -96,7 +96,7 @@ func TestGuardCommandFlags(t *testing.T) {
 		{GuardOptions{Listen: "127.0.0.1:0", Policy: "lenient"}, "lenient"},
 		{GuardOptions{Listen: "127.0.0.1:0", Policy: "compact", KeepRecent: -1}, "--keep-recent"},
 		{GuardOptions{Listen: "127.0.0.1:0", Policy: "compact", Ollama: "not a url"}, "not a url"},
-		{GuardOptions{Listen: "0.0.0.0:11434", Policy: "compact"}, "--listen 0.0.0.0:11434 accepts connections from other machines and the guard has no authentication: give --insecure"},
+		{GuardOptions{Listen: "0.0.0.0:11434", Policy: "compact"}, "--listen 0.0.0.0:11434 accepts connections from other machines and the guard does not authenticate what it proxies: give --insecure"},
 		{GuardOptions{Listen: ":11434", Policy: "compact"}, "give --insecure"},
 		// --insecure lets the address through (to the next check).
 		{GuardOptions{Listen: "0.0.0.0:11434", Insecure: true, Policy: "lenient"}, "lenient"},
@@ -164,6 +164,73 @@ func TestGuardTokenizerErrors(t *testing.T) {
 		err := runGuard(t.Context(), &globals{store: "memory:"}, &GuardOptions{Listen: "127.0.0.1:0", Policy: "compact", Tokenizer: path}, IO{Err: io.Discard}, nil)
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--tokenizer") {
 			t.Errorf("%s: %v, want an error with %q", path, err, want)
+		}
+	}
+}
+
+// TestGuardFaultFlags: the flags of the guard's limits and access reach
+// it: the token of --token-env guards the evicted spans, --allowed-hosts
+// adds a Host, and bad values are refused before anything listens.
+func TestGuardFaultFlags(t *testing.T) {
+	cmd := newGuardCmd(&globals{}, IO{})
+	for name, want := range map[string]string{"upstream-timeout": "10m0s", "max-concurrent": "64", "allowed-hosts": "[]", "token-env": ""} {
+		if f := cmd.Flags().Lookup(name); f == nil || f.DefValue != want || f.Usage == "" {
+			t.Errorf("--%s: %+v, want default %q", name, f, want)
+		}
+	}
+
+	t.Setenv("GUARD_TEST_TOKEN", "0123456789abcdef0123")
+	t.Setenv("GUARD_SHORT_TOKEN", "short")
+	for _, tc := range []struct {
+		opts GuardOptions
+		want string
+	}{
+		{GuardOptions{Policy: "compact", TokenEnv: "GUARD_UNSET_TOKEN"}, "$GUARD_UNSET_TOKEN is empty or unset"},
+		{GuardOptions{Policy: "compact", TokenEnv: "GUARD_SHORT_TOKEN"}, "at least 16"},
+		{GuardOptions{Policy: "compact", UpstreamTimeout: -time.Second}, "--upstream-timeout"},
+		{GuardOptions{Policy: "compact", MaxConcurrent: -1}, "--max-concurrent"},
+	} {
+		tc.opts.Listen = "127.0.0.1:0"
+		err := runGuard(t.Context(), &globals{store: "memory:"}, &tc.opts, IO{Err: io.Discard}, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "0123456789abcdef0123") {
+			t.Errorf("%+v: %v, want %q", tc.opts, err, tc.want)
+		}
+	}
+
+	emu := httptest.NewServer(llmemu.NewOllama(llmemu.OllamaOptions{}))
+	defer emu.Close()
+	base, stop := startGuard(t, GuardOptions{Ollama: emu.URL, Policy: "compact", TokenEnv: "GUARD_TEST_TOKEN", AllowedHosts: []string{"guard.example"},
+		UpstreamTimeout: time.Minute, MaxConcurrent: 8, Grace: 5 * time.Second})
+	defer stop()
+	do := func(path, host, token string) int {
+		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		path, host, token string
+		want              int
+	}{
+		{"/ctxkit/evicted/evicted_00", "", "", http.StatusUnauthorized},
+		{"/ctxkit/evicted/evicted_00", "", "0123456789abcdef0123", http.StatusNotFound},
+		{"/ctxkit/health", "guard.example", "", http.StatusOK},
+		{"/ctxkit/health", "other.example", "", http.StatusForbidden},
+	} {
+		if got := do(tc.path, tc.host, tc.token); got != tc.want {
+			t.Errorf("GET %s (Host %q, token %v): %d, want %d", tc.path, tc.host, tc.token != "", got, tc.want)
 		}
 	}
 }

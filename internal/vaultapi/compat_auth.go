@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/ctxkit/ctxkit/internal/httpserver"
 	"github.com/ctxkit/ctxkit/internal/vaultauth"
 	"github.com/ctxkit/ctxkit/vault"
 )
@@ -67,7 +68,7 @@ func (a *api) compat(auth *vaultauth.Authenticator, mode CtxVaultAuth) http.Hand
 		w := &detailWriter{ResponseWriter: rw}
 		defer w.finish()
 		name := strings.TrimSpace(req.Header.Get(compatAgentHeader))
-		_, bearer := vaultauth.Bearer(req)
+		_, bearer := httpserver.Bearer(req)
 		c, ok := vaultauth.Caller(req.Context())
 		switch {
 		case ok:

@@ -25,12 +25,12 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 
+	"github.com/ctxkit/ctxkit/internal/httpserver"
 	"github.com/ctxkit/ctxkit/vault"
 )
 
@@ -139,17 +139,6 @@ func newLimit() *clientLimit {
 	return &clientLimit{lim: rate.NewLimiter(rate.Every(time.Minute/failuresPerMinute), failureBurst)}
 }
 
-// Bearer returns the token of an Authorization: Bearer header.
-func Bearer(req *http.Request) (string, bool) {
-	h := req.Header.Get("Authorization")
-	scheme, tok, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	tok = strings.TrimSpace(tok)
-	return tok, tok != ""
-}
-
 // clientAddr names the budget a request's failures count against: its
 // IP address, or an IPv6 client's /64, the network one host usually has,
 // so that a guesser cannot take a fresh budget per address.
@@ -216,7 +205,7 @@ func (a *Authenticator) track(addr string, now time.Time) *clientLimit {
 // false. An error answer closes the connection, so that a body the client
 // never sends cannot hold it.
 func (a *Authenticator) Authenticate(w http.ResponseWriter, req *http.Request) (vault.Caller, bool) {
-	tok, ok := Bearer(req)
+	tok, ok := httpserver.Bearer(req)
 	if !ok {
 		w.Header().Set("Connection", "close")
 		Unauthorized(w)
