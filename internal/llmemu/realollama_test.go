@@ -64,8 +64,9 @@ func TestEmulatorMatchesRealOllama(t *testing.T) {
 	emu := NewOllama(OllamaOptions{
 		Models:         []string{"tiny:latest", "tuned:latest"},
 		TrainedContext: tinymodel.ContextLength,
-		Parameters:     map[string][]Parameter{"tuned": {{"num_ctx", "2048"}}},
-		Log:            slog.New(sink),
+		// realollama's Modelfiles set num_thread 1 (fast on a busy CPU).
+		Parameters: map[string][]Parameter{"tiny": {{"num_thread", "1"}}, "tuned": {{"num_ctx", "2048"}, {"num_thread", "1"}}},
+		Log:        slog.New(sink),
 		// realollama runs OLLAMA_MAX_LOADED_MODELS=1.
 		MaxLoadedModels: 1,
 	})
@@ -135,7 +136,7 @@ func TestEmulatorMatchesRealOllama(t *testing.T) {
 		}
 		realPost(t, real.URL()+"/api/show", map[string]any{"model": model}, &r)
 		realPost(t, esrv.URL+"/api/show", map[string]any{"model": model}, &e)
-		if r.Parameters != e.Parameters || r.ModelInfo["llama.context_length"] != e.ModelInfo["llama.context_length"] {
+		if realollama.SortedParameters(r.Parameters) != realollama.SortedParameters(e.Parameters) || r.ModelInfo["llama.context_length"] != e.ModelInfo["llama.context_length"] {
 			t.Errorf("/api/show %s: real %q %v, emulator %q %v", model, r.Parameters, r.ModelInfo["llama.context_length"], e.Parameters, e.ModelInfo["llama.context_length"])
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // AnswersFile, under testdata/, holds the real server's answers to fixed
@@ -74,4 +76,13 @@ type Answer struct {
 	// Log holds the WARN and ERROR records the request caused (time left
 	// out).
 	Log []map[string]string `json:"log,omitempty"`
+}
+
+// SortedParameters returns /api/show's parameters, one "name value" a
+// line, in sorted order: Ollama writes them in its map's order, which
+// differs from one answer to the next.
+func SortedParameters(params string) string {
+	lines := strings.Split(strings.TrimSpace(params), "\n")
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
 }

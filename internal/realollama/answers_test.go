@@ -268,7 +268,7 @@ func send(t *testing.T, s *realollama.Server, method, path string, body []byte) 
 			a.PromptEvalCount, a.DoneReason, a.EvalCount = f.PromptEvalCount, f.DoneReason, f.EvalCount
 		}
 		if n, ok := f.ModelInfo["llama.context_length"].(float64); ok {
-			a.ContextLength, a.Parameters = int(n), f.Parameters
+			a.ContextLength, a.Parameters = int(n), realollama.SortedParameters(f.Parameters)
 		}
 		if f.Usage != nil {
 			a.PromptTokens = f.Usage.PromptTokens
