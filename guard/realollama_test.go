@@ -171,19 +171,6 @@ func (rig *roRig) conversation(rounds, turnTokens int) []roMsg {
 	return append(msgs, roMsg{"assistant", "Noted."}, roMsg{"user", "What is the passphrase for the vault?"})
 }
 
-// chatBody is an /api/chat request; numCtx 0 leaves num_ctx out.
-func chatBody(model string, msgs []roMsg, numCtx int, extra map[string]any) map[string]any {
-	opts := map[string]any{"num_predict": 4, "temperature": 0}
-	if numCtx > 0 {
-		opts["num_ctx"] = numCtx
-	}
-	b := map[string]any{"model": model, "messages": msgs, "stream": false, "options": opts}
-	for k, v := range extra {
-		b[k] = v
-	}
-	return b
-}
-
 // roChatAnswer is an /api/chat answer (or its done chunk).
 type roChatAnswer struct {
 	Done            bool          `json:"done"`
@@ -298,7 +285,7 @@ func (rig *roRig) singleMessage(t *testing.T) {
 	g := rig.roGuard(t)
 	msgs := rig.bigMessage(6000)
 	mark, logMark := rig.rec.mark(), rig.srv.Log().Len()
-	code, a, raw := rig.chat(t, g.URL, chatBody("tiny", msgs, 2048, nil), nil)
+	code, a, raw := rig.chat(t, g.URL, realollama.ChatBody("tiny", msgs, 2048, nil), nil)
 	if code != http.StatusOK {
 		t.Fatalf("status %d: %s", code, short(raw))
 	}
@@ -321,7 +308,7 @@ func (rig *roRig) repeated(t *testing.T) {
 	// Log lines: the first answer raises the calibration well above the
 	// estimate the first plan was made with.
 	msgs := []roMsg{{"user", roNeedle + " Find the failed requests in this log.\n" + rig.logLines(0, 6000)}}
-	body := chatBody("tiny", msgs, 2048, nil)
+	body := realollama.ChatBody("tiny", msgs, 2048, nil)
 	for i := range 2 {
 		mark, logMark := rig.rec.mark(), rig.srv.Log().Len()
 		code, a, raw := rig.chat(t, g.URL, body, nil)
@@ -341,7 +328,7 @@ func (rig *roRig) multiMessage(t *testing.T) {
 	g := rig.roGuard(t)
 	msgs := rig.conversation(10, 250)
 	mark, logMark := rig.rec.mark(), rig.srv.Log().Len()
-	code, a, raw := rig.chat(t, g.URL, chatBody("tiny", msgs, 2048, nil), nil)
+	code, a, raw := rig.chat(t, g.URL, realollama.ChatBody("tiny", msgs, 2048, nil), nil)
 	if code != http.StatusOK {
 		t.Fatalf("status %d: %s", code, short(raw))
 	}
@@ -358,7 +345,7 @@ func (rig *roRig) multiMessage(t *testing.T) {
 
 func (rig *roRig) streaming(t *testing.T) {
 	g := rig.roGuard(t)
-	body := chatBody("tiny", rig.conversation(10, 250), 2048, map[string]any{"stream": true})
+	body := realollama.ChatBody("tiny", rig.conversation(10, 250), 2048, map[string]any{"stream": true})
 	mark, logMark := rig.rec.mark(), rig.srv.Log().Len()
 	code, _, raw := roPost(t, g.URL+"/api/chat", body, nil)
 	if code != http.StatusOK {
@@ -404,7 +391,7 @@ func (rig *roRig) observeSingle(t *testing.T) {
 	g := rig.roGuard(t)
 	msgs := []roMsg{{"user", rig.filler(200, 3000)}}
 	logMark := rig.srv.Log().Len()
-	code, a, raw := rig.chat(t, g.URL, chatBody("tiny", msgs, 2048, nil), observe)
+	code, a, raw := rig.chat(t, g.URL, realollama.ChatBody("tiny", msgs, 2048, nil), observe)
 	if code != http.StatusOK {
 		t.Fatalf("status %d: %s", code, short(raw))
 	}
@@ -431,7 +418,7 @@ func (rig *roRig) observeSingle(t *testing.T) {
 func (rig *roRig) observeMulti(t *testing.T) {
 	g := rig.roGuard(t)
 	msgs := rig.conversation(10, 250)
-	code, a, raw := rig.chat(t, g.URL, chatBody("tiny", msgs, 2048, nil), observe)
+	code, a, raw := rig.chat(t, g.URL, realollama.ChatBody("tiny", msgs, 2048, nil), observe)
 	if code != http.StatusOK {
 		t.Fatalf("status %d: %s", code, short(raw))
 	}
@@ -453,7 +440,7 @@ func (rig *roRig) observeMultiLogs(t *testing.T) {
 		msgs = append(msgs, roMsg{"assistant", "Here is the next part of the log."}, roMsg{"user", rig.logLines(i+1, 480)})
 	}
 	msgs = append(msgs, roMsg{"assistant", "Noted."}, roMsg{"user", "What is the passphrase for the vault?"})
-	code, a, raw := rig.chat(t, g.URL, chatBody("tiny", msgs, 2048, nil), observe)
+	code, a, raw := rig.chat(t, g.URL, realollama.ChatBody("tiny", msgs, 2048, nil), observe)
 	if code != http.StatusOK {
 		t.Fatalf("status %d: %s", code, short(raw))
 	}
@@ -497,7 +484,7 @@ func (rig *roRig) truncateFalse(t *testing.T) {
 	g := rig.roGuard(t)
 	msgs := rig.underestimated()
 	mark, logMark := rig.rec.mark(), rig.srv.Log().Len()
-	code, a, raw := rig.chat(t, g.URL, chatBody("tiny", msgs, 2048, map[string]any{"truncate": false}), nil)
+	code, a, raw := rig.chat(t, g.URL, realollama.ChatBody("tiny", msgs, 2048, map[string]any{"truncate": false}), nil)
 	if code != http.StatusOK {
 		t.Fatalf("status %d: %s", code, short(raw))
 	}
@@ -513,7 +500,7 @@ func (rig *roRig) truncateFalse(t *testing.T) {
 
 func (rig *roRig) truncateFalseTwice(t *testing.T) {
 	g := rig.roGuard(t)
-	body := chatBody("tiny", rig.underestimated(), 2048, map[string]any{"truncate": false})
+	body := realollama.ChatBody("tiny", rig.underestimated(), 2048, map[string]any{"truncate": false})
 	if code, _, raw := rig.chat(t, g.URL, body, nil); code != http.StatusOK {
 		t.Fatalf("first: status %d: %s", code, short(raw))
 	}
@@ -568,7 +555,7 @@ func (rig *roRig) noNumCtx(t *testing.T) {
 	g := rig.roGuard(t)
 	msgs := rig.conversation(12, 250)
 	mark, logMark := rig.rec.mark(), rig.srv.Log().Len()
-	code, a, raw := rig.chat(t, g.URL, chatBody("tiny", msgs, 0, nil), nil)
+	code, a, raw := rig.chat(t, g.URL, realollama.ChatBody("tiny", msgs, 0, nil), nil)
 	if code != http.StatusOK {
 		t.Fatalf("status %d: %s", code, short(raw))
 	}
@@ -652,7 +639,7 @@ func (rig *roRig) shrunkWindow(t *testing.T) {
 	msgs := rig.bigMessage(6000)
 	for _, w := range []int{4096, 2048} {
 		mark, logMark := rig.rec.mark(), rig.srv.Log().Len()
-		code, a, raw := rig.chat(t, g.URL, chatBody("tiny", msgs, w, nil), nil)
+		code, a, raw := rig.chat(t, g.URL, realollama.ChatBody("tiny", msgs, w, nil), nil)
 		if code != http.StatusOK {
 			t.Errorf("at %d: status %d: %s", w, code, short(raw))
 			continue
@@ -666,7 +653,7 @@ func (rig *roRig) modelfileNumCtx(t *testing.T) {
 	g := rig.roGuard(t)
 	msgs := rig.conversation(6, 250)
 	mark, logMark := rig.rec.mark(), rig.srv.Log().Len()
-	code, a, raw := rig.chat(t, g.URL, chatBody("tiny1k", msgs, 0, nil), nil)
+	code, a, raw := rig.chat(t, g.URL, realollama.ChatBody("tiny1k", msgs, 0, nil), nil)
 	if code != http.StatusOK {
 		t.Fatalf("status %d: %s", code, short(raw))
 	}
@@ -692,7 +679,7 @@ func (rig *roRig) aboveCap(t *testing.T) {
 	g := rig.roGuard(t, rig.tk)
 	msgs := rig.conversation(18, 250)
 	mark, logMark := rig.rec.mark(), rig.srv.Log().Len()
-	code, a, raw := rig.chat(t, g.URL, chatBody("tiny", msgs, 16384, nil), nil)
+	code, a, raw := rig.chat(t, g.URL, realollama.ChatBody("tiny", msgs, 16384, nil), nil)
 	if code != http.StatusOK {
 		t.Fatalf("status %d: %s", code, short(raw))
 	}

@@ -60,18 +60,6 @@ func render(msgs []msg) string {
 	return b.String() + "<|im_start|>assistant\n"
 }
 
-func chat(model string, msgs []msg, numCtx int, extra map[string]any) map[string]any {
-	opts := map[string]any{"num_predict": 4, "temperature": 0}
-	if numCtx > 0 {
-		opts["num_ctx"] = numCtx
-	}
-	b := map[string]any{"model": model, "messages": msgs, "stream": false, "options": opts}
-	for k, v := range extra {
-		b[k] = v
-	}
-	return b
-}
-
 // TestAnswers sends fixed requests to the real server and checks its
 // answers against testdata/ollama-v0.17.4.json (go test -update rewrites
 // the file from the server). The emulators are checked against the same
@@ -93,18 +81,18 @@ func TestAnswers(t *testing.T) {
 		body               map[string]any
 	}
 	reqs := []req{
-		{"chat that fits", "POST", "/api/chat", chat("tiny", small, 512, nil)},
-		{"chat, one message over num_ctx", "POST", "/api/chat", chat("tiny", long, 512, nil)},
-		{"chat, one message over num_ctx, streamed", "POST", "/api/chat", chat("tiny", long, 512, map[string]any{"stream": true})},
-		{"chat, several messages over num_ctx", "POST", "/api/chat", chat("tiny", multi, 512, nil)},
-		{"chat, several messages over num_ctx, truncate false", "POST", "/api/chat", chat("tiny", multi, 512, map[string]any{"truncate": false})},
-		{"chat, one message over num_ctx, truncate false, streamed", "POST", "/api/chat", chat("tiny", long, 512, map[string]any{"truncate": false, "stream": true})},
+		{"chat that fits", "POST", "/api/chat", realollama.ChatBody("tiny", small, 512, nil)},
+		{"chat, one message over num_ctx", "POST", "/api/chat", realollama.ChatBody("tiny", long, 512, nil)},
+		{"chat, one message over num_ctx, streamed", "POST", "/api/chat", realollama.ChatBody("tiny", long, 512, map[string]any{"stream": true})},
+		{"chat, several messages over num_ctx", "POST", "/api/chat", realollama.ChatBody("tiny", multi, 512, nil)},
+		{"chat, several messages over num_ctx, truncate false", "POST", "/api/chat", realollama.ChatBody("tiny", multi, 512, map[string]any{"truncate": false})},
+		{"chat, one message over num_ctx, truncate false, streamed", "POST", "/api/chat", realollama.ChatBody("tiny", long, 512, map[string]any{"truncate": false, "stream": true})},
 		{"generate raw, over num_ctx", "POST", "/api/generate", map[string]any{"model": "tiny", "prompt": long[0].Content, "raw": true, "stream": false, "options": map[string]any{"num_ctx": 512, "num_predict": 4, "temperature": 0}}},
-		{"chat, num_ctx 16384 above the trained 8192", "POST", "/api/chat", chat("tiny", small, 16384, nil)},
-		{"chat without num_ctx: the server default", "POST", "/api/chat", chat("tiny", small, 0, nil)},
+		{"chat, num_ctx 16384 above the trained 8192", "POST", "/api/chat", realollama.ChatBody("tiny", small, 16384, nil)},
+		{"chat without num_ctx: the server default", "POST", "/api/chat", realollama.ChatBody("tiny", small, 0, nil)},
 		{"show", "POST", "/api/show", map[string]any{"model": "tiny"}},
 		{"show, Modelfile num_ctx 512", "POST", "/api/show", map[string]any{"model": "tiny512"}},
-		{"chat without num_ctx, Modelfile num_ctx 512, several messages over it", "POST", "/api/chat", chat("tiny512", multi, 0, nil)},
+		{"chat without num_ctx, Modelfile num_ctx 512, several messages over it", "POST", "/api/chat", realollama.ChatBody("tiny512", multi, 0, nil)},
 		{"/v1/chat/completions streamed with include_usage", "POST", "/v1/chat/completions", map[string]any{"model": "tiny", "messages": small, "stream": true, "stream_options": map[string]any{"include_usage": true}, "max_tokens": 4, "temperature": 0}},
 		{"/v1/chat/completions, several messages over the Modelfile's num_ctx 512", "POST", "/v1/chat/completions", map[string]any{"model": "tiny512", "messages": multi, "max_tokens": 4, "temperature": 0}},
 		{"embed, one input over num_ctx", "POST", "/api/embed", map[string]any{"model": "tiny", "input": []string{"A short note.", long[0].Content}, "options": map[string]any{"num_ctx": 512}}},

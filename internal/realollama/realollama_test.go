@@ -1,7 +1,6 @@
 package realollama_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -72,27 +71,6 @@ func TestLog(t *testing.T) {
 	}
 }
 
-func post(t *testing.T, url string, body any, out any) int {
-	t.Helper()
-	b, err := json.Marshal(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		t.Fatalf("%s: %d, body: %v", url, resp.StatusCode, err)
-	}
-	return resp.StatusCode
-}
-
 // TestServer starts a real server and checks what the harness promises:
 // the model, its trained context, a second model's num_ctx, the log.
 func TestServer(t *testing.T) {
@@ -103,7 +81,7 @@ func TestServer(t *testing.T) {
 		Parameters string         `json:"parameters"`
 		Template   string         `json:"template"`
 	}
-	if code := post(t, s.URL()+"/api/show", map[string]any{"model": realollama.DefaultModel}, &show); code != 200 {
+	if code := realollama.PostJSON(t, s.URL()+"/api/show", map[string]any{"model": realollama.DefaultModel}, &show); code != 200 {
 		t.Fatalf("/api/show: %d", code)
 	}
 	if show.ModelInfo["llama.context_length"] != float64(8192) {
@@ -114,7 +92,7 @@ func TestServer(t *testing.T) {
 	}
 
 	s.Create(t, realollama.Model{Name: "tiny1k", NumCtx: 1024})
-	if code := post(t, s.URL()+"/api/show", map[string]any{"model": "tiny1k"}, &show); code != 200 {
+	if code := realollama.PostJSON(t, s.URL()+"/api/show", map[string]any{"model": "tiny1k"}, &show); code != 200 {
 		t.Fatalf("/api/show tiny1k: %d", code)
 	}
 	if !strings.Contains(show.Parameters, "num_ctx") || !strings.Contains(show.Parameters, "1024") {
@@ -129,7 +107,7 @@ func TestServer(t *testing.T) {
 		DoneReason      string `json:"done_reason"`
 	}
 	prompt := strings.Repeat("the cat sat on the mat. ", 200)
-	code := post(t, s.URL()+"/api/generate", map[string]any{
+	code := realollama.PostJSON(t, s.URL()+"/api/generate", map[string]any{
 		"model": "tiny1k", "prompt": prompt, "raw": true, "stream": false,
 		"options": map[string]any{"num_predict": 1},
 	}, &gen)

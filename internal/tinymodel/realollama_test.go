@@ -1,12 +1,9 @@
 package tinymodel_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/ctxkit/ctxkit/internal/realollama"
@@ -45,7 +42,7 @@ func TestCountsMatchRealOllama(t *testing.T) {
 		var gen struct {
 			PromptEvalCount int `json:"prompt_eval_count"`
 		}
-		code := postJSON(t, s.URL()+"/api/generate", map[string]any{
+		code := realollama.PostJSON(t, s.URL()+"/api/generate", map[string]any{
 			"model": realollama.DefaultModel, "prompt": text, "raw": true, "stream": false,
 			"options": map[string]any{"num_predict": 1},
 		}, &gen)
@@ -62,7 +59,7 @@ func TestCountsMatchRealOllama(t *testing.T) {
 		PromptEvalCount int `json:"prompt_eval_count"`
 	}
 	in := texts[0] + " " + texts[2]
-	if code := postJSON(t, s.URL()+"/api/embed", map[string]any{"model": realollama.DefaultModel, "input": in}, &emb); code != http.StatusOK {
+	if code := realollama.PostJSON(t, s.URL()+"/api/embed", map[string]any{"model": realollama.DefaultModel, "input": in}, &emb); code != http.StatusOK {
 		t.Fatalf("/api/embed %d", code)
 	}
 	if want := tk.Count(in); emb.PromptEvalCount != want {
@@ -75,29 +72,4 @@ func short(s string) string {
 		return s[:40] + "..."
 	}
 	return s
-}
-
-func postJSON(t *testing.T, url string, body, out any) int {
-	t.Helper()
-	b, err := json.Marshal(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw := new(bytes.Buffer)
-	if _, err := raw.ReadFrom(resp.Body); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw.Bytes(), out); err != nil {
-		t.Fatalf("%s: %d %s: %v", url, resp.StatusCode, strings.TrimSpace(raw.String()), err)
-	}
-	return resp.StatusCode
 }
