@@ -375,7 +375,7 @@ func (g *Guard) withBackend(w http.ResponseWriter, r *http.Request, k kind, h fu
 
 // readBody reads a client's request body, at most maxBody bytes.
 func readBody(r *http.Request) ([]byte, error) {
-	return readLimited(r.Body, maxBody, "request body")
+	return readSized(r.Body, r.ContentLength, maxBody, "request body")
 }
 
 // writeBodyError answers a request whose body could not be read: 413 when
@@ -482,7 +482,7 @@ func (g *Guard) storeFunc(ctx context.Context) func([]compact.Message) (string, 
 		return nil
 	}
 	return func(msgs []compact.Message) (string, error) {
-		data, err := json.Marshal(msgs)
+		data, err := encodeMessages(msgs)
 		if err != nil {
 			return "", fmt.Errorf("encode evicted span: %w", err)
 		}
