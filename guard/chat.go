@@ -1,48 +1,149 @@
 package guard
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 
 	"github.com/ctxkit/ctxkit/guard/compact"
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 )
 
 // dialect maps one API's chat messages to compact's neutral form and back.
 type dialect interface {
-	decode(fields map[string]json.RawMessage) (compact.Message, error)
-	// setText replaces the message's text, keeping everything else.
-	setText(fields map[string]json.RawMessage, text string) error
+	decode(m rawMsg) (compact.Message, error)
+	// setText returns the message with its text replaced, everything else
+	// kept.
+	setText(m rawMsg, text string) (json.RawMessage, error)
+}
+
+// rawMsg is one message as received: its JSON text, and its members as
+// spans of it.
+type rawMsg struct {
+	text    json.RawMessage
+	members []jsonscan.Member // nil for null
+}
+
+// parseMsg reads one message, an object or null.
+func parseMsg(m json.RawMessage) (rawMsg, error) {
+	if isNull(m) {
+		return rawMsg{text: m}, nil
+	}
+	// Most messages have a role, content and a few more members.
+	members, ok := jsonscan.AppendMembers(make([]jsonscan.Member, 0, 4), m)
+	if !ok {
+		return rawMsg{}, errors.New("not an object")
+	}
+	return rawMsg{text: m, members: members}, nil
+}
+
+// get returns the value of key (the last one, when it is repeated, as
+// decoders keep it), or nil.
+func (m rawMsg) get(key string) json.RawMessage {
+	for i := len(m.members) - 1; i >= 0; i-- {
+		if m.members[i].Key == key {
+			return span(m.text, m.members[i].Value)
+		}
+	}
+	return nil
+}
+
+// with returns the message's JSON with key set to the JSON value v: the
+// other members as received, in the order received (a repeated key once,
+// with the value decoders keep), key last if it is new.
+func (m rawMsg) with(key string, v []byte) (json.RawMessage, error) {
+	out := make([]byte, 0, len(m.text)+len(v)+len(key)+8)
+	out = append(out, '{')
+	set := false
+	for i, mem := range m.members {
+		if slices.ContainsFunc(m.members[i+1:], func(later jsonscan.Member) bool { return later.Key == mem.Key }) {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, m.text[mem.KeySpan.Start:mem.KeySpan.End]...)
+		out = append(out, ':')
+		if mem.Key == key {
+			out = append(out, v...)
+			set = true
+		} else {
+			out = append(out, m.text[mem.Value.Start:mem.Value.End]...)
+		}
+	}
+	if !set {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		lit, err := json.Marshal(key)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, lit...)
+		out = append(out, ':')
+		out = append(out, v...)
+	}
+	return append(out, '}'), nil
 }
 
 // chatRequest is a parsed chat request: the top-level fields and each
-// message kept raw, so that what the guard does not change goes upstream
-// byte for byte.
+// message as slices of the body as received, so that what the guard does
+// not change goes upstream byte for byte, and a large body is not copied
+// to be read: the only copies are the messages' decoded texts.
 type chatRequest struct {
-	top    map[string]json.RawMessage
-	raw    []json.RawMessage
-	fields []map[string]json.RawMessage
-	conv   compact.Conversation
+	// keys are the top-level keys in the order received (each once), with
+	// their literals as written.
+	keys []topKey
+	top  map[string]json.RawMessage
+	msgs []rawMsg
+	conv compact.Conversation
+}
+
+// topKey is a top-level key and its literal, quotes included.
+type topKey struct {
+	name string
+	lit  []byte
 }
 
 func parseChat(body []byte, d dialect) (*chatRequest, error) {
 	c := &chatRequest{}
-	if err := json.Unmarshal(body, &c.top); err != nil {
-		return nil, fmt.Errorf("request body: %w", err)
+	if string(jsonscan.TrimSpace(body)) == "null" {
+		// null decodes to no fields, as encoding/json has it.
+		c.top = map[string]json.RawMessage{}
+		return c, nil
+	}
+	members, ok := jsonscan.Members(body)
+	if !ok {
+		return nil, fmt.Errorf("request body: %w", jsonErr(body))
+	}
+	c.top = make(map[string]json.RawMessage, len(members))
+	for _, m := range members {
+		if _, seen := c.top[m.Key]; !seen {
+			c.keys = append(c.keys, topKey{m.Key, span(body, m.KeySpan)})
+		}
+		c.top[m.Key] = span(body, m.Value) // a repeated key: the last value, as decoders keep it
 	}
 	if m, ok := c.top["messages"]; ok && !isNull(m) {
-		if err := json.Unmarshal(m, &c.raw); err != nil {
-			return nil, fmt.Errorf("messages: %w", err)
+		els, ok := jsonscan.ArraySpans(m)
+		if !ok {
+			return nil, errors.New("messages: not an array")
+		}
+		c.msgs = make([]rawMsg, len(els))
+		for i, e := range els {
+			msg, err := parseMsg(span(m, e))
+			if err != nil {
+				return nil, fmt.Errorf("message %d: %w", i, err)
+			}
+			c.msgs[i] = msg
 		}
 	}
-	c.fields = make([]map[string]json.RawMessage, len(c.raw))
-	c.conv.Messages = make([]compact.Message, len(c.raw))
-	for i, m := range c.raw {
-		if err := json.Unmarshal(m, &c.fields[i]); err != nil {
-			return nil, fmt.Errorf("message %d: %w", i, err)
-		}
-		msg, err := d.decode(c.fields[i])
+	c.conv.Messages = make([]compact.Message, len(c.msgs))
+	for i, m := range c.msgs {
+		msg, err := d.decode(m)
 		if err != nil {
 			return nil, fmt.Errorf("message %d: %w", i, err)
 		}
@@ -66,6 +167,30 @@ func parseChat(body []byte, d dialect) (*chatRequest, error) {
 	return c, nil
 }
 
+// rawMessages are the messages' JSON texts.
+func (c *chatRequest) rawMessages() []json.RawMessage {
+	out := make([]json.RawMessage, len(c.msgs))
+	for i, m := range c.msgs {
+		out[i] = m.text
+	}
+	return out
+}
+
+// span is data[s], its capacity cut so that an append to it cannot write
+// into the rest of data.
+func span(data []byte, s jsonscan.Span) json.RawMessage {
+	return data[s.Start:s.End:s.End]
+}
+
+// jsonErr says where data stops being one valid JSON value, or that it is
+// not an object.
+func jsonErr(data []byte) error {
+	if err := jsonscan.Validate(data); err != nil {
+		return err
+	}
+	return errors.New("not a JSON object")
+}
+
 // build returns the request body for a compaction result: kept messages
 // byte for byte, changed ones with their text replaced, notices as user
 // messages of their own.
@@ -82,46 +207,175 @@ func (c *chatRequest) build(res *compact.Result, d dialect) ([]byte, error) {
 			continue
 		}
 		if m.Text == c.conv.Messages[src].Text {
-			out[i] = c.raw[src]
+			out[i] = c.msgs[src].text
 			continue
 		}
-		f := make(map[string]json.RawMessage, len(c.fields[src]))
-		for k, v := range c.fields[src] {
-			f[k] = v
-		}
-		if err := d.setText(f, m.Text); err != nil {
-			return nil, fmt.Errorf("message %d: %w", src, err)
-		}
-		data, err := json.Marshal(f)
+		data, err := d.setText(c.msgs[src], m.Text)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("message %d: %w", src, err)
 		}
 		out[i] = data
 	}
 	return c.with("messages", out)
 }
 
-// with returns the request body with one top-level field replaced.
+// with returns the request body with one top-level field set to v: a
+// []json.RawMessage is written as an array of its elements as they are,
+// anything else as its JSON encoding. The other fields are written as
+// received, in the order received (fields the request did not have go
+// last, sorted), into one buffer of the body's final size.
 func (c *chatRequest) with(key string, v any) ([]byte, error) {
-	data, err := json.Marshal(v)
+	elems, isArray := v.([]json.RawMessage)
+	var val []byte
+	if !isArray {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", key, err)
+		}
+		val = data
+	}
+	// The fields to write, in order.
+	var keys []topKey
+	for _, k := range c.keys {
+		if _, ok := c.top[k.name]; ok || k.name == key {
+			keys = append(keys, k)
+		}
+	}
+	var extra []string
+	for k := range c.top {
+		if !slices.ContainsFunc(keys, func(t topKey) bool { return t.name == k }) {
+			extra = append(extra, k)
+		}
+	}
+	if !slices.ContainsFunc(keys, func(t topKey) bool { return t.name == key }) && !slices.Contains(extra, key) {
+		extra = append(extra, key)
+	}
+	slices.Sort(extra)
+	for _, k := range extra {
+		lit, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, topKey{k, lit})
+	}
+
+	size := 1 + len(keys)
+	for _, k := range keys {
+		size += len(k.lit) + 1
+		switch {
+		case k.name != key:
+			size += len(c.top[k.name])
+		case isArray:
+			size += 1 + len(elems)
+			for _, e := range elems {
+				size += len(e)
+			}
+		default:
+			size += len(val)
+		}
+	}
+	out := make([]byte, 0, size)
+	for i, k := range keys {
+		if i == 0 {
+			out = append(out, '{')
+		} else {
+			out = append(out, ',')
+		}
+		out = append(out, k.lit...)
+		out = append(out, ':')
+		switch {
+		case k.name != key:
+			out = append(out, c.top[k.name]...)
+		case isArray:
+			out = append(out, '[')
+			for j, e := range elems {
+				if j > 0 {
+					out = append(out, ',')
+				}
+				out = append(out, e...)
+			}
+			out = append(out, ']')
+		default:
+			out = append(out, val...)
+		}
+	}
+	return append(out, '}'), nil
+}
+
+// encodeMessages is the JSON array of msgs, as encoding/json writes it
+// with HTML escaping off, written into one buffer of its exact size: an
+// evicted span as large as the request is not encoded through a growing
+// buffer and copied again. Each message is encoded with its text left
+// empty, and the text is written in its place.
+func encodeMessages(msgs []compact.Message) ([]byte, error) {
+	if msgs == nil {
+		return []byte("null"), nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	type piece struct {
+		head, tail []byte // the message encoded without its text, cut where the text goes
+		text       string
+	}
+	pieces := make([]piece, len(msgs))
+	size := 2 + max(len(msgs)-1, 0) // brackets and commas
+	for i, m := range msgs {
+		text := m.Text
+		m.Text = ""
+		buf.Reset()
+		if err := enc.Encode(m); err != nil {
+			return nil, fmt.Errorf("encode message %d: %w", i, err)
+		}
+		skel := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+		// The text is the second field, after the role.
+		at := len(`{"Role":`) + jsonscan.QuoteLen(string(m.Role)) + len(`,"Text":`)
+		if at+2 > len(skel) || string(skel[at-len(`"Text":`):at+2]) != `"Text":""` {
+			return nil, fmt.Errorf("encode message %d: no text field where expected in %.80s", i, skel)
+		}
+		pieces[i] = piece{head: bytes.Clone(skel[:at]), tail: bytes.Clone(skel[at+2:]), text: text}
+		size += len(skel) - 2 + jsonscan.QuoteLen(text)
+	}
+	out := make([]byte, 0, size)
+	out = append(out, '[')
+	for i, p := range pieces {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, p.head...)
+		out = jsonscan.AppendQuote(out, p.text)
+		out = append(out, p.tail...)
+	}
+	return append(out, ']'), nil
+}
+
+// readSized reads r whole, at most limit bytes, into a buffer of the size
+// it declares (a request's Content-Length, or -1), so that a large body is
+// not grown and copied as it arrives.
+func readSized(r io.Reader, size int64, limit int, what string) ([]byte, error) {
+	if size <= 0 || size > int64(limit) {
+		return readLimited(r, limit, what)
+	}
+	buf := make([]byte, size)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	// A body longer than it said is read on, within the limit.
+	rest, err := readLimited(r, limit-int(size), what)
+	if isTooLarge(err) {
+		return nil, &tooLargeError{what: what, limit: limit}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", key, err)
+		return nil, err
 	}
-	top := make(map[string]json.RawMessage, len(c.top))
-	for k, v := range c.top {
-		top[k] = v
-	}
-	top[key] = data
-	return json.Marshal(top)
+	return append(buf, rest...), nil
 }
 
 func isNull(m json.RawMessage) bool { return len(m) == 0 || string(m) == "null" }
 
+// str is the JSON string m decodes to, or "" when m is not a string.
 func str(m json.RawMessage) string {
-	var s string
-	if !isNull(m) {
-		_ = json.Unmarshal(m, &s)
-	}
+	s, _ := jsonscan.Unquote(m)
 	return s
 }
 
@@ -142,24 +396,22 @@ func role(s string) compact.Role {
 // matched by position (tool_name) or, in newer versions, by tool_call_id.
 type ollamaDialect struct{}
 
-func (ollamaDialect) decode(f map[string]json.RawMessage) (compact.Message, error) {
-	m := compact.Message{Role: role(str(f["role"])), Text: str(f["content"]), ToolCallID: str(f["tool_call_id"]), Name: str(f["tool_name"])}
-	if im, ok := f["images"]; ok && !isNull(im) {
-		var images []json.RawMessage
-		if err := json.Unmarshal(im, &images); err != nil {
-			return m, fmt.Errorf("images: %w", err)
+func (ollamaDialect) decode(f rawMsg) (compact.Message, error) {
+	m := compact.Message{Role: role(str(f.get("role"))), Text: str(f.get("content")), ToolCallID: str(f.get("tool_call_id")), Name: str(f.get("tool_name"))}
+	if im := f.get("images"); !isNull(im) {
+		images, ok := jsonscan.ArraySpans(im)
+		if !ok {
+			return m, errors.New("images: not an array")
 		}
 		m.Images = len(images)
 	}
-	calls, err := decodeCalls(f["tool_calls"])
+	calls, err := decodeCalls(f.get("tool_calls"))
 	m.ToolCalls = calls
 	return m, err
 }
 
-func (ollamaDialect) setText(f map[string]json.RawMessage, text string) error {
-	data, err := json.Marshal(text)
-	f["content"] = data
-	return err
+func (ollamaDialect) setText(f rawMsg, text string) (json.RawMessage, error) {
+	return f.with("content", jsonscan.AppendQuote(nil, text))
 }
 
 func decodeCalls(raw json.RawMessage) ([]compact.ToolCall, error) {
@@ -193,12 +445,12 @@ type part struct {
 	Text string `json:"text"`
 }
 
-func (openaiDialect) decode(f map[string]json.RawMessage) (compact.Message, error) {
-	m := compact.Message{Role: role(str(f["role"])), ToolCallID: str(f["tool_call_id"]), Name: str(f["name"])}
-	c := f["content"]
+func (openaiDialect) decode(f rawMsg) (compact.Message, error) {
+	m := compact.Message{Role: role(str(f.get("role"))), ToolCallID: str(f.get("tool_call_id")), Name: str(f.get("name"))}
+	c := f.get("content")
 	switch {
 	case isNull(c):
-	case strings.HasPrefix(strings.TrimSpace(string(c)), "["):
+	case c[0] == '[':
 		var parts []part
 		if err := json.Unmarshal(c, &parts); err != nil {
 			return m, fmt.Errorf("content: %w", err)
@@ -213,32 +465,32 @@ func (openaiDialect) decode(f map[string]json.RawMessage) (compact.Message, erro
 		}
 		m.Text = strings.Join(texts, "\n")
 	default:
-		if err := json.Unmarshal(c, &m.Text); err != nil {
-			return m, fmt.Errorf("content: %w", err)
+		text, ok := jsonscan.Unquote(c)
+		if !ok {
+			return m, errors.New("content: not a string, null or a list of parts")
 		}
+		m.Text = text
 	}
-	calls, err := decodeCalls(f["tool_calls"])
+	calls, err := decodeCalls(f.get("tool_calls"))
 	m.ToolCalls = calls
 	return m, err
 }
 
-func (openaiDialect) setText(f map[string]json.RawMessage, text string) error {
-	c := f["content"]
-	if !strings.HasPrefix(strings.TrimSpace(string(c)), "[") {
-		data, err := json.Marshal(text)
-		f["content"] = data
-		return err
+func (openaiDialect) setText(f rawMsg, text string) (json.RawMessage, error) {
+	c := f.get("content")
+	if len(c) == 0 || c[0] != '[' {
+		return f.with("content", jsonscan.AppendQuote(nil, text))
 	}
 	var parts []json.RawMessage
 	if err := json.Unmarshal(c, &parts); err != nil {
-		return err
+		return nil, err
 	}
 	out := make([]json.RawMessage, 0, len(parts))
 	done := false
 	for _, p := range parts {
 		var pp part
 		if err := json.Unmarshal(p, &pp); err != nil {
-			return err
+			return nil, err
 		}
 		if pp.Type != "text" && pp.Type != "input_text" {
 			out = append(out, p)
@@ -250,14 +502,16 @@ func (openaiDialect) setText(f map[string]json.RawMessage, text string) error {
 		done = true
 		data, err := json.Marshal(part{Type: pp.Type, Text: text})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		out = append(out, data)
 	}
 	if !done {
-		return errors.New("no text part to replace")
+		return nil, errors.New("no text part to replace")
 	}
 	data, err := json.Marshal(out)
-	f["content"] = data
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return f.with("content", data)
 }

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -29,6 +30,7 @@ func FuzzParseChat(f *testing.F) {
 			if err != nil {
 				continue
 			}
+			sameAsEncodingJSON(t, body, c)
 			res, err := compact.Compact(c.conv, compact.Budget{Limit: int(limit) + 1}, compact.Options{})
 			if err != nil {
 				continue
@@ -68,6 +70,51 @@ func FuzzParseAnthropic(f *testing.F) {
 			t.Fatalf("built body is not JSON: %v\n%s", err, out)
 		}
 	})
+}
+
+// sameAsEncodingJSON fails unless what parseChat read agrees with
+// encoding/json's reading of body: the top-level fields, and each
+// message's role and (string) content.
+func sameAsEncodingJSON(t *testing.T, body []byte, c *chatRequest) {
+	t.Helper()
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		t.Fatalf("parseChat read %q, encoding/json fails: %v", body, err)
+	}
+	if len(top) != len(c.top) {
+		t.Fatalf("%d top-level fields, encoding/json %d", len(c.top), len(top))
+	}
+	for k, v := range top {
+		if !jsonEqual(v, c.top[k]) {
+			t.Fatalf("field %q is %s, encoding/json %s", k, c.top[k], v)
+		}
+	}
+	var msgs []map[string]json.RawMessage
+	if m := top["messages"]; m != nil {
+		if err := json.Unmarshal(m, &msgs); err != nil {
+			t.Fatalf("messages %s: encoding/json fails: %v", m, err)
+		}
+	}
+	if len(msgs) != len(c.conv.Messages) {
+		t.Fatalf("%d messages, encoding/json %d", len(c.conv.Messages), len(msgs))
+	}
+	for i, m := range msgs {
+		var content string
+		if json.Unmarshal(m["content"], &content) == nil && c.conv.Messages[i].Text != content {
+			t.Fatalf("message %d text %q, encoding/json %q", i, c.conv.Messages[i].Text, content)
+		}
+		var r string
+		_ = json.Unmarshal(m["role"], &r)
+		if c.conv.Messages[i].Role != role(r) {
+			t.Fatalf("message %d role %q, encoding/json %q", i, c.conv.Messages[i].Role, r)
+		}
+	}
+}
+
+// jsonEqual reports whether two JSON texts are the same once compacted.
+func jsonEqual(a, b []byte) bool {
+	var ca, cb bytes.Buffer
+	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
 }
 
 // checkMessages fails unless body is a JSON object whose messages array

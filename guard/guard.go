@@ -462,7 +462,7 @@ func readBody(r *http.Request) ([]byte, error) {
 	if r.ContentLength > maxBody {
 		return nil, &tooLargeError{what: "request body", limit: maxBody}
 	}
-	return readLimited(r.Body, maxBody, "request body")
+	return readSized(r.Body, r.ContentLength, maxBody, "request body")
 }
 
 // writeBodyError answers a request whose body could not be read: 413 when
@@ -571,7 +571,7 @@ func (g *Guard) storeFunc(ctx context.Context) func([]compact.Message) (string, 
 		return nil
 	}
 	return func(msgs []compact.Message) (string, error) {
-		data, err := json.Marshal(msgs)
+		data, err := encodeMessages(msgs)
 		if err != nil {
 			return "", fmt.Errorf("encode evicted span: %w", err)
 		}

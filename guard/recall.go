@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ctxkit/ctxkit/guard/compact"
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 )
 
 // RecallTool is the name of the tool Options.Recall adds.
@@ -121,34 +122,37 @@ func recallToolDef(k rdKind) json.RawMessage {
 // withRecallTool returns body with the context_recall tool appended to
 // its tools, when recall is on, the request's policy compacts, and the request
 // already carries tools (none of them context_recall). ok is false when
-// the body is unchanged.
+// the body is unchanged. The tool is spliced into the body as received,
+// which is otherwise kept byte for byte.
 func (g *Guard) withRecallTool(policy Policy, body []byte, k rdKind) ([]byte, bool) {
 	if !g.opts.Recall || policy != PolicyCompact {
 		return body, false
 	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(body, &top) != nil {
+	fields, ok := jsonscan.ObjectSpans(body)
+	if !ok {
 		return body, false
 	}
-	var tools []json.RawMessage
-	if json.Unmarshal(top["tools"], &tools) != nil || len(tools) == 0 {
+	ts, ok := fields["tools"]
+	if !ok {
 		return body, false
 	}
-	for _, t := range tools {
-		if toolName(t) == RecallTool {
+	tools := body[ts.Start:ts.End]
+	els, ok := jsonscan.ArraySpans(tools)
+	if !ok || len(els) == 0 {
+		return body, false
+	}
+	for _, e := range els {
+		if toolName(tools[e.Start:e.End]) == RecallTool {
 			return body, false
 		}
 	}
-	data, err := json.Marshal(append(tools, recallToolDef(k)))
-	if err != nil {
-		return body, false
-	}
-	top["tools"] = data
-	out, err := json.Marshal(top)
-	if err != nil {
-		return body, false
-	}
-	return out, true
+	def := recallToolDef(k)
+	at := ts.Start + els[len(els)-1].End // just past the last tool
+	out := make([]byte, 0, len(body)+1+len(def))
+	out = append(out, body[:at]...)
+	out = append(out, ',')
+	out = append(out, def...)
+	return append(out, body[at:]...), true
 }
 
 // toolName is a tool schema's name in any dialect.
@@ -681,21 +685,20 @@ func (rc *recaller) round(r *http.Request, f *fit, a *answer) (*http.Response, e
 // withdraws the tool.
 func (rc *recaller) extend(f *fit, last bool) (*chatRequest, error) {
 	base := f.req
-	c := &chatRequest{top: base.top, raw: slices.Clone(base.raw), fields: slices.Clone(base.fields)}
+	c := &chatRequest{keys: base.keys, top: base.top, msgs: slices.Clone(base.msgs)}
 	c.conv.Messages = slices.Clone(base.conv.Messages)
 	c.conv.Tools = base.conv.Tools
 	for _, t := range rc.turns[rc.from:] {
 		for _, m := range t.msgs {
-			var fields map[string]json.RawMessage
-			if err := json.Unmarshal(m, &fields); err != nil {
-				return nil, fmt.Errorf("recall turn: %w", err)
-			}
-			msg, err := f.d.decode(fields)
+			raw, err := parseMsg(m)
 			if err != nil {
 				return nil, fmt.Errorf("recall turn: %w", err)
 			}
-			c.raw = append(c.raw, m)
-			c.fields = append(c.fields, fields)
+			msg, err := f.d.decode(raw)
+			if err != nil {
+				return nil, fmt.Errorf("recall turn: %w", err)
+			}
+			c.msgs = append(c.msgs, raw)
 			c.conv.Messages = append(c.conv.Messages, msg)
 		}
 	}
@@ -764,7 +767,7 @@ func (g *Guard) fitRound(ctx context.Context, f *fit, rc *recaller, last bool, k
 		}
 		conv = req.conv
 		build = func(res *compact.Result) ([]byte, error) { return req.build(res, f.d) }
-		whole = func() ([]byte, error) { return req.with("messages", req.raw) }
+		whole = func() ([]byte, error) { return req.with("messages", req.rawMessages()) }
 	}
 	opts := g.compactOptions(f, g.storeFunc(ctx))
 	kr := opts.KeepRecent

@@ -15,12 +15,17 @@ const (
 
 // collapseRepeats keeps once every line of text that occurs at least min
 // times, with the suffix "  [repeated N times]", and drops its other
-// occurrences. It reports whether anything changed.
-func collapseRepeats(text string, min int) (string, bool) {
+// occurrences. It reports whether anything changed. counts is scratch
+// space, cleared first (nil: a new map), so that a caller going through
+// many texts counts their lines in one map.
+func collapseRepeats(text string, min int, counts map[string]int) (string, bool) {
 	if len(text) < collapseMinBytes || min < 2 {
 		return text, false
 	}
-	counts := make(map[string]int)
+	if counts == nil {
+		counts = make(map[string]int)
+	}
+	clear(counts)
 	any := false
 	for rest := text; rest != ""; {
 		line, tail, _ := strings.Cut(rest, "\n")

@@ -501,11 +501,12 @@ func (e *engine) curText(i int) string {
 }
 
 func (e *engine) collapseFrom(from int) {
+	counts := make(map[string]int)
 	for i := from; i < len(e.msgs); i++ {
 		if e.msgs[i].Role != RoleTool || e.fate[i] != Kept || e.evicted[i] {
 			continue
 		}
-		if s, ok := collapseRepeats(e.msgs[i].Text, e.o.RepeatMin); ok {
+		if s, ok := collapseRepeats(e.msgs[i].Text, e.o.RepeatMin, counts); ok {
 			e.setText(i, s)
 			e.fate[i] = Collapsed
 			e.removed[i] = max(e.tok0[i]-e.tok[i], 0)

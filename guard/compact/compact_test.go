@@ -150,7 +150,7 @@ func TestCollapseFirst(t *testing.T) {
 
 func TestCollapseLeavesShortLines(t *testing.T) {
 	text := strings.Repeat("{\n  }\n", 100)
-	if _, ok := collapseRepeats(text, 3); ok {
+	if _, ok := collapseRepeats(text, 3, nil); ok {
 		t.Fatal("collapsed short lines")
 	}
 }

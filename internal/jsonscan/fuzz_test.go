@@ -180,3 +180,26 @@ func FuzzSpans(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAppendQuote checks string encoding against encoding/json with HTML
+// escaping off, and QuoteLen against what AppendQuote writes.
+func FuzzAppendQuote(f *testing.F) {
+	for _, s := range append(fuzzSeeds, "\b\f\x00\x1f\x7f<>&\u2028\u2029\ufffd", "tab\there\nquote\"back\\") {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		got := AppendQuote([]byte("x"), s)
+		if string(got[1:]) != string(bytes.TrimSuffix(want.Bytes(), []byte("\n"))) {
+			t.Fatalf("AppendQuote(%q) = %s, encoding/json writes %s", s, got[1:], want.Bytes())
+		}
+		if n := QuoteLen(s); n != len(got)-1 {
+			t.Fatalf("QuoteLen(%q) = %d, AppendQuote wrote %d bytes", s, n, len(got)-1)
+		}
+	})
+}

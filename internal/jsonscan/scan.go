@@ -8,8 +8,9 @@
 // [CheckValue]), lists the members of an object and the elements of an
 // array as spans of the input ([Members], [ObjectSpans], [ArraySpans]),
 // decodes string literals ([AppendString], [Unquote], [StringRunes]),
-// rewrites values compactly ([AppendCompact]) and extracts the text that
-// search matches in an item ([AppendScalars]).
+// writes them ([AppendQuote], [QuoteLen]), rewrites values compactly
+// ([AppendCompact]) and extracts the text that search matches in an item
+// ([AppendScalars]).
 //
 // An object that repeats a key means what encoding/json makes of it: the
 // last value wins. [ObjectSpans] and [AppendScalars] follow that rule;

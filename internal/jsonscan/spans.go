@@ -15,13 +15,23 @@ type Member struct {
 // occurs; ok is false when data is not one valid object. Values are not
 // decoded, only validated.
 func Members(data []byte) (ms []Member, ok bool) {
-	ms = []Member{}
-	ok = eachMember(data, func(key, v Span) {
+	if ms, ok = AppendMembers([]Member{}, data); !ok {
+		return nil, false
+	}
+	return ms, true
+}
+
+// AppendMembers is [Members] appending to dst, so that a caller reading
+// many small objects can size the slice once. On invalid input it returns
+// dst unchanged and false.
+func AppendMembers(dst []Member, data []byte) ([]Member, bool) {
+	ms := dst
+	ok := eachMember(data, func(key, v Span) {
 		k, _ := Unquote(data[key.Start:key.End])
 		ms = append(ms, Member{Key: k, KeySpan: key, Value: v})
 	})
 	if !ok {
-		return nil, false
+		return dst, false
 	}
 	return ms, true
 }

@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"encoding/binary"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // AppendString appends to dst the text of the JSON string literal lit
@@ -43,7 +44,12 @@ func Unquote(lit []byte) (string, bool) {
 		}
 	}
 	text, ok := AppendString(make([]byte, 0, len(lit)), lit)
-	return string(text), ok
+	if !ok || len(text) == 0 {
+		return "", ok
+	}
+	// text is this call's own buffer and is never written again, so the
+	// string can be it rather than a second copy of a large text.
+	return unsafe.String(unsafe.SliceData(text), len(text)), true
 }
 
 // StringRunes returns the number of runes in the text of the JSON string
