@@ -142,46 +142,76 @@ func Estimate(text string) int {
 }
 
 // scanRun reads the run of ASCII letters and digits at text[i:] and
-// returns where it ends and its count. The run is cut into words at each
-// lowercase-to-uppercase step and around digits; a run that switches
-// between lowercase, uppercase and digits at least twice and at least once
-// per 4 characters counts one token per character.
+// returns where it ends and its count. A run that switches between
+// lowercase, uppercase and digits at least twice and at least once per 4
+// characters counts one token per character; any other is counted as
+// words and digits (runWords).
 func scanRun(text string, i int) (end, tokens int) {
-	var (
-		sw, words   int
-		piece, caps int
-		prev        = clsNone
-	)
+	// A switch depends on the byte and the two before it: a table lookup
+	// per byte, no branch on the classes.
+	sw := 0
+	var last3 uint8 // the classes of the last three bytes, two bits each
 	j := i
-	for j < len(text) {
-		k := byteClass[text[j]]
-		if k > clsDigit {
+	for ; j < len(text); j++ {
+		c := byteClass[text[j]]
+		if c > clsDigit {
 			break
 		}
+		last3 = (last3<<2 | c) & 63
+		sw += int(switches[last3])
+	}
+	if n := j - i; sw >= 2 && sw*4 >= n {
+		return j, n
+	}
+	return j, runWords(text[i:j])
+}
+
+// switches says, for three classes of a run in a row (clsNone before its
+// start), whether the last byte is a switch: lowercase to uppercase,
+// between letters and digits, or uppercase to lowercase after two or more
+// capitals (the "e" of "HTTPServer", not of "Server").
+var switches = func() (t [64]uint8) {
+	for a := range uint8(4) {
+		for b := range uint8(4) {
+			for c := uint8(clsLower); c <= clsDigit; c++ {
+				switch {
+				case b == clsLower && c == clsUpper,
+					b == clsDigit && c != clsDigit,
+					(b == clsLower || b == clsUpper) && c == clsDigit,
+					a == clsUpper && b == clsUpper && c == clsLower:
+					t[a<<4|b<<2|c] = 1
+				}
+			}
+		}
+	}
+	return t
+}()
+
+// runWords counts a run of letters and digits as words and digits: it is
+// cut into words at each lowercase-to-uppercase step and around digits;
+// each digit counts one.
+func runWords(run string) int {
+	var words, piece, caps int
+	prev := clsNone
+	for j := 0; j < len(run); {
+		k := byteClass[run[j]]
 		e := j + 1
-		for e < len(text) && byteClass[text[e]] == k {
+		for e < len(run) && byteClass[run[e]] == k {
 			e++
 		}
 		n := e - j
 		switch k {
 		case clsLower:
-			if prev == clsDigit || caps > 1 {
-				sw++
-			}
 			piece += n
 		case clsUpper:
 			if prev == clsLower {
 				words += pieceTokens(piece, caps)
 				piece, caps = 0, 0
 			}
-			if prev != clsNone {
-				sw++
-			}
 			piece += n
 			caps += n
 		default: // digits
 			if prev != clsNone {
-				sw++
 				words += pieceTokens(piece, caps)
 				piece, caps = 0, 0
 			}
@@ -193,10 +223,7 @@ func scanRun(text string, i int) (end, tokens int) {
 	if piece > 0 {
 		words += pieceTokens(piece, caps)
 	}
-	if n := j - i; sw >= 2 && sw*4 >= n {
-		return j, n
-	}
-	return j, words
+	return words
 }
 
 // unit is one token in Estimate's count.

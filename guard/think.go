@@ -1,8 +1,11 @@
 package guard
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
+
+	"github.com/ctxkit/ctxkit/internal/jsonscan"
 )
 
 // noThink returns body with thinking turned off by the switch the backend
@@ -16,50 +19,67 @@ import (
 //   - Anthropic: unchanged (thinking is off unless the request asks).
 //
 // A switch the client set itself is left as it is, and a body that is not
-// a JSON object is returned unchanged.
+// a JSON object is returned unchanged; otherwise the switch is spliced into
+// the body, which is kept byte for byte.
 func noThink(body []byte, k kind, path string) []byte {
 	var key string
-	var val any
+	var val []byte
 	switch {
 	case k == kAnthropic || strings.HasPrefix(path, "/v1/messages"):
 		return body
 	case k == kOllama && strings.HasPrefix(path, "/api/"):
-		key, val = "think", false
+		key, val = "think", []byte("false")
 	case k == kOllama:
-		key, val = "reasoning_effort", "none"
+		key, val = "reasoning_effort", []byte(`"none"`)
 	default:
 		key = "chat_template_kwargs"
 	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(body, &top) != nil || top == nil {
+	fields, ok := jsonscan.ObjectSpans(body)
+	if !ok {
 		return body
 	}
-	if key == "chat_template_kwargs" {
-		var kw map[string]json.RawMessage
-		if raw, ok := top[key]; ok && !isNull(raw) {
-			if json.Unmarshal(raw, &kw) != nil {
-				return body
-			}
+	var cur json.RawMessage
+	if s, ok := fields[key]; ok {
+		cur = body[s.Start:s.End]
+	}
+	switch {
+	case key == "chat_template_kwargs" && !isNull(cur):
+		kw, ok := jsonscan.ObjectSpans(cur)
+		if !ok {
+			return body
 		}
 		if _, ok := kw["enable_thinking"]; ok {
 			return body
 		}
-		if kw == nil {
-			kw = map[string]json.RawMessage{}
-		}
-		kw["enable_thinking"] = json.RawMessage("false")
-		val = kw
-	} else if raw, ok := top[key]; ok && !isNull(raw) {
+		val = setMember(cur, kw, "enable_thinking", []byte("false"))
+	case key == "chat_template_kwargs":
+		val = []byte(`{"enable_thinking":false}`)
+	case !isNull(cur):
 		return body
 	}
-	data, err := json.Marshal(val)
-	if err != nil {
-		return body
+	return setMember(body, fields, key, val)
+}
+
+// setMember returns obj, one JSON object whose members fields locates,
+// with key set to the JSON value v: its value replaced where it is (the
+// last one, which decoders keep, when it is repeated), or the member added
+// last; the rest of obj is kept byte for byte.
+func setMember(obj []byte, fields map[string]jsonscan.Span, key string, v []byte) []byte {
+	if s, ok := fields[key]; ok {
+		out := make([]byte, 0, len(obj)-(s.End-s.Start)+len(v))
+		out = append(out, obj[:s.Start]...)
+		out = append(out, v...)
+		return append(out, obj[s.End:]...)
 	}
-	top[key] = data
-	out, err := json.Marshal(top)
-	if err != nil {
-		return body
+	end := bytes.LastIndexByte(obj, '}') // the object's closing brace
+	lit := jsonscan.AppendQuote(nil, key)
+	out := make([]byte, 0, len(obj)+len(lit)+len(v)+2)
+	out = append(out, obj[:end]...)
+	if len(fields) > 0 {
+		out = append(out, ',')
 	}
-	return out
+	out = append(out, lit...)
+	out = append(out, ':')
+	out = append(out, v...)
+	return append(out, obj[end:]...)
 }

@@ -50,3 +50,18 @@ func TestNoThink(t *testing.T) {
 		})
 	}
 }
+
+// TestNoThinkKeepsBytes: the switch is spliced in; the rest of a large
+// body is not decoded and written again.
+func TestNoThinkKeepsBytes(t *testing.T) {
+	in := `{ "model" : "m", "messages":[ {"content":"<a> & \u00e9"} ] } `
+	want := `{ "model" : "m", "messages":[ {"content":"<a> & \u00e9"} ] ,"think":false} `
+	if got := noThink([]byte(in), kOllama, "/api/chat"); string(got) != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	in = `{"chat_template_kwargs": { "x" : 1 }, "model":"m"}`
+	want = `{"chat_template_kwargs": { "x" : 1 ,"enable_thinking":false}, "model":"m"}`
+	if got := noThink([]byte(in), kLlamaCpp, "/v1/chat/completions"); string(got) != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
