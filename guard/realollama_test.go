@@ -181,38 +181,10 @@ type roChatAnswer struct {
 	Ctxkit          *guard.Report `json:"ctxkit"`
 }
 
-// roPost posts body as JSON to url and returns the status and the raw
-// answer.
-func roPost(t *testing.T, url string, body any, header http.Header) (int, http.Header, []byte) {
-	t.Helper()
-	b, err := json.Marshal(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, out
-}
-
 // chat posts an /api/chat request that is not streamed.
 func (rig *roRig) chat(t *testing.T, base string, body map[string]any, header http.Header) (int, roChatAnswer, []byte) {
 	t.Helper()
-	code, _, raw := roPost(t, base+"/api/chat", body, header)
+	code, _, raw := realollama.Post(t, base+"/api/chat", body, header)
 	var a roChatAnswer
 	if err := json.Unmarshal(raw, &a); err != nil {
 		t.Fatalf("/api/chat %d: %v: %s", code, err, raw)
@@ -347,7 +319,7 @@ func (rig *roRig) streaming(t *testing.T) {
 	g := rig.roGuard(t)
 	body := realollama.ChatBody("tiny", rig.conversation(10, 250), 2048, map[string]any{"stream": true})
 	mark, logMark := rig.rec.mark(), rig.srv.Log().Len()
-	code, _, raw := roPost(t, g.URL+"/api/chat", body, nil)
+	code, _, raw := realollama.Post(t, g.URL+"/api/chat", body, nil)
 	if code != http.StatusOK {
 		t.Fatalf("status %d: %s", code, short(raw))
 	}
@@ -518,7 +490,7 @@ func (rig *roRig) truncateFalseTwice(t *testing.T) {
 // to it directly, and checks /api/ps says so.
 func (rig *roRig) loadAt(t *testing.T, model string, numCtx int) {
 	t.Helper()
-	code, _, raw := roPost(t, rig.srv.URL()+"/api/generate", map[string]any{
+	code, _, raw := realollama.Post(t, rig.srv.URL()+"/api/generate", map[string]any{
 		"model": model, "prompt": "hi", "raw": true, "stream": false,
 		"options": map[string]any{"num_ctx": numCtx, "num_predict": 1},
 	}, nil)
@@ -577,7 +549,7 @@ func (rig *roRig) openAIStream(t *testing.T) {
 	msgs := rig.conversation(12, 250)
 	body := map[string]any{"model": "tiny", "messages": msgs, "stream": true, "stream_options": map[string]any{"include_usage": true}, "max_tokens": 4, "temperature": 0}
 	mark, logMark := rig.rec.mark(), rig.srv.Log().Len()
-	code, _, raw := roPost(t, g.URL+"/v1/chat/completions", body, nil)
+	code, _, raw := realollama.Post(t, g.URL+"/v1/chat/completions", body, nil)
 	if code != http.StatusOK {
 		t.Fatalf("status %d: %s", code, short(raw))
 	}
@@ -699,7 +671,7 @@ func (rig *roRig) aboveCap(t *testing.T) {
 func (rig *roRig) embed(t *testing.T) {
 	g := rig.roGuard(t)
 	inputs := []string{"A short note about the weather.", rig.filler(400, 1500)}
-	code, h, raw := roPost(t, g.URL+"/api/embed", map[string]any{"model": "tiny", "input": inputs, "options": map[string]any{"num_ctx": 1024}}, nil)
+	code, h, raw := realollama.Post(t, g.URL+"/api/embed", map[string]any{"model": "tiny", "input": inputs, "options": map[string]any{"num_ctx": 1024}}, nil)
 	if code != http.StatusOK {
 		t.Fatalf("status %d: %s", code, short(raw))
 	}

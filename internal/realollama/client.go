@@ -25,9 +25,9 @@ func ChatBody(model string, msgs any, numCtx int, extra map[string]any) map[stri
 	return b
 }
 
-// PostJSON posts body as JSON to url, decodes the answer into out and
-// returns its status; any failure ends the test.
-func PostJSON(t testing.TB, url string, body, out any) int {
+// Post posts body as JSON to url with header's fields added, and returns
+// the answer's status, header and body; any failure ends the test.
+func Post(t testing.TB, url string, body any, header http.Header) (int, http.Header, []byte) {
 	t.Helper()
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -38,6 +38,9 @@ func PostJSON(t testing.TB, url string, body, out any) int {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header[k] = v
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -47,8 +50,16 @@ func PostJSON(t testing.TB, url string, body, out any) int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp.StatusCode, resp.Header, raw
+}
+
+// PostJSON posts body as JSON to url, decodes the answer into out and
+// returns its status; any failure ends the test.
+func PostJSON(t testing.TB, url string, body, out any) int {
+	t.Helper()
+	status, _, raw := Post(t, url, body, nil)
 	if err := json.Unmarshal(raw, out); err != nil {
-		t.Fatalf("%s: %d %s: %v", url, resp.StatusCode, strings.TrimSpace(string(raw)), err)
+		t.Fatalf("%s: %d %s: %v", url, status, strings.TrimSpace(string(raw)), err)
 	}
-	return resp.StatusCode
+	return status
 }
